@@ -1,0 +1,35 @@
+# The two commands a newcomer needs are `make run` and `make test`; both install what is
+# missing first. See README.md.
+
+CARGO ?= cargo
+FUZZ_SECONDS ?= 60
+
+.PHONY: deps run test lint bench fuzz
+
+deps:
+	@./scripts/install-deps.sh
+
+## Build and start the server on the embedded default data directory (./data).
+run: deps
+	$(CARGO) run --release -p svc-server --bin svcd -- serve
+
+## Every test of the workspace, plus formatting and lints.
+test: deps
+	$(CARGO) test --workspace
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+lint: deps
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+## Criterion benchmarks (engine, query, service).
+bench: deps
+	$(CARGO) bench -p svc-benches
+
+## Each fuzz target for FUZZ_SECONDS, on the stable toolchain (no sanitizer).
+fuzz: deps
+	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
+	cd fuzz && for t in $$($(CARGO) fuzz list); do \
+		$(CARGO) fuzz run $$t --sanitizer none -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done

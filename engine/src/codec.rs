@@ -1,0 +1,352 @@
+//! Encoding of node and edge records and of property values (docs/storage-format.md).
+//!
+//! Records start with a version byte so a later format can be read next to this one.
+
+use std::collections::BTreeMap;
+
+use crate::error::EngineError;
+use crate::model::{NodeId, Properties, Value};
+
+const RECORD_V1: u8 = 1;
+
+mod tag {
+    pub const NULL: u8 = 0;
+    pub const FALSE: u8 = 1;
+    pub const TRUE: u8 = 2;
+    pub const INT: u8 = 3;
+    pub const FLOAT: u8 = 4;
+    pub const STRING: u8 = 5;
+    pub const DATETIME: u8 = 6;
+    pub const LIST: u8 = 7;
+    pub const MAP: u8 = 8;
+}
+
+/// Deepest nesting of lists and maps accepted, so hostile input cannot overflow the stack.
+pub const MAX_VALUE_DEPTH: usize = 32;
+
+/// A stored node: what the `Nodes` family holds under (workspace, id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeRecord {
+    pub labels: Vec<String>,
+    pub properties: Properties,
+}
+
+/// A stored edge: what the `Edges` family holds under (workspace, id).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EdgeRecord {
+    pub rel_type: String,
+    pub start: NodeId,
+    pub end: NodeId,
+    pub properties: Properties,
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_varint(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn put_value(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Null => out.push(tag::NULL),
+        Value::Bool(false) => out.push(tag::FALSE),
+        Value::Bool(true) => out.push(tag::TRUE),
+        Value::Int(i) => {
+            out.push(tag::INT);
+            out.extend_from_slice(&i.to_be_bytes());
+        }
+        Value::Float(f) => {
+            out.push(tag::FLOAT);
+            out.extend_from_slice(&f.to_bits().to_be_bytes());
+        }
+        Value::String(s) => {
+            out.push(tag::STRING);
+            put_bytes(out, s.as_bytes());
+        }
+        Value::DateTime(us) => {
+            out.push(tag::DATETIME);
+            out.extend_from_slice(&us.to_be_bytes());
+        }
+        Value::List(items) => {
+            out.push(tag::LIST);
+            put_varint(out, items.len() as u64);
+            for item in items {
+                put_value(out, item);
+            }
+        }
+        Value::Map(map) => {
+            out.push(tag::MAP);
+            put_map(out, map);
+        }
+    }
+}
+
+fn put_map(out: &mut Vec<u8>, map: &BTreeMap<String, Value>) {
+    put_varint(out, map.len() as u64);
+    for (k, v) in map {
+        put_bytes(out, k.as_bytes());
+        put_value(out, v);
+    }
+}
+
+/// A cursor over encoded bytes; every read fails cleanly on truncated or malformed input.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    context: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn corrupt(&self, detail: &str) -> EngineError {
+        EngineError::Corrupt {
+            context: self.context,
+            detail: detail.to_owned(),
+        }
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8], EngineError> {
+        if self.bytes.len() < n {
+            return Err(self.corrupt("truncated"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn byte(&mut self) -> Result<u8, EngineError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u64(&mut self) -> Result<u64, EngineError> {
+        let b = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_be_bytes(a))
+    }
+
+    fn varint(&mut self) -> Result<u64, EngineError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            v |= u64::from(b & 0x7F) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.corrupt("varint too long"))
+    }
+
+    fn len(&mut self) -> Result<usize, EngineError> {
+        let n = self.varint()?;
+        // A length can never exceed the bytes left; this also bounds allocations.
+        usize::try_from(n)
+            .ok()
+            .filter(|n| *n <= self.bytes.len())
+            .ok_or_else(|| self.corrupt("length past end"))
+    }
+
+    fn string(&mut self) -> Result<String, EngineError> {
+        let n = self.len()?;
+        let b = self.take(n)?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.corrupt("invalid utf-8"))
+    }
+
+    fn value(&mut self, depth: usize) -> Result<Value, EngineError> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(self.corrupt("value nested too deeply"));
+        }
+        Ok(match self.byte()? {
+            tag::NULL => Value::Null,
+            tag::FALSE => Value::Bool(false),
+            tag::TRUE => Value::Bool(true),
+            tag::INT => Value::Int(self.u64()? as i64),
+            tag::FLOAT => Value::Float(f64::from_bits(self.u64()?)),
+            tag::STRING => Value::String(self.string()?),
+            tag::DATETIME => Value::DateTime(self.u64()? as i64),
+            tag::LIST => {
+                let n = self.len()?;
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.value(depth + 1)?);
+                }
+                Value::List(items)
+            }
+            tag::MAP => Value::Map(self.map(depth + 1)?),
+            _ => return Err(self.corrupt("unknown value tag")),
+        })
+    }
+
+    fn map(&mut self, depth: usize) -> Result<BTreeMap<String, Value>, EngineError> {
+        let n = self.len()?;
+        let mut map = BTreeMap::new();
+        for _ in 0..n {
+            let k = self.string()?;
+            let v = self.value(depth)?;
+            map.insert(k, v);
+        }
+        Ok(map)
+    }
+
+    fn version(&mut self) -> Result<(), EngineError> {
+        match self.byte()? {
+            RECORD_V1 => Ok(()),
+            _ => Err(self.corrupt("unknown record version")),
+        }
+    }
+
+    fn finish(&self) -> Result<(), EngineError> {
+        if self.bytes.is_empty() {
+            Ok(())
+        } else {
+            Err(self.corrupt("trailing bytes"))
+        }
+    }
+}
+
+pub fn encode_node(n: &NodeRecord) -> Vec<u8> {
+    let mut out = vec![RECORD_V1];
+    put_varint(&mut out, n.labels.len() as u64);
+    for l in &n.labels {
+        put_bytes(&mut out, l.as_bytes());
+    }
+    put_map(&mut out, &n.properties);
+    out
+}
+
+pub fn decode_node(bytes: &[u8]) -> Result<NodeRecord, EngineError> {
+    let mut r = Reader {
+        bytes,
+        context: "node record",
+    };
+    r.version()?;
+    let n = r.len()?;
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        labels.push(r.string()?);
+    }
+    let properties = r.map(0)?;
+    r.finish()?;
+    Ok(NodeRecord { labels, properties })
+}
+
+pub fn encode_edge(e: &EdgeRecord) -> Vec<u8> {
+    let mut out = vec![RECORD_V1];
+    put_bytes(&mut out, e.rel_type.as_bytes());
+    out.extend_from_slice(&e.start.0.to_be_bytes());
+    out.extend_from_slice(&e.end.0.to_be_bytes());
+    put_map(&mut out, &e.properties);
+    out
+}
+
+pub fn decode_edge(bytes: &[u8]) -> Result<EdgeRecord, EngineError> {
+    let mut r = Reader {
+        bytes,
+        context: "edge record",
+    };
+    r.version()?;
+    let rel_type = r.string()?;
+    let start = NodeId(r.u64()?);
+    let end = NodeId(r.u64()?);
+    let properties = r.map(0)?;
+    r.finish()?;
+    Ok(EdgeRecord {
+        rel_type,
+        start,
+        end,
+        properties,
+    })
+}
+
+/// Checks that a value can be stored: bounded nesting, no NaN-free requirement (NaN is a value).
+pub fn check_storable(v: &Value) -> Result<(), EngineError> {
+    fn depth(v: &Value, d: usize) -> Result<(), EngineError> {
+        if d > MAX_VALUE_DEPTH {
+            return Err(EngineError::invalid(
+                "property value",
+                format!("nested deeper than {MAX_VALUE_DEPTH} levels"),
+            ));
+        }
+        match v {
+            Value::List(items) => items.iter().try_for_each(|i| depth(i, d + 1)),
+            Value::Map(m) => m.values().try_for_each(|i| depth(i, d + 1)),
+            _ => Ok(()),
+        }
+    }
+    depth(v, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_properties() -> Properties {
+        let mut inner = BTreeMap::new();
+        inner.insert("utm".to_owned(), Value::String("spring".into()));
+        inner.insert(
+            "n".to_owned(),
+            Value::List(vec![Value::Int(1), Value::Null, Value::Bool(true)]),
+        );
+        let mut p = Properties::new();
+        p.insert("email".into(), Value::String("ada@example.com".into()));
+        p.insert("score".into(), Value::Float(0.75));
+        p.insert("count".into(), Value::Int(-3));
+        p.insert("lastSeen".into(), Value::DateTime(1_735_689_600_000_000));
+        p.insert("props".into(), Value::Map(inner));
+        p.insert("none".into(), Value::Null);
+        p.insert("flag".into(), Value::Bool(false));
+        p
+    }
+
+    #[test]
+    fn nodes_round_trip() {
+        let n = NodeRecord {
+            labels: vec!["Customer".into(), "Vip".into()],
+            properties: sample_properties(),
+        };
+        assert_eq!(decode_node(&encode_node(&n)).expect("decodes"), n);
+    }
+
+    #[test]
+    fn edges_round_trip() {
+        let e = EdgeRecord {
+            rel_type: "HAS_TOUCHPOINT".into(),
+            start: NodeId(1),
+            end: NodeId(u64::MAX),
+            properties: sample_properties(),
+        };
+        assert_eq!(decode_edge(&encode_edge(&e)).expect("decodes"), e);
+    }
+
+    #[test]
+    fn truncated_or_garbled_records_are_errors_not_panics() {
+        let n = NodeRecord {
+            labels: vec!["Customer".into()],
+            properties: sample_properties(),
+        };
+        let bytes = encode_node(&n);
+        for cut in 0..bytes.len() {
+            assert!(decode_node(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(decode_node(&long).is_err());
+        assert!(
+            decode_node(&[1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]).is_err()
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_refused() {
+        let mut v = Value::Null;
+        for _ in 0..40 {
+            v = Value::List(vec![v]);
+        }
+        assert!(check_storable(&v).is_err());
+    }
+}

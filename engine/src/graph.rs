@@ -1,0 +1,197 @@
+//! `Graph`: the handle applications hold. Opens the store, runs migrations, loads the label
+//! index, starts the writer, and hands out snapshots and write transactions.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
+use std::sync::{mpsc, Arc};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::EngineError;
+use crate::identity::{EventInput, EventOutcome};
+use crate::labels::LabelIndex;
+use crate::migrate;
+use crate::model::WorkspaceId;
+use crate::record::{self, Record, RecordScan};
+use crate::snapshot::Snapshot;
+use crate::store::{Store, StoreOptions};
+use crate::txn::WriteTxn;
+use crate::validate::{self, ValidationReport};
+use crate::writer::{Completion, GroupLimits, Job, Shared, Writer};
+
+/// Options of `Graph::open`.
+#[derive(Clone, Debug)]
+pub struct GraphOptions {
+    pub store: StoreOptions,
+    /// Most write closures committed together in one batch and one fsync.
+    pub max_group_jobs: usize,
+    /// A group is closed early once it holds this many pending key writes.
+    pub max_group_writes: usize,
+}
+
+impl Default for GraphOptions {
+    fn default() -> Self {
+        GraphOptions {
+            store: StoreOptions::default(),
+            max_group_jobs: 512,
+            max_group_writes: 200_000,
+        }
+    }
+}
+
+/// The graph store. Cheap to clone (all clones share one database); the database closes when
+/// the last clone is dropped, after every queued write has been committed.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    shared: Arc<Shared>,
+    writer: Arc<Writer>,
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+impl Graph {
+    /// Opens (creating when missing) the store at `path`.
+    pub fn open(path: impl AsRef<Path>, options: GraphOptions) -> Result<Graph, EngineError> {
+        let path = path.as_ref();
+        std::fs::create_dir_all(path)
+            .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", path.display())))?;
+        let store = Store::open(path, &options.store)?;
+        migrate::run(&store)?;
+        let labels = LabelIndex::load(&store)?;
+        let shared = Arc::new(Shared {
+            store,
+            labels,
+            visibility: RwLock::new(()),
+            poisoned: Mutex::new(None),
+        });
+        let limits = GroupLimits {
+            max_jobs: options.max_group_jobs.max(1),
+            max_pending_writes: options.max_group_writes.max(1),
+        };
+        let writer = Arc::new(Writer::start(Arc::clone(&shared), limits)?);
+        Ok(Graph { shared, writer })
+    }
+
+    /// A consistent view of one workspace: every commit is in it entirely or not at all.
+    pub fn snapshot(&self, ws: WorkspaceId) -> Snapshot<'_> {
+        let _g = self.shared.visibility.read();
+        Snapshot::new(
+            self.shared.store.snapshot(),
+            self.shared.labels.workspace(ws),
+            ws,
+        )
+    }
+
+    /// Runs `f` on the writer thread and returns once its writes are durable (group commit:
+    /// closures arriving together share one batch and one fsync). Reads inside `f` see all
+    /// committed data and `f`'s own writes; nothing else runs in between, so read-check-write
+    /// is atomic. When `f` fails (or panics) none of its writes happen.
+    ///
+    /// Blocking: call it from async code through `spawn_blocking`.
+    pub fn write<R, E, F>(&self, f: F) -> Result<R, E>
+    where
+        F: for<'a> FnOnce(&mut WriteTxn<'a>) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: From<EngineError> + Send + 'static,
+    {
+        let (tx, rx) = mpsc::sync_channel::<Result<R, E>>(1);
+        let job: Job = Box::new(move |txn: &mut WriteTxn<'_>| -> Completion {
+            let sp = txn.savepoint();
+            let out = match catch_unwind(AssertUnwindSafe(|| f(txn))) {
+                Ok(out) => out,
+                Err(p) => Err(E::from(EngineError::Panicked(panic_message(&*p)))),
+            };
+            if out.is_err() {
+                txn.rollback_to(sp);
+            }
+            Box::new(move |committed: Result<(), EngineError>| {
+                let result = match (committed, out) {
+                    (Ok(()), out) => out,
+                    (Err(_), Err(e)) => Err(e),
+                    (Err(e), Ok(_)) => Err(E::from(e)),
+                };
+                let _ = tx.send(result);
+            })
+        });
+        self.writer.submit(job).map_err(E::from)?;
+        rx.recv().unwrap_or_else(|_| {
+            Err(E::from(EngineError::Closed(
+                "the writer stopped before answering".into(),
+            )))
+        })
+    }
+
+    /// Records one event durably (see `WorkspaceTxn::record_event`).
+    pub fn record_event(
+        &self,
+        ws: WorkspaceId,
+        event: EventInput,
+    ) -> Result<EventOutcome, EngineError> {
+        self.write(move |txn| txn.workspace(ws).record_event(&event))
+    }
+
+    /// Records events in order, in one durable batch; each item succeeds or fails on its own.
+    pub fn record_events(
+        &self,
+        ws: WorkspaceId,
+        events: Vec<EventInput>,
+    ) -> Result<Vec<Result<EventOutcome, EngineError>>, EngineError> {
+        self.write(move |txn| {
+            Ok(events
+                .iter()
+                .map(|ev| txn.attempt(|t| t.workspace(ws).record_event(ev)))
+                .collect())
+        })
+    }
+
+    /// A record as last committed.
+    pub fn get_record<T: Record>(
+        &self,
+        ws: WorkspaceId,
+        id: &str,
+    ) -> Result<Option<T>, EngineError> {
+        record::get_record(&self.shared.store, ws, id)
+    }
+
+    /// Records whose secondary lookup `index` holds `value`.
+    pub fn find_records<T: Record>(
+        &self,
+        ws: WorkspaceId,
+        index: &str,
+        value: &str,
+    ) -> Result<Vec<T>, EngineError> {
+        record::find_records(&self.shared.store, ws, index, value)
+    }
+
+    /// Records of one kind in id order.
+    pub fn scan_records<T: Record>(
+        &self,
+        ws: WorkspaceId,
+        scan: &RecordScan,
+    ) -> Result<Vec<T>, EngineError> {
+        record::scan_records(&self.shared.store, ws, scan)
+    }
+
+    /// Cross-checks every index against the primary data.
+    pub fn validate(&self) -> Result<ValidationReport, EngineError> {
+        validate::validate(&self.shared)
+    }
+
+    /// The format version of the open store.
+    pub fn format_version(&self) -> Result<Option<u32>, EngineError> {
+        migrate::stored_version(&self.shared.store)
+    }
+
+    /// Whether writes are accepted (false after a failed write or fsync).
+    pub fn is_writable(&self) -> bool {
+        self.shared.poisoned.lock().is_none()
+    }
+
+    /// Drops this handle; the store closes once no clone is left.
+    pub fn close(self) {}
+}

@@ -1,0 +1,532 @@
+//! Every key layout of the store, in one place. The byte layout is documented in
+//! docs/storage-format.md; keep the two in step.
+//!
+//! Conventions: integers are big-endian so byte order equals numeric order; strings inside
+//! composite keys are escaped (0x00 -> 0x00 0xFF) and terminated by 0x00 0x00, which keeps
+//! bytewise order equal to string order and lets any field follow; the last string of a key is
+//! stored raw. Every key (except `Cf::Meta`) starts with the 8-byte workspace id.
+
+use crate::model::{Direction, EdgeId, NodeId, Value, WorkspaceId};
+
+/// Tags of the keys of `Cf::Meta`.
+pub mod meta {
+    /// The on-disk format version (u32 BE).
+    pub const FORMAT_VERSION: &[u8] = &[0x01];
+    /// The next unallocated node/edge id (u64 BE).
+    pub const NEXT_ID: &[u8] = &[0x02];
+}
+
+/// Kinds of identity keys in `Cf::Identity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum IdentityKind {
+    Email = 1,
+    Phone = 2,
+    ExternalId = 3,
+}
+
+impl IdentityKind {
+    pub const ALL: [IdentityKind; 3] = [
+        IdentityKind::Email,
+        IdentityKind::Phone,
+        IdentityKind::ExternalId,
+    ];
+
+    /// The Customer property that carries this identity.
+    pub fn property(self) -> &'static str {
+        match self {
+            IdentityKind::Email => "email",
+            IdentityKind::Phone => "phone",
+            IdentityKind::ExternalId => "externalId",
+        }
+    }
+
+    fn from_byte(b: u8) -> Option<Self> {
+        match b {
+            1 => Some(IdentityKind::Email),
+            2 => Some(IdentityKind::Phone),
+            3 => Some(IdentityKind::ExternalId),
+            _ => None,
+        }
+    }
+}
+
+/// Tags of typed values inside property-index keys (their order is the cross-type order).
+mod value_tag {
+    pub const BOOL: u8 = 0x01;
+    pub const NUMBER: u8 = 0x02;
+    pub const DATETIME: u8 = 0x03;
+    pub const STRING: u8 = 0x04;
+}
+
+/// Adjacency direction bytes.
+const DIR_OUT: u8 = 0x00;
+const DIR_IN: u8 = 0x01;
+
+/// The exclusive upper bound of all keys starting with `prefix` (None: no bound).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_be_bytes());
+}
+
+pub fn read_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?))
+}
+
+/// Appends `s` escaped and terminated.
+pub fn put_str(out: &mut Vec<u8>, s: &str) {
+    for &b in s.as_bytes() {
+        out.push(b);
+        if b == 0 {
+            out.push(0xFF);
+        }
+    }
+    out.extend_from_slice(&[0x00, 0x00]);
+}
+
+/// Reads an escaped, terminated string; returns it and the rest of the input.
+pub fn read_str(bytes: &[u8]) -> Option<(String, &[u8])> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    loop {
+        let b = *bytes.get(i)?;
+        if b == 0 {
+            match *bytes.get(i + 1)? {
+                0x00 => break,
+                0xFF => out.push(0),
+                _ => return None,
+            }
+            i += 2;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    Some((String::from_utf8(out).ok()?, &bytes[i + 2..]))
+}
+
+pub fn workspace_prefix(ws: WorkspaceId) -> Vec<u8> {
+    ws.0.to_be_bytes().to_vec()
+}
+
+// ---- nodes and edges: ws | id ----
+
+pub fn node_key(ws: WorkspaceId, id: NodeId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    put_u64(&mut k, ws.0);
+    put_u64(&mut k, id.0);
+    k
+}
+
+pub fn edge_key(ws: WorkspaceId, id: EdgeId) -> Vec<u8> {
+    let mut k = Vec::with_capacity(16);
+    put_u64(&mut k, ws.0);
+    put_u64(&mut k, id.0);
+    k
+}
+
+/// Decodes `node_key` / `edge_key`: (workspace, id).
+pub fn decode_id_key(key: &[u8]) -> Option<(WorkspaceId, u64)> {
+    if key.len() != 16 {
+        return None;
+    }
+    Some((WorkspaceId(read_u64(key)?), read_u64(&key[8..])?))
+}
+
+// ---- adjacency: ws | node | dir | type | neighbour | edge ----
+
+/// One decoded adjacency key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AdjacencyKey {
+    pub ws: WorkspaceId,
+    pub node: NodeId,
+    pub direction: Direction,
+    pub rel_type: String,
+    pub neighbour: NodeId,
+    pub edge: EdgeId,
+}
+
+fn dir_byte(d: Direction) -> u8 {
+    match d {
+        Direction::Outgoing => DIR_OUT,
+        Direction::Incoming => DIR_IN,
+    }
+}
+
+pub fn adjacency_key(k: &AdjacencyKey) -> Vec<u8> {
+    let mut out = adjacency_prefix(k.ws, k.node, Some(k.direction), Some(&k.rel_type));
+    put_u64(&mut out, k.neighbour.0);
+    put_u64(&mut out, k.edge.0);
+    out
+}
+
+/// Prefix of a node's adjacency, optionally narrowed to one direction and then one type.
+pub fn adjacency_prefix(
+    ws: WorkspaceId,
+    node: NodeId,
+    direction: Option<Direction>,
+    rel_type: Option<&str>,
+) -> Vec<u8> {
+    let mut k = node_key(ws, node);
+    if let Some(d) = direction {
+        k.push(dir_byte(d));
+        if let Some(t) = rel_type {
+            put_str(&mut k, t);
+        }
+    }
+    k
+}
+
+pub fn decode_adjacency_key(key: &[u8]) -> Option<AdjacencyKey> {
+    let ws = WorkspaceId(read_u64(key)?);
+    let node = NodeId(read_u64(key.get(8..)?)?);
+    let direction = match *key.get(16)? {
+        DIR_OUT => Direction::Outgoing,
+        DIR_IN => Direction::Incoming,
+        _ => return None,
+    };
+    let (rel_type, rest) = read_str(key.get(17..)?)?;
+    if rest.len() != 16 {
+        return None;
+    }
+    Some(AdjacencyKey {
+        ws,
+        node,
+        direction,
+        rel_type,
+        neighbour: NodeId(read_u64(rest)?),
+        edge: EdgeId(read_u64(&rest[8..])?),
+    })
+}
+
+// ---- labels: ws | label (raw) ----
+
+pub fn label_key(ws: WorkspaceId, label: &str) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.extend_from_slice(label.as_bytes());
+    k
+}
+
+pub fn decode_label_key(key: &[u8]) -> Option<(WorkspaceId, String)> {
+    let ws = WorkspaceId(read_u64(key)?);
+    Some((ws, String::from_utf8(key.get(8..)?.to_vec()).ok()?))
+}
+
+// ---- property index: ws | label | property | value | node ----
+
+/// The order-preserving encoding of an indexable value; None for values no index holds
+/// (null, lists, maps, NaN).
+pub fn index_value(v: &Value) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(9);
+    match v {
+        Value::Bool(b) => {
+            out.push(value_tag::BOOL);
+            out.push(u8::from(*b));
+        }
+        Value::Int(_) | Value::Float(_) => {
+            let f = v.as_f64()?;
+            if f.is_nan() {
+                return None;
+            }
+            // -0.0 and 0.0 are equal in comparisons, so they share one key.
+            let f = if f == 0.0 { 0.0 } else { f };
+            out.push(value_tag::NUMBER);
+            out.extend_from_slice(&sortable_f64(f).to_be_bytes());
+        }
+        Value::DateTime(us) => {
+            out.push(value_tag::DATETIME);
+            out.extend_from_slice(&sortable_i64(*us).to_be_bytes());
+        }
+        Value::String(s) => {
+            out.push(value_tag::STRING);
+            put_str(&mut out, s);
+        }
+        Value::Null | Value::List(_) | Value::Map(_) => return None,
+    }
+    Some(out)
+}
+
+/// The tag byte shared by every index value of `v`'s type, for scanning one type's range.
+pub fn index_value_tag(v: &Value) -> Option<u8> {
+    index_value(v).map(|k| k[0])
+}
+
+fn sortable_f64(f: f64) -> u64 {
+    let bits = f.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits ^ (1 << 63)
+    }
+}
+
+fn sortable_i64(i: i64) -> u64 {
+    (i as u64) ^ (1 << 63)
+}
+
+pub fn prop_index_prefix(ws: WorkspaceId, label: &str, property: &str) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    put_str(&mut k, label);
+    put_str(&mut k, property);
+    k
+}
+
+pub fn prop_index_key(
+    ws: WorkspaceId,
+    label: &str,
+    property: &str,
+    value: &[u8],
+    node: NodeId,
+) -> Vec<u8> {
+    let mut k = prop_index_prefix(ws, label, property);
+    k.extend_from_slice(value);
+    put_u64(&mut k, node.0);
+    k
+}
+
+/// The node id at the end of a property-index key.
+pub fn prop_index_node(key: &[u8]) -> Option<NodeId> {
+    let tail = key.len().checked_sub(8)?;
+    Some(NodeId(read_u64(&key[tail..])?))
+}
+
+/// Decodes a property-index key into (workspace, label, property, value bytes, node).
+pub fn decode_prop_index_key(key: &[u8]) -> Option<(WorkspaceId, String, String, Vec<u8>, NodeId)> {
+    let ws = WorkspaceId(read_u64(key)?);
+    let (label, rest) = read_str(key.get(8..)?)?;
+    let (property, rest) = read_str(rest)?;
+    let tail = rest.len().checked_sub(8)?;
+    Some((
+        ws,
+        label,
+        property,
+        rest[..tail].to_vec(),
+        NodeId(read_u64(&rest[tail..])?),
+    ))
+}
+
+// ---- identity: ws | kind | normalised value (raw) ----
+
+pub fn identity_key(ws: WorkspaceId, kind: IdentityKind, normalised: &str) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.push(kind as u8);
+    k.extend_from_slice(normalised.as_bytes());
+    k
+}
+
+pub fn decode_identity_key(key: &[u8]) -> Option<(WorkspaceId, IdentityKind, String)> {
+    let ws = WorkspaceId(read_u64(key)?);
+    let kind = IdentityKind::from_byte(*key.get(8)?)?;
+    Some((ws, kind, String::from_utf8(key.get(9..)?.to_vec()).ok()?))
+}
+
+// ---- records: ws | kind | id (raw) ----
+
+pub fn record_prefix(ws: WorkspaceId, kind: &str) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    put_str(&mut k, kind);
+    k
+}
+
+pub fn record_key(ws: WorkspaceId, kind: &str, id: &str) -> Vec<u8> {
+    let mut k = record_prefix(ws, kind);
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+// ---- record index: ws | kind | index | value | id (raw) ----
+
+pub fn record_index_prefix(ws: WorkspaceId, kind: &str, index: &str, value: &str) -> Vec<u8> {
+    let mut k = record_prefix(ws, kind);
+    put_str(&mut k, index);
+    put_str(&mut k, value);
+    k
+}
+
+pub fn record_index_key(
+    ws: WorkspaceId,
+    kind: &str,
+    index: &str,
+    value: &str,
+    id: &str,
+) -> Vec<u8> {
+    let mut k = record_index_prefix(ws, kind, index, value);
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// The record id at the end of a record-index key with the given prefix.
+pub fn record_index_id(key: &[u8], prefix_len: usize) -> Option<String> {
+    String::from_utf8(key.get(prefix_len..)?.to_vec()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_round_trip_and_keep_order() {
+        let samples = [
+            "",
+            "a",
+            "a\0",
+            "a\0b",
+            "ab",
+            "b",
+            "é",
+            "\u{10FFFF}",
+            "a\0\0",
+        ];
+        for s in samples {
+            let mut k = Vec::new();
+            put_str(&mut k, s);
+            k.push(0xFF); // whatever follows must not confuse the decoder
+            let (back, rest) = read_str(&k).expect("decodes");
+            assert_eq!(back, s);
+            assert_eq!(rest, &[0xFF]);
+        }
+        let mut sorted = samples.to_vec();
+        sorted.sort();
+        let mut encoded: Vec<Vec<u8>> = samples
+            .iter()
+            .map(|s| {
+                let mut k = Vec::new();
+                put_str(&mut k, s);
+                k
+            })
+            .collect();
+        encoded.sort();
+        let decoded: Vec<String> = encoded
+            .iter()
+            .map(|k| read_str(k).expect("decodes").0)
+            .collect();
+        assert_eq!(decoded, sorted);
+    }
+
+    #[test]
+    fn index_values_sort_like_the_values() {
+        let numbers = [
+            Value::Float(f64::NEG_INFINITY),
+            Value::Int(i64::MIN),
+            Value::Float(-1.5),
+            Value::Int(-1),
+            Value::Float(-0.25),
+            Value::Int(0),
+            Value::Float(0.5),
+            Value::Int(1),
+            Value::Float(1.5),
+            Value::Int(1_000_000),
+            Value::Float(f64::INFINITY),
+        ];
+        let keys: Vec<Vec<u8>> = numbers
+            .iter()
+            .map(|v| index_value(v).expect("indexable"))
+            .collect();
+        for w in keys.windows(2) {
+            assert!(w[0] < w[1], "{:?} !< {:?}", w[0], w[1]);
+        }
+        let times = [i64::MIN, -5, 0, 7, i64::MAX].map(Value::DateTime);
+        let keys: Vec<Vec<u8>> = times
+            .iter()
+            .map(|v| index_value(v).expect("indexable"))
+            .collect();
+        for w in keys.windows(2) {
+            assert!(w[0] < w[1]);
+        }
+        assert_eq!(index_value(&Value::Int(3)), index_value(&Value::Float(3.0)));
+        assert_eq!(
+            index_value(&Value::Float(-0.0)),
+            index_value(&Value::Float(0.0))
+        );
+        assert_eq!(index_value(&Value::Null), None);
+        assert_eq!(index_value(&Value::Float(f64::NAN)), None);
+    }
+
+    #[test]
+    fn adjacency_keys_round_trip_and_group_by_node_direction_type() {
+        let k = AdjacencyKey {
+            ws: WorkspaceId(7),
+            node: NodeId(42),
+            direction: Direction::Incoming,
+            rel_type: "HAS_TOUCHPOINT".into(),
+            neighbour: NodeId(9),
+            edge: EdgeId(u64::MAX - 1),
+        };
+        let bytes = adjacency_key(&k);
+        assert_eq!(decode_adjacency_key(&bytes), Some(k.clone()));
+        assert!(bytes.starts_with(&adjacency_prefix(
+            k.ws,
+            k.node,
+            Some(k.direction),
+            Some("HAS_TOUCHPOINT")
+        )));
+        assert!(!bytes.starts_with(&adjacency_prefix(
+            k.ws,
+            k.node,
+            Some(k.direction),
+            Some("HAS")
+        )));
+        assert!(!bytes.starts_with(&adjacency_prefix(
+            k.ws,
+            k.node,
+            Some(Direction::Outgoing),
+            None
+        )));
+    }
+
+    #[test]
+    fn ids_are_ordered_within_a_workspace_and_workspaces_never_interleave() {
+        let a = node_key(WorkspaceId(1), NodeId(255));
+        let b = node_key(WorkspaceId(1), NodeId(256));
+        let c = node_key(WorkspaceId(2), NodeId(0));
+        assert!(a < b && b < c);
+        assert_eq!(decode_id_key(&b), Some((WorkspaceId(1), 256)));
+        let end = prefix_end(&workspace_prefix(WorkspaceId(1))).expect("bounded");
+        assert!(b < end && c >= end);
+    }
+
+    #[test]
+    fn prop_index_and_identity_and_record_keys_round_trip() {
+        let v = index_value(&Value::String("a\0b".into())).expect("indexable");
+        let key = prop_index_key(WorkspaceId(3), "Customer", "name", &v, NodeId(11));
+        assert_eq!(
+            decode_prop_index_key(&key),
+            Some((
+                WorkspaceId(3),
+                "Customer".into(),
+                "name".into(),
+                v,
+                NodeId(11)
+            ))
+        );
+        assert_eq!(prop_index_node(&key), Some(NodeId(11)));
+        let id = identity_key(WorkspaceId(3), IdentityKind::Phone, "+15550001234");
+        assert_eq!(
+            decode_identity_key(&id),
+            Some((WorkspaceId(3), IdentityKind::Phone, "+15550001234".into()))
+        );
+        let (ws, label) = decode_label_key(&label_key(WorkspaceId(5), "Stage")).expect("decodes");
+        assert_eq!((ws, label.as_str()), (WorkspaceId(5), "Stage"));
+        let p = record_index_prefix(WorkspaceId(0), "user", "email", "a@b.c");
+        let rk = record_index_key(WorkspaceId(0), "user", "email", "a@b.c", "usr_1");
+        assert_eq!(record_index_id(&rk, p.len()).as_deref(), Some("usr_1"));
+        assert!(record_key(WorkspaceId(0), "user", "usr_1")
+            .starts_with(&record_prefix(WorkspaceId(0), "user")));
+    }
+
+    #[test]
+    fn prefix_end_handles_carries() {
+        assert_eq!(prefix_end(&[1, 2]), Some(vec![1, 3]));
+        assert_eq!(prefix_end(&[1, 0xFF]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xFF, 0xFF]), None);
+    }
+}

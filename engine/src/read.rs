@@ -1,0 +1,118 @@
+//! The narrow read and write interfaces the query engine runs over.
+//!
+//! Snapshots and write transactions of the engine implement them; so can an in-memory model
+//! graph, which is how the query executor is checked against a naive reference.
+
+use std::ops::Bound;
+
+use crate::error::EngineError;
+use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value};
+
+/// The kind of a declared property index (see `schema`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    /// Exact-match lookups on strings (and any other value).
+    Equality,
+    /// Ordered by numeric / datetime value: range scans and top-k.
+    Ordered,
+}
+
+/// Scan order of an ordered index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    Ascending,
+    Descending,
+}
+
+/// Read access to one workspace's graph at one consistent point in time.
+pub trait GraphRead {
+    /// The node with this id, if it exists in this workspace.
+    fn node(&self, id: NodeId) -> Result<Option<Node>, EngineError>;
+    /// The edge with this id, if it exists in this workspace.
+    fn edge(&self, id: EdgeId) -> Result<Option<Edge>, EngineError>;
+    /// Number of nodes carrying `label` (a bitmap cardinality).
+    fn label_count(&self, label: &str) -> Result<u64, EngineError>;
+    /// Ids of the nodes carrying `label`, ascending.
+    fn label_scan(&self, label: &str) -> Result<Vec<NodeId>, EngineError>;
+    /// Ids of every node of the workspace, ascending.
+    fn all_nodes(&self) -> Result<Vec<NodeId>, EngineError>;
+    /// Number of nodes in the workspace.
+    fn node_count(&self) -> Result<u64, EngineError>;
+    /// Adjacency of `id` in one direction, optionally restricted to one relationship type.
+    fn adjacent(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+    ) -> Result<Vec<AdjacentEdge>, EngineError>;
+    /// Number of adjacency entries (same filter as `adjacent`), without materialising them.
+    fn degree(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+    ) -> Result<u64, EngineError>;
+    /// Whether a property index is declared for (label, property), and which kind.
+    fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind>;
+    /// Nodes of `label` whose `property` equals `value`, via an index. `None` when no index
+    /// covers (label, property). Ordered indexes answer equality too.
+    fn index_seek(
+        &self,
+        label: &str,
+        property: &str,
+        value: &Value,
+    ) -> Result<Option<Vec<NodeId>>, EngineError>;
+    /// Nodes of `label` whose numeric/datetime `property` lies within the bounds, in index order,
+    /// at most `limit` of them. `None` when no ordered index covers (label, property).
+    /// Nodes whose value is not of the bounds' type (or null) are never returned.
+    fn index_range(
+        &self,
+        label: &str,
+        property: &str,
+        lower: Bound<&Value>,
+        upper: Bound<&Value>,
+        order: Order,
+        limit: Option<usize>,
+    ) -> Result<Option<Vec<NodeId>>, EngineError>;
+}
+
+/// Mutations of one workspace's graph inside a write transaction. Every method keeps labels,
+/// property indexes, adjacency and the identity index exact.
+pub trait GraphWrite: GraphRead {
+    fn create_node(
+        &mut self,
+        labels: &[&str],
+        properties: Properties,
+    ) -> Result<NodeId, EngineError>;
+    /// Sets (or, with `Value::Null`, removes) one property.
+    fn set_node_property(&mut self, id: NodeId, key: &str, value: Value)
+        -> Result<(), EngineError>;
+    /// Replaces every property of the node with `properties`.
+    fn replace_node_properties(
+        &mut self,
+        id: NodeId,
+        properties: Properties,
+    ) -> Result<(), EngineError>;
+    fn add_node_label(&mut self, id: NodeId, label: &str) -> Result<(), EngineError>;
+    fn remove_node_label(&mut self, id: NodeId, label: &str) -> Result<(), EngineError>;
+    /// Deletes a node that has no edges; `EngineError::NodeHasEdges` otherwise.
+    fn delete_node(&mut self, id: NodeId) -> Result<(), EngineError>;
+    /// Deletes a node and every edge touching it.
+    fn detach_delete_node(&mut self, id: NodeId) -> Result<(), EngineError>;
+    fn create_edge(
+        &mut self,
+        start: NodeId,
+        end: NodeId,
+        rel_type: &str,
+        properties: Properties,
+    ) -> Result<EdgeId, EngineError>;
+    /// Sets (or, with `Value::Null`, removes) one property of an edge.
+    fn set_edge_property(&mut self, id: EdgeId, key: &str, value: Value)
+        -> Result<(), EngineError>;
+    fn replace_edge_properties(
+        &mut self,
+        id: EdgeId,
+        properties: Properties,
+    ) -> Result<(), EngineError>;
+    fn delete_edge(&mut self, id: EdgeId) -> Result<(), EngineError>;
+}

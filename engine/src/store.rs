@@ -1,0 +1,267 @@
+//! The RocksDB wrapper: the only module that imports `rocksdb`.
+//!
+//! It knows column families, batches, snapshots and the label-bitmap merge operator, and
+//! nothing about graphs.
+
+use std::path::Path;
+
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DBAccess, MergeOperands,
+    Options, ReadOptions, SnapshotWithThreadMode, WriteBatch, WriteOptions, DB,
+};
+
+use crate::bitmap;
+use crate::columns::Cf;
+use crate::error::EngineError;
+
+impl From<rocksdb::Error> for EngineError {
+    fn from(e: rocksdb::Error) -> Self {
+        EngineError::Storage(e.into_string())
+    }
+}
+
+/// Tuning knobs of the store.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Shared block cache for all column families.
+    pub block_cache_bytes: usize,
+    /// Memtable size per column family.
+    pub write_buffer_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            block_cache_bytes: 128 << 20,
+            write_buffer_bytes: 32 << 20,
+        }
+    }
+}
+
+/// Key-value reads shared by the live store, snapshots and write transactions.
+pub(crate) trait KvRead {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError>;
+    /// Visits the entries with `lower <= key < upper` (no upper bound when None), ascending or
+    /// descending; the visitor returns false to stop.
+    fn scan(
+        &self,
+        cf: Cf,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), EngineError>;
+}
+
+pub(crate) struct Store {
+    db: DB,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.db.path())
+            .finish()
+    }
+}
+
+fn labels_full_merge(_key: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+    bitmap::full_merge(existing, ops.iter())
+}
+
+fn labels_partial_merge(
+    _key: &[u8],
+    _existing: Option<&[u8]>,
+    ops: &MergeOperands,
+) -> Option<Vec<u8>> {
+    bitmap::partial_merge(ops.iter())
+}
+
+impl Store {
+    pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, EngineError> {
+        let cache = Cache::new_lru_cache(options.block_cache_bytes);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_bloom_filter(10.0, false);
+        table.set_cache_index_and_filter_blocks(true);
+
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_background_jobs(2);
+        db_opts.set_compression_type(rocksdb::DBCompressionType::Lz4);
+
+        let descriptors = Cf::ALL.iter().map(|cf| {
+            let mut o = Options::default();
+            o.set_block_based_table_factory(&table);
+            o.set_write_buffer_size(options.write_buffer_bytes);
+            o.set_compression_type(rocksdb::DBCompressionType::Lz4);
+            if *cf == Cf::Labels {
+                o.set_merge_operator(
+                    "svc_label_bitmap_v1",
+                    labels_full_merge,
+                    labels_partial_merge,
+                );
+            }
+            ColumnFamilyDescriptor::new(cf.name(), o)
+        });
+        let db = DB::open_cf_descriptors(&db_opts, path, descriptors)?;
+        Ok(Store { db })
+    }
+
+    fn handle(&self, cf: Cf) -> Result<&ColumnFamily, EngineError> {
+        self.db
+            .cf_handle(cf.name())
+            .ok_or_else(|| EngineError::Storage(format!("column family {} is missing", cf.name())))
+    }
+
+    /// A new, empty batch for this store.
+    pub fn batch(&self) -> Batch<'_> {
+        Batch {
+            store: self,
+            inner: WriteBatch::default(),
+        }
+    }
+
+    /// Applies a batch atomically. It is in the WAL (visible, and safe from a process crash)
+    /// but not yet fsynced: `sync_wal` makes it durable; the writer acknowledges only after that.
+    pub fn write(&self, batch: Batch<'_>) -> Result<(), EngineError> {
+        let mut opts = WriteOptions::default();
+        opts.set_sync(false);
+        self.db.write_opt(batch.inner, &opts)?;
+        Ok(())
+    }
+
+    /// Makes every write so far durable (one fsync shared by all of them: group commit).
+    pub fn sync_wal(&self) -> Result<(), EngineError> {
+        self.db.flush_wal(true)?;
+        Ok(())
+    }
+
+    /// A consistent read view of the whole store.
+    pub fn snapshot(&self) -> StoreSnapshot<'_> {
+        StoreSnapshot {
+            store: self,
+            snap: self.db.snapshot(),
+        }
+    }
+
+    fn read_options(lower: &[u8], upper: Option<&[u8]>) -> ReadOptions {
+        let mut ro = ReadOptions::default();
+        ro.set_iterate_lower_bound(lower.to_vec());
+        if let Some(u) = upper {
+            ro.set_iterate_upper_bound(u.to_vec());
+        }
+        ro
+    }
+}
+
+fn run_scan<D: DBAccess>(
+    mut it: rocksdb::DBRawIteratorWithThreadMode<'_, D>,
+    reverse: bool,
+    visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+) -> Result<(), EngineError> {
+    if reverse {
+        it.seek_to_last();
+    } else {
+        it.seek_to_first();
+    }
+    while it.valid() {
+        let (Some(k), Some(v)) = (it.key(), it.value()) else {
+            break;
+        };
+        if !visit(k, v) {
+            return Ok(());
+        }
+        if reverse {
+            it.prev();
+        } else {
+            it.next();
+        }
+    }
+    it.status()?;
+    Ok(())
+}
+
+impl KvRead for Store {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        Ok(self
+            .db
+            .get_pinned_cf(self.handle(cf)?, key)?
+            .map(|v| v.to_vec()))
+    }
+
+    fn scan(
+        &self,
+        cf: Cf,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), EngineError> {
+        let it = self
+            .db
+            .raw_iterator_cf_opt(self.handle(cf)?, Store::read_options(lower, upper));
+        run_scan(it, reverse, visit)
+    }
+}
+
+/// A point-in-time view of the store.
+pub(crate) struct StoreSnapshot<'a> {
+    store: &'a Store,
+    snap: SnapshotWithThreadMode<'a, DB>,
+}
+
+impl KvRead for StoreSnapshot<'_> {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
+        Ok(self
+            .snap
+            .get_pinned_cf(self.store.handle(cf)?, key)?
+            .map(|v| v.to_vec()))
+    }
+
+    fn scan(
+        &self,
+        cf: Cf,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        reverse: bool,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), EngineError> {
+        let mut ro = Store::read_options(lower, upper);
+        ro.set_snapshot(&self.snap);
+        let it = self
+            .store
+            .db
+            .raw_iterator_cf_opt(self.store.handle(cf)?, ro);
+        run_scan(it, reverse, visit)
+    }
+}
+
+/// An atomic set of writes across column families.
+pub(crate) struct Batch<'a> {
+    store: &'a Store,
+    inner: WriteBatch,
+}
+
+impl Batch<'_> {
+    pub fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
+        self.inner.put_cf(self.store.handle(cf)?, key, value);
+        Ok(())
+    }
+
+    pub fn delete(&mut self, cf: Cf, key: &[u8]) -> Result<(), EngineError> {
+        self.inner.delete_cf(self.store.handle(cf)?, key);
+        Ok(())
+    }
+
+    /// Queues a merge operand (only the label family has a merge operator).
+    pub fn merge(&mut self, cf: Cf, key: &[u8], operand: &[u8]) -> Result<(), EngineError> {
+        self.inner.merge_cf(self.store.handle(cf)?, key, operand);
+        Ok(())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+}

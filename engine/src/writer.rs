@@ -1,0 +1,171 @@
+//! The single writer thread and group commit.
+//!
+//! Every write closure runs on one thread, in arrival order, so read-check-write sequences
+//! (identity resolution, credit charging) are atomic without locks. Closures that arrive while
+//! the previous group is being written share one WriteBatch; a separate syncer thread fsyncs
+//! the WAL once for everything written so far and only then acknowledges, so durability is
+//! paid once per group instead of once per write.
+
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::Arc;
+use std::thread::{self, JoinHandle, ThreadId};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::error::EngineError;
+use crate::labels::LabelIndex;
+use crate::store::Store;
+use crate::txn::WriteTxn;
+
+/// Delivers a closure's outcome once its group is durable (or has failed).
+pub(crate) type Completion = Box<dyn FnOnce(Result<(), EngineError>) + Send>;
+/// A write closure, already wrapped to roll itself back on failure.
+pub(crate) type Job = Box<dyn for<'a> FnOnce(&mut WriteTxn<'a>) -> Completion + Send>;
+
+/// State shared by readers, the writer and the syncer.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub store: Store,
+    pub labels: LabelIndex,
+    /// Held exclusively while a commit becomes visible (store write + label bitmaps), shared
+    /// while a snapshot is taken, so a snapshot sees every commit entirely or not at all.
+    pub visibility: RwLock<()>,
+    /// Set when a write or an fsync failed: later writes are refused rather than risk
+    /// acknowledging something that is not durable.
+    pub poisoned: Mutex<Option<String>>,
+}
+
+impl Shared {
+    fn check_healthy(&self) -> Result<(), EngineError> {
+        match &*self.poisoned.lock() {
+            Some(why) => Err(EngineError::Closed(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn poison(&self, why: &EngineError) {
+        self.poisoned
+            .lock()
+            .get_or_insert_with(|| format!("an earlier write failed: {why}"));
+    }
+
+    /// Makes a prepared group visible: one atomic batch, then the label bitmaps.
+    fn commit(&self, txn: WriteTxn<'_>) -> Result<(), EngineError> {
+        self.check_healthy()?;
+        let commit = txn.into_commit()?;
+        if commit.batch.is_empty() {
+            return Ok(());
+        }
+        let _visible = self.visibility.write();
+        if let Err(e) = self.store.write(commit.batch) {
+            self.poison(&e);
+            return Err(e);
+        }
+        self.labels.apply(&commit.label_deltas);
+        Ok(())
+    }
+}
+
+type Group = (Result<(), EngineError>, Vec<Completion>);
+
+/// Limits of one group: closures and pending key writes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GroupLimits {
+    pub max_jobs: usize,
+    pub max_pending_writes: usize,
+}
+
+#[derive(Debug)]
+pub(crate) struct Writer {
+    sender: Option<Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+    writer_thread: ThreadId,
+}
+
+impl Writer {
+    pub fn start(shared: Arc<Shared>, limits: GroupLimits) -> Result<Writer, EngineError> {
+        let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (sync_tx, sync_rx) = mpsc::channel::<Group>();
+        let spawn_err = |e: std::io::Error| {
+            EngineError::Storage(format!("cannot start the writer thread: {e}"))
+        };
+        let s = Arc::clone(&shared);
+        let writer = thread::Builder::new()
+            .name("svc-engine-writer".into())
+            .spawn(move || writer_loop(&s, job_rx, sync_tx, limits))
+            .map_err(spawn_err)?;
+        let writer_thread = writer.thread().id();
+        let syncer = thread::Builder::new()
+            .name("svc-engine-syncer".into())
+            .spawn(move || syncer_loop(&shared, sync_rx))
+            .map_err(spawn_err)?;
+        Ok(Writer {
+            sender: Some(job_tx),
+            threads: vec![writer, syncer],
+            writer_thread,
+        })
+    }
+
+    pub fn submit(&self, job: Job) -> Result<(), EngineError> {
+        let closed = || EngineError::Closed("the writer thread has stopped".into());
+        self.sender
+            .as_ref()
+            .ok_or_else(closed)?
+            .send(job)
+            .map_err(|_| closed())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        // Closing the channel lets the writer finish queued work and exit; the syncer follows.
+        self.sender = None;
+        if thread::current().id() == self.writer_thread {
+            // The last handle was dropped inside a write closure: the thread ends by itself.
+            return;
+        }
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+fn writer_loop(shared: &Shared, jobs: Receiver<Job>, sync: Sender<Group>, limits: GroupLimits) {
+    while let Ok(first) = jobs.recv() {
+        let mut txn = WriteTxn::new(&shared.store, &shared.labels);
+        let mut done = vec![first(&mut txn)];
+        while done.len() < limits.max_jobs && txn.pending() < limits.max_pending_writes {
+            match jobs.try_recv() {
+                Ok(job) => done.push(job(&mut txn)),
+                Err(_) => break,
+            }
+        }
+        let result = shared.commit(txn);
+        if sync.send((result, done)).is_err() {
+            break;
+        }
+    }
+}
+
+fn syncer_loop(shared: &Shared, groups: Receiver<Group>) {
+    while let Ok(first) = groups.recv() {
+        let mut batch = vec![first];
+        while let Ok(more) = groups.try_recv() {
+            batch.push(more);
+        }
+        let synced = if batch.iter().any(|(r, _)| r.is_ok()) {
+            shared.store.sync_wal()
+        } else {
+            Ok(())
+        };
+        if let Err(e) = &synced {
+            shared.poison(e);
+        }
+        for (result, completions) in batch {
+            let outcome = result.and_then(|()| synced.clone());
+            for c in completions {
+                c(outcome.clone());
+            }
+        }
+    }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine with only the Rust toolchain lacks, and nothing twice.
+# - libclang-dev: RocksDB's Rust bindings are generated with bindgen, which loads libclang.
+set -euo pipefail
+
+need_apt=()
+dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
+
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "installing system packages: ${need_apt[*]}"
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq || true
+  $sudo apt-get install -y -qq --no-install-recommends "${need_apt[@]}"
+fi
+
+command -v python3 >/dev/null 2>&1 || { echo "python3 is required by the tests (workload generator)"; exit 1; }
