@@ -1,0 +1,397 @@
+//! Compiled expressions and their evaluation against a row and the graph.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::time::Instant;
+
+use svc_engine::{Edge, EdgeId, GraphRead, Node, NodeId};
+
+use crate::ast::BinaryOp;
+use crate::error::QueryError;
+use crate::functions::{call_pure, Func};
+use crate::result::Limits;
+use crate::value::{compare, equals, Val};
+
+/// A row: one value per slot the planner allocated.
+pub(crate) type Row = Vec<Val>;
+
+/// An expression with variables resolved to row slots and parameters to constants.
+#[derive(Clone, Debug)]
+pub(crate) enum CExpr {
+    Const(Val),
+    Slot(usize),
+    Prop(Box<CExpr>, String),
+    Index(Box<CExpr>, Box<CExpr>),
+    List(Vec<CExpr>),
+    Map(Vec<(String, CExpr)>),
+    Not(Box<CExpr>),
+    Neg(Box<CExpr>),
+    And(Box<CExpr>, Box<CExpr>),
+    Or(Box<CExpr>, Box<CExpr>),
+    Xor(Box<CExpr>, Box<CExpr>),
+    Bin(BinaryOp, Box<CExpr>, Box<CExpr>),
+    IsNull(Box<CExpr>, bool),
+    Func(Func, Vec<CExpr>),
+    /// Whether the node in the slot carries every label (used for pattern labels on bound nodes).
+    HasLabels(Box<CExpr>, Vec<String>),
+}
+
+impl CExpr {
+    /// Slots the expression reads.
+    pub(crate) fn slots(&self, out: &mut Vec<usize>) {
+        match self {
+            CExpr::Const(_) => {}
+            CExpr::Slot(s) => out.push(*s),
+            CExpr::Prop(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) | CExpr::HasLabels(e, _) => e.slots(out),
+            CExpr::Index(a, b) | CExpr::And(a, b) | CExpr::Or(a, b) | CExpr::Xor(a, b) | CExpr::Bin(_, a, b) => {
+                a.slots(out);
+                b.slots(out);
+            }
+            CExpr::List(items) | CExpr::Func(_, items) => items.iter().for_each(|e| e.slots(out)),
+            CExpr::Map(entries) => entries.iter().for_each(|(_, e)| e.slots(out)),
+        }
+    }
+
+    pub(crate) fn slot_list(&self) -> Vec<usize> {
+        let mut v = Vec::new();
+        self.slots(&mut v);
+        v
+    }
+}
+
+/// Per-query execution context: the graph, caches of loaded entities, the deadline.
+pub(crate) struct Cx<'g> {
+    pub g: &'g dyn GraphRead,
+    pub limits: Limits,
+    pub deadline: Instant,
+    ticks: Cell<u32>,
+    nodes: RefCell<HashMap<NodeId, Rc<Node>>>,
+    edges: RefCell<HashMap<EdgeId, Rc<Edge>>>,
+    /// Outer rows handed to `Argument` leaves (by argument id).
+    pub args: RefCell<Vec<Row>>,
+    /// Rows handed from a previous stage to a `StageInput` leaf.
+    pub stage_input: RefCell<Vec<Row>>,
+    /// Per-operator (rows, nanoseconds) when profiling.
+    pub profile: Option<RefCell<Vec<(u64, u64)>>>,
+}
+
+/// Loaded entities kept per query before the cache is dropped and refilled.
+const CACHE_CAP: usize = 100_000;
+
+impl<'g> Cx<'g> {
+    pub(crate) fn new(g: &'g dyn GraphRead, limits: &Limits, deadline: Instant, operators: usize, profile: bool) -> Self {
+        Cx {
+            g,
+            limits: limits.clone(),
+            deadline,
+            ticks: Cell::new(0),
+            nodes: RefCell::new(HashMap::new()),
+            edges: RefCell::new(HashMap::new()),
+            args: RefCell::new(Vec::new()),
+            stage_input: RefCell::new(Vec::new()),
+            profile: profile.then(|| RefCell::new(vec![(0, 0); operators])),
+        }
+    }
+
+    /// Counts work and checks the time budget every so often (reading the clock is not free).
+    pub(crate) fn tick(&self) -> Result<(), QueryError> {
+        let t = self.ticks.get().wrapping_add(1);
+        self.ticks.set(t);
+        if t % 256 == 0 && Instant::now() > self.deadline {
+            return Err(QueryError::Timeout(self.limits.time));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn node(&self, id: NodeId) -> Result<Option<Rc<Node>>, QueryError> {
+        if let Some(n) = self.nodes.borrow().get(&id) {
+            return Ok(Some(n.clone()));
+        }
+        let Some(node) = self.g.node(id)? else { return Ok(None) };
+        let node = Rc::new(node);
+        let mut cache = self.nodes.borrow_mut();
+        if cache.len() >= CACHE_CAP {
+            cache.clear();
+        }
+        cache.insert(id, node.clone());
+        Ok(Some(node))
+    }
+
+    pub(crate) fn edge(&self, id: EdgeId) -> Result<Option<Rc<Edge>>, QueryError> {
+        if let Some(e) = self.edges.borrow().get(&id) {
+            return Ok(Some(e.clone()));
+        }
+        let Some(edge) = self.g.edge(id)? else { return Ok(None) };
+        let edge = Rc::new(edge);
+        let mut cache = self.edges.borrow_mut();
+        if cache.len() >= CACHE_CAP {
+            cache.clear();
+        }
+        cache.insert(id, edge.clone());
+        Ok(Some(edge))
+    }
+
+    pub(crate) fn has_labels(&self, id: NodeId, labels: &[String]) -> Result<bool, QueryError> {
+        if labels.is_empty() {
+            return Ok(true);
+        }
+        Ok(match self.node(id)? {
+            Some(n) => labels.iter().all(|l| n.has_label(l)),
+            None => false,
+        })
+    }
+}
+
+fn deleted(what: &str) -> QueryError {
+    QueryError::semantic(format!("the {what} was deleted earlier in this query"))
+}
+
+/// Evaluates an expression for one row.
+pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryError> {
+    Ok(match e {
+        CExpr::Const(v) => v.clone(),
+        CExpr::Slot(s) => row.get(*s).cloned().unwrap_or(Val::Null),
+        CExpr::Prop(base, key) => match eval(base, row, cx)? {
+            Val::Null => Val::Null,
+            Val::Node(id) => match cx.node(id)? {
+                Some(n) => n.get(key).map_or(Val::Null, Val::from),
+                None => return Err(deleted("node")),
+            },
+            Val::Rel(id) => match cx.edge(id)? {
+                Some(r) => r.properties.get(key).map_or(Val::Null, Val::from),
+                None => return Err(deleted("relationship")),
+            },
+            Val::Map(mut m) => m.remove(key).unwrap_or(Val::Null),
+            Val::DateTime(t) => datetime_field(t, key)?,
+            other => return Err(QueryError::type_err(format!("cannot read property {key} of a {}", other.type_name()))),
+        },
+        CExpr::Index(base, index) => match (eval(base, row, cx)?, eval(index, row, cx)?) {
+            (Val::Null, _) | (_, Val::Null) => Val::Null,
+            (Val::List(l), Val::Int(i)) => {
+                let len = l.len() as i64;
+                let i = if i < 0 { len + i } else { i };
+                if (0..len).contains(&i) {
+                    l.into_iter().nth(i as usize).unwrap_or(Val::Null)
+                } else {
+                    Val::Null
+                }
+            }
+            (Val::Map(mut m), Val::Str(k)) => m.remove(&k).unwrap_or(Val::Null),
+            (b @ (Val::Node(_) | Val::Rel(_)), Val::Str(k)) => eval(&CExpr::Prop(Box::new(CExpr::Const(b)), k), row, cx)?,
+            (b, i) => return Err(QueryError::type_err(format!("cannot index a {} with a {}", b.type_name(), i.type_name()))),
+        },
+        CExpr::List(items) => Val::List(items.iter().map(|x| eval(x, row, cx)).collect::<Result<_, _>>()?),
+        CExpr::Map(entries) => {
+            let mut m = BTreeMap::new();
+            for (k, x) in entries {
+                m.insert(k.clone(), eval(x, row, cx)?);
+            }
+            Val::Map(m)
+        }
+        CExpr::Not(x) => match eval(x, row, cx)?.truthy()? {
+            Some(b) => Val::Bool(!b),
+            None => Val::Null,
+        },
+        CExpr::Neg(x) => match eval(x, row, cx)? {
+            Val::Null => Val::Null,
+            Val::Int(i) => Val::Int(i.checked_neg().ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?),
+            Val::Float(f) => Val::Float(-f),
+            other => return Err(QueryError::type_err(format!("cannot negate a {}", other.type_name()))),
+        },
+        CExpr::And(a, b) => {
+            // false wins over null: `null AND false` is false.
+            let l = eval(a, row, cx)?.truthy()?;
+            if l == Some(false) {
+                return Ok(Val::Bool(false));
+            }
+            match (l, eval(b, row, cx)?.truthy()?) {
+                (_, Some(false)) => Val::Bool(false),
+                (Some(true), Some(true)) => Val::Bool(true),
+                _ => Val::Null,
+            }
+        }
+        CExpr::Or(a, b) => {
+            let l = eval(a, row, cx)?.truthy()?;
+            if l == Some(true) {
+                return Ok(Val::Bool(true));
+            }
+            match (l, eval(b, row, cx)?.truthy()?) {
+                (_, Some(true)) => Val::Bool(true),
+                (Some(false), Some(false)) => Val::Bool(false),
+                _ => Val::Null,
+            }
+        }
+        CExpr::Xor(a, b) => match (eval(a, row, cx)?.truthy()?, eval(b, row, cx)?.truthy()?) {
+            (Some(x), Some(y)) => Val::Bool(x != y),
+            _ => Val::Null,
+        },
+        CExpr::Bin(op, a, b) => binary(*op, eval(a, row, cx)?, eval(b, row, cx)?)?,
+        CExpr::IsNull(x, negated) => Val::Bool(eval(x, row, cx)?.is_null() != *negated),
+        CExpr::HasLabels(x, labels) => match eval(x, row, cx)? {
+            Val::Null => Val::Null,
+            Val::Node(id) => Val::Bool(cx.has_labels(id, labels)?),
+            other => return Err(QueryError::type_err(format!("a {} has no labels", other.type_name()))),
+        },
+        CExpr::Func(f, args) => {
+            let args = args.iter().map(|x| eval(x, row, cx)).collect::<Result<Vec<_>, _>>()?;
+            if f.null_in_null_out() && args.iter().any(Val::is_null) {
+                return Ok(Val::Null);
+            }
+            call(*f, args, cx)?
+        }
+    })
+}
+
+fn datetime_field(t: i64, key: &str) -> Result<Val, QueryError> {
+    let dt = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(t) * 1000)
+        .map_err(|_| QueryError::type_err("datetime out of range"))?;
+    Ok(match key {
+        "year" => Val::Int(i64::from(dt.year())),
+        "month" => Val::Int(i64::from(u8::from(dt.month()))),
+        "day" => Val::Int(i64::from(dt.day())),
+        "hour" => Val::Int(i64::from(dt.hour())),
+        "minute" => Val::Int(i64::from(dt.minute())),
+        "second" => Val::Int(i64::from(dt.second())),
+        "epochMillis" => Val::Int(t.div_euclid(1000)),
+        "epochSeconds" => Val::Int(t.div_euclid(1_000_000)),
+        _ => return Err(QueryError::type_err(format!("datetime has no field {key}"))),
+    })
+}
+
+/// Functions that need the graph; everything else is pure.
+fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
+    let first = args.first().cloned().unwrap_or(Val::Null);
+    Ok(match (f, &first) {
+        (Func::Id, Val::Node(n)) => Val::Int(n.0 as i64),
+        (Func::Id, Val::Rel(r)) => Val::Int(r.0 as i64),
+        (Func::Labels, Val::Node(n)) => {
+            let node = cx.node(*n)?.ok_or_else(|| deleted("node"))?;
+            Val::List(node.labels.iter().map(|l| Val::Str(l.clone())).collect())
+        }
+        (Func::Type, Val::Rel(r)) => Val::Str(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.rel_type.clone()),
+        (Func::StartNode, Val::Rel(r)) => Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.start),
+        (Func::EndNode, Val::Rel(r)) => Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.end),
+        (Func::Keys | Func::Properties, Val::Node(_) | Val::Rel(_) | Val::Map(_)) => {
+            let props: BTreeMap<String, Val> = match &first {
+                Val::Node(n) => cx.node(*n)?.ok_or_else(|| deleted("node"))?.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect(),
+                Val::Rel(r) => cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect(),
+                Val::Map(m) => m.clone(),
+                _ => BTreeMap::new(),
+            };
+            if f == Func::Keys {
+                Val::List(props.into_keys().map(Val::Str).collect())
+            } else {
+                Val::Map(props)
+            }
+        }
+        (Func::Id | Func::Labels | Func::Type | Func::StartNode | Func::EndNode | Func::Keys | Func::Properties, other) => {
+            return Err(QueryError::type_err(format!("{}() cannot take a {}", format!("{f:?}").to_ascii_lowercase(), other.type_name())))
+        }
+        _ => call_pure(f, args)?,
+    })
+}
+
+fn overflow() -> QueryError {
+    QueryError::Arithmetic("integer overflow".into())
+}
+
+/// Binary operators other than AND/OR/XOR.
+pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
+    use std::cmp::Ordering::*;
+    Ok(match op {
+        BinaryOp::Eq => equals(&a, &b).map_or(Val::Null, Val::Bool),
+        BinaryOp::Ne => equals(&a, &b).map_or(Val::Null, |x| Val::Bool(!x)),
+        BinaryOp::Lt => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o == Less)),
+        BinaryOp::Le => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o != Greater)),
+        BinaryOp::Gt => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o == Greater)),
+        BinaryOp::Ge => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o != Less)),
+        BinaryOp::In => match b {
+            Val::Null => Val::Null,
+            Val::List(items) => {
+                // true if any element is equal; otherwise null if any comparison was unknown.
+                let mut unknown = false;
+                for item in &items {
+                    match equals(&a, item) {
+                        Some(true) => return Ok(Val::Bool(true)),
+                        None => unknown = true,
+                        Some(false) => {}
+                    }
+                }
+                if unknown {
+                    Val::Null
+                } else {
+                    Val::Bool(false)
+                }
+            }
+            other => return Err(QueryError::type_err(format!("IN needs a list on its right, got a {}", other.type_name()))),
+        },
+        BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => match (&a, &b) {
+            (Val::Str(x), Val::Str(y)) => Val::Bool(match op {
+                BinaryOp::StartsWith => x.starts_with(y.as_str()),
+                BinaryOp::EndsWith => x.ends_with(y.as_str()),
+                _ => x.contains(y.as_str()),
+            }),
+            _ => Val::Null,
+        },
+        BinaryOp::Add => match (a, b) {
+            (Val::Null, _) | (_, Val::Null) => Val::Null,
+            (Val::Int(x), Val::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),
+            (Val::Str(x), Val::Str(y)) => Val::Str(x + &y),
+            (Val::List(mut x), Val::List(y)) => {
+                x.extend(y);
+                Val::List(x)
+            }
+            (Val::List(mut x), y) => {
+                x.push(y);
+                Val::List(x)
+            }
+            (x, Val::List(mut y)) => {
+                y.insert(0, x);
+                Val::List(y)
+            }
+            (x, y) => float_op(op, &x, &y)?,
+        },
+        BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => match (a, b) {
+            (Val::Null, _) | (_, Val::Null) => Val::Null,
+            (Val::Int(x), Val::Int(y)) => Val::Int(
+                match op {
+                    BinaryOp::Sub => x.checked_sub(y),
+                    BinaryOp::Mul => x.checked_mul(y),
+                    BinaryOp::Div if y == 0 => return Err(QueryError::Arithmetic("division by zero".into())),
+                    BinaryOp::Div => x.checked_div(y),
+                    _ if y == 0 => return Err(QueryError::Arithmetic("modulo by zero".into())),
+                    _ => x.checked_rem(y),
+                }
+                .ok_or_else(overflow)?,
+            ),
+            (x, y) => float_op(op, &x, &y)?,
+        },
+        BinaryOp::Pow => match (a, b) {
+            (Val::Null, _) | (_, Val::Null) => Val::Null,
+            (x, y) => float_op(op, &x, &y)?,
+        },
+        BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => {
+            return Err(QueryError::type_err("logical operator evaluated as arithmetic"))
+        }
+    })
+}
+
+fn float_op(op: BinaryOp, a: &Val, b: &Val) -> Result<Val, QueryError> {
+    let (Some(x), Some(y)) = (a.as_f64(), b.as_f64()) else {
+        return Err(QueryError::type_err(format!(
+            "cannot apply {} to a {} and a {}",
+            op.symbol(),
+            a.type_name(),
+            b.type_name()
+        )));
+    };
+    Ok(Val::Float(match op {
+        BinaryOp::Add => x + y,
+        BinaryOp::Sub => x - y,
+        BinaryOp::Mul => x * y,
+        BinaryOp::Div => x / y,
+        BinaryOp::Mod => x % y,
+        _ => x.powf(y),
+    }))
+}

@@ -1,0 +1,137 @@
+//! `svc-query`: the Cypher subset of the service — a nom parser, a planner that uses the
+//! engine's indexes, and a streaming executor with time, row and hop budgets.
+//!
+//! The crate depends only on `svc_engine`'s narrow traits ([`GraphRead`], [`GraphWrite`]) and
+//! data types, never on RocksDB, so it runs the same over an engine snapshot, an engine write
+//! transaction, or the in-memory [`model::ModelGraph`].
+//!
+//! # Use
+//!
+//! ```
+//! use svc_query::{parse, run_read, run_write, Limits, Params, model::ModelGraph};
+//!
+//! let mut graph = ModelGraph::new();
+//! let create = parse("CREATE (:Customer {name: 'Ann', score: 90})").unwrap();
+//! run_write(&mut graph, &create, &Params::new(), &Limits::default()).unwrap();
+//!
+//! let query = parse("MATCH (c:Customer) WHERE c.score > $min RETURN c.name AS name").unwrap();
+//! assert!(query.is_read_only());
+//! let params = Params::from([("min".to_string(), svc_engine::Value::Int(50))]);
+//! let result = run_read(&graph, &query, &params, &Limits::default()).unwrap();
+//! assert_eq!(result.columns, vec!["name"]);
+//! assert_eq!(serde_json::to_string(&result.rows).unwrap(), r#"[["Ann"]]"#);
+//! ```
+//!
+//! # Safety of the read path
+//!
+//! [`run_read`] takes `&impl GraphRead`: it has no way to call a write method, whatever the
+//! query text says. It also refuses any statement whose parsed tree contains a write clause
+//! (`write_not_allowed`) before planning. Read-only-ness is decided from the tree
+//! ([`Statement::is_read_only`]), never by searching the text for keywords, and keywords are
+//! matched only against bare ASCII-insensitive words, so look-alike Unicode letters, comments
+//! or keywords inside strings cannot smuggle a clause in or out.
+//!
+//! # Errors
+//!
+//! Every failure is a [`QueryError`] with a stable [`QueryError::code`]: `syntax_error` (with
+//! line, column and "expected X, found Y"), `unsupported`, `semantic_error`,
+//! `unknown_function`, `write_not_allowed`, `timeout`, `row_limit`, `hop_limit`, `type_error`,
+//! `arithmetic_error`, `unknown_parameter`, `node_has_relationships`, `engine_error`.
+//!
+//! # Budgets
+//!
+//! [`Limits`]: 2 s of wall-clock time, 10,000 result rows, variable-length relationships of at
+//! most 10 hops (an unbounded `*` is refused), and at most 1,000,000 rows held by any one
+//! operator. Exceeding one is an error, never a silent truncation.
+//!
+//! # Writes
+//!
+//! [`run_write`] is meant to run inside one engine write transaction: when it returns an error
+//! the caller must abort that transaction, since earlier clauses may already have written.
+
+pub mod ast;
+pub mod error;
+mod eval;
+mod exec;
+mod functions;
+mod lexer;
+pub mod model;
+mod parser;
+mod plan;
+pub mod result;
+mod value;
+mod write;
+
+use std::time::Instant;
+
+pub use ast::Statement;
+pub use error::{Position, QueryError};
+pub use parser::MAX_DEPTH;
+pub use result::{Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue};
+pub use svc_engine::{GraphRead, GraphWrite};
+
+use ast::Mode;
+
+/// Parses one statement of the subset.
+pub fn parse(text: &str) -> Result<Statement, QueryError> {
+    parser::parse(text)
+}
+
+/// Runs a read-only statement. Any write clause is refused with `write_not_allowed` before
+/// anything is planned; the graph handle is read-only in any case.
+pub fn run_read<G: GraphRead>(g: &G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<QueryResult, QueryError> {
+    if let Some(clause) = stmt.first_write_clause() {
+        return Err(QueryError::WriteNotAllowed { clause });
+    }
+    let start = Instant::now();
+    let deadline = start + limits.time;
+    let planned = plan::plan(g, stmt, params, limits)?;
+    if stmt.mode == Mode::Explain {
+        return Ok(explained(&planned));
+    }
+    let profile = stmt.mode == Mode::Profile;
+    let cx = eval::Cx::new(g, limits, deadline, planned.operators, profile);
+    let rows = match planned.stages.as_slice() {
+        [plan::Stage::Read(p)] => exec::produce(p, planned.width, &planned.out_slots, &cx, profile)?,
+        _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
+    };
+    let figures = cx.profile.as_ref().map(|p| p.borrow().clone());
+    Ok(finish(&planned, rows, figures, QueryStats::default(), start))
+}
+
+/// Runs any statement, reads and writes, against a writable graph (for JWT users). Call it
+/// inside one write transaction and abort that transaction if it returns an error.
+pub fn run_write<G: GraphWrite>(g: &mut G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<QueryResult, QueryError> {
+    let start = Instant::now();
+    let deadline = start + limits.time;
+    let planned = plan::plan(&*g, stmt, params, limits)?;
+    if stmt.mode == Mode::Explain {
+        return Ok(explained(&planned));
+    }
+    let profile = stmt.mode == Mode::Profile;
+    let mut stats = QueryStats::default();
+    let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)?;
+    Ok(finish(&planned, outcome.rows, profile.then_some(outcome.profile), stats, start))
+}
+
+/// The plan a statement would run with, without running it.
+pub fn explain<G: GraphRead>(g: &G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<PlanTree, QueryError> {
+    let planned = plan::plan(g, stmt, params, limits)?;
+    Ok(plan::render(&planned, None))
+}
+
+fn explained(planned: &plan::Planned) -> QueryResult {
+    QueryResult { columns: planned.columns.clone(), rows: Vec::new(), plan: Some(plan::render(planned, None)), stats: QueryStats::default() }
+}
+
+fn finish(planned: &plan::Planned, rows: Vec<Vec<ResultValue>>, figures: Option<Vec<(u64, u64)>>, mut stats: QueryStats, start: Instant) -> QueryResult {
+    stats.rows = rows.len() as u64;
+    stats.elapsed_us = start.elapsed().as_micros() as u64;
+    let plan = figures.map(|f| {
+        let mut tree = plan::render(planned, Some(&f));
+        tree.rows = Some(stats.rows);
+        tree.time_us = Some(stats.elapsed_us);
+        tree
+    });
+    QueryResult { columns: planned.columns.clone(), rows, plan, stats }
+}
