@@ -153,7 +153,6 @@ fn scans_page_forwards_and_backwards() {
             reverse: true,
             after: Some("row_08".into()),
             limit: Some(2),
-            ..Default::default()
         }),
         ["row_07", "row_06"]
     );
