@@ -257,6 +257,9 @@ fn statement(i: Input<'_>) -> PResult<'_, Statement> {
         return Err(nom::Err::Error(PErr::Backtrack));
     }
     let last_ok = matches!(clauses.last(), Some(c) if c.is_write() || matches!(c, Clause::Return(_)));
+    if i.is_kw("UNION") {
+        return Err(i.unsupported("UNION"));
+    }
     let (i, _) = opt(punct(";"))(i)?;
     if !matches!(i.peek(), Tok::Eof) {
         return Err(i.expected("end of input"));
@@ -873,7 +876,12 @@ fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         }
         return function_call(i, w);
     }
-    if matches!(i.peek_at(1), Tok::Punct(".")) && matches!(i.peek_at(2), Tok::Ident(_)) && matches!(i.peek_at(3), Tok::Punct("(")) {
+    // `a.b.c(` is a namespaced function or procedure call.
+    let mut n = 1;
+    while matches!(i.peek_at(n), Tok::Punct(".")) && matches!(i.peek_at(n + 1), Tok::Ident(_)) {
+        n += 2;
+    }
+    if n > 1 && matches!(i.peek_at(n), Tok::Punct("(")) {
         return Err(i.unsupported("procedures and namespaced functions"));
     }
     variable(i).map(|(i, v)| (i, Expr::Variable(v)))

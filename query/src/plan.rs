@@ -273,6 +273,26 @@ impl<'a> Planner<'a> {
     /// Compiles an expression in the current scope. `replace` maps whole sub-expressions to
     /// slots (projected items); `aggs` collects aggregate calls where they are allowed.
     fn compile(&self, e: &Expr, replace: &[(&Expr, usize)], aggs: &mut Option<AggCollector>) -> Result<CExpr, QueryError> {
+        let c = self.compile_inner(e, replace, aggs)?;
+        Ok(self.fold(c))
+    }
+
+    /// Evaluates variable-free expressions once at plan time, so `datetime($since)` or `-5`
+    /// reach the planner as constants (and can drive index ranges). An expression that fails
+    /// here is left for run time, which reports the error only if it is reached.
+    fn fold(&self, c: CExpr) -> CExpr {
+        if matches!(c, CExpr::Const(_) | CExpr::Slot(_)) || !c.slot_list().is_empty() {
+            return c;
+        }
+        let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
+        let cx = crate::eval::Cx::new(self.g, self.limits, far, 0, false);
+        match crate::eval::eval(&c, &[], &cx) {
+            Ok(v) => CExpr::Const(v),
+            Err(_) => c,
+        }
+    }
+
+    fn compile_inner(&self, e: &Expr, replace: &[(&Expr, usize)], aggs: &mut Option<AggCollector>) -> Result<CExpr, QueryError> {
         if let Some((_, slot)) = replace.iter().find(|(r, _)| *r == e) {
             return Ok(CExpr::Slot(*slot));
         }
