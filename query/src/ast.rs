@@ -38,7 +38,14 @@ pub enum Clause {
 impl Clause {
     /// Whether this clause changes the graph.
     pub fn is_write(&self) -> bool {
-        matches!(self, Clause::Create(_) | Clause::Merge(_) | Clause::Set(_) | Clause::Remove(_) | Clause::Delete(_))
+        matches!(
+            self,
+            Clause::Create(_)
+                | Clause::Merge(_)
+                | Clause::Set(_)
+                | Clause::Remove(_)
+                | Clause::Delete(_)
+        )
     }
 
     /// The clause keyword, for messages.
@@ -117,19 +124,32 @@ pub struct MergeAction {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SetItem {
     /// `n.key = expr`
-    Property { variable: String, key: String, value: Expr },
+    Property {
+        variable: String,
+        key: String,
+        value: Expr,
+    },
     /// `n = {map}`: replaces every property.
     Replace { variable: String, value: Expr },
     /// `n += {map}`: merges into the properties.
     Merge { variable: String, value: Expr },
     /// `n:Label:Other`
-    Labels { variable: String, labels: Vec<String> },
+    Labels {
+        variable: String,
+        labels: Vec<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum RemoveItem {
-    Property { variable: String, key: String },
-    Labels { variable: String, labels: Vec<String> },
+    Property {
+        variable: String,
+        key: String,
+    },
+    Labels {
+        variable: String,
+        labels: Vec<String>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -231,9 +251,16 @@ pub enum Expr {
     Unary(UnaryOp, Box<Expr>),
     Binary(BinaryOp, Box<Expr>, Box<Expr>),
     /// `e IS NULL` (negated: `e IS NOT NULL`)
-    IsNull { expr: Box<Expr>, negated: bool },
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
     /// A function or aggregate call; the name keeps the case it was written in.
-    Call { name: String, distinct: bool, args: Vec<Expr> },
+    Call {
+        name: String,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
     /// `count(*)`
     CountStar,
 }
@@ -336,7 +363,9 @@ impl Expr {
                 a.walk(f);
                 b.walk(f);
             }
-            Expr::List(items) | Expr::Call { args: items, .. } => items.iter().for_each(|e| e.walk(f)),
+            Expr::List(items) | Expr::Call { args: items, .. } => {
+                items.iter().for_each(|e| e.walk(f))
+            }
             Expr::Map(entries) => entries.iter().for_each(|(_, e)| e.walk(f)),
         }
     }
@@ -345,11 +374,53 @@ impl Expr {
 /// Words the parser treats as keywords where a variable could stand; such variable names are
 /// printed in backticks.
 pub(crate) const RESERVED: &[&str] = &[
-    "AND", "AS", "ASC", "ASCENDING", "BY", "CALL", "CASE", "CONTAINS", "CREATE", "DELETE", "DESC",
-    "DESCENDING", "DETACH", "DISTINCT", "ELSE", "END", "ENDS", "EXPLAIN", "FALSE", "FOREACH",
-    "IN", "IS", "LIMIT", "LOAD", "MATCH", "MERGE", "NOT", "NULL", "ON", "OPTIONAL", "OR", "ORDER", "PROFILE",
-    "REMOVE", "RETURN", "SET", "SKIP", "STARTS", "THEN", "TRUE", "UNION", "UNWIND", "USE", "WHEN", "WHERE",
-    "WITH", "XOR",
+    "AND",
+    "AS",
+    "ASC",
+    "ASCENDING",
+    "BY",
+    "CALL",
+    "CASE",
+    "CONTAINS",
+    "CREATE",
+    "DELETE",
+    "DESC",
+    "DESCENDING",
+    "DETACH",
+    "DISTINCT",
+    "ELSE",
+    "END",
+    "ENDS",
+    "EXPLAIN",
+    "FALSE",
+    "FOREACH",
+    "IN",
+    "IS",
+    "LIMIT",
+    "LOAD",
+    "MATCH",
+    "MERGE",
+    "NOT",
+    "NULL",
+    "ON",
+    "OPTIONAL",
+    "OR",
+    "ORDER",
+    "PROFILE",
+    "REMOVE",
+    "RETURN",
+    "SET",
+    "SKIP",
+    "STARTS",
+    "THEN",
+    "TRUE",
+    "UNION",
+    "UNWIND",
+    "USE",
+    "WHEN",
+    "WHERE",
+    "WITH",
+    "XOR",
 ];
 
 pub(crate) fn is_reserved(word: &str) -> bool {
@@ -358,7 +429,8 @@ pub(crate) fn is_reserved(word: &str) -> bool {
 
 fn is_plain_word(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_') && chars.all(|c| c.is_alphanumeric() || c == '_')
+    matches!(chars.next(), Some(c) if c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_')
 }
 
 /// A name in a position where keywords are not expected (labels, types, property keys).
@@ -473,9 +545,18 @@ impl Display for Expr {
                 write!(f, "{} {} {}", Operand(l, p), op.symbol(), Operand(r, p + 1))
             }
             Expr::IsNull { expr, negated } => {
-                write!(f, "{} IS {}NULL", Operand(expr, prec::PREDICATE), if *negated { "NOT " } else { "" })
+                write!(
+                    f,
+                    "{} IS {}NULL",
+                    Operand(expr, prec::PREDICATE),
+                    if *negated { "NOT " } else { "" }
+                )
             }
-            Expr::Call { name, distinct, args } => {
+            Expr::Call {
+                name,
+                distinct,
+                args,
+            } => {
                 write!(f, "{}(", Name(name))?;
                 if *distinct {
                     f.write_str("DISTINCT ")?;
@@ -509,8 +590,15 @@ impl Display for NodePattern {
 
 impl Display for RelPattern {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        f.write_str(if self.direction == RelDirection::Left { "<-" } else { "-" })?;
-        let bare = self.variable.is_none() && self.types.is_empty() && self.length.is_none() && self.properties.is_empty();
+        f.write_str(if self.direction == RelDirection::Left {
+            "<-"
+        } else {
+            "-"
+        })?;
+        let bare = self.variable.is_none()
+            && self.types.is_empty()
+            && self.length.is_none()
+            && self.properties.is_empty();
         if !bare {
             f.write_char('[')?;
             if let Some(v) = &self.variable {
@@ -543,7 +631,11 @@ impl Display for RelPattern {
             }
             f.write_char(']')?;
         }
-        f.write_str(if self.direction == RelDirection::Right { "->" } else { "-" })
+        f.write_str(if self.direction == RelDirection::Right {
+            "->"
+        } else {
+            "-"
+        })
     }
 }
 
@@ -606,7 +698,11 @@ impl Display for Projection {
 impl Display for SetItem {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
-            SetItem::Property { variable, key, value } => write!(f, "{}.{} = {value}", Var(variable), Name(key)),
+            SetItem::Property {
+                variable,
+                key,
+                value,
+            } => write!(f, "{}.{} = {value}", Var(variable), Name(key)),
             SetItem::Replace { variable, value } => write!(f, "{} = {value}", Var(variable)),
             SetItem::Merge { variable, value } => write!(f, "{} += {value}", Var(variable)),
             SetItem::Labels { variable, labels } => {
@@ -633,7 +729,11 @@ impl Display for Clause {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
             Clause::Match(m) => {
-                f.write_str(if m.optional { "OPTIONAL MATCH " } else { "MATCH " })?;
+                f.write_str(if m.optional {
+                    "OPTIONAL MATCH "
+                } else {
+                    "MATCH "
+                })?;
                 join(f, &m.patterns, ", ")?;
                 if let Some(w) = &m.where_ {
                     write!(f, " WHERE {w}")?;
@@ -656,7 +756,11 @@ impl Display for Clause {
             Clause::Merge(m) => {
                 write!(f, "MERGE {}", m.pattern)?;
                 for a in &m.actions {
-                    f.write_str(if a.on_create { " ON CREATE SET " } else { " ON MATCH SET " })?;
+                    f.write_str(if a.on_create {
+                        " ON CREATE SET "
+                    } else {
+                        " ON MATCH SET "
+                    })?;
                     join(f, &a.items, ", ")?;
                 }
                 Ok(())
@@ -670,7 +774,11 @@ impl Display for Clause {
                 join(f, items, ", ")
             }
             Clause::Delete(d) => {
-                f.write_str(if d.detach { "DETACH DELETE " } else { "DELETE " })?;
+                f.write_str(if d.detach {
+                    "DETACH DELETE "
+                } else {
+                    "DELETE "
+                })?;
                 join(f, &d.exprs, ", ")
             }
         }
@@ -696,6 +804,9 @@ impl Statement {
 
     /// The first write clause, if any (for error messages).
     pub fn first_write_clause(&self) -> Option<&'static str> {
-        self.clauses.iter().find(|c| c.is_write()).map(Clause::keyword)
+        self.clauses
+            .iter()
+            .find(|c| c.is_write())
+            .map(Clause::keyword)
     }
 }

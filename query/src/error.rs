@@ -22,7 +22,11 @@ impl std::fmt::Display for Position {
 pub enum QueryError {
     /// The text is not in the grammar: "expected X, found Y".
     #[error("syntax error at {position}: expected {expected}, found {found}")]
-    Syntax { position: Position, expected: String, found: String },
+    Syntax {
+        position: Position,
+        expected: String,
+        found: String,
+    },
     /// A malformed token or literal (bad escape, unterminated string, integer overflow, ...).
     #[error("syntax error at {position}: {message}")]
     InvalidToken { position: Position, message: String },
@@ -39,7 +43,9 @@ pub enum QueryError {
     #[error("unknown function {0}()")]
     UnknownFunction(String),
     /// A write clause reached the read-only path.
-    #[error("this query writes to the graph ({clause}); writes are not allowed on the read-only path")]
+    #[error(
+        "this query writes to the graph ({clause}); writes are not allowed on the read-only path"
+    )]
     WriteNotAllowed { clause: &'static str },
     #[error("the query exceeded its time budget of {0:?}")]
     Timeout(std::time::Duration),
@@ -64,7 +70,9 @@ impl QueryError {
     /// Stable snake_case code for API error bodies.
     pub fn code(&self) -> &'static str {
         match self {
-            QueryError::Syntax { .. } | QueryError::InvalidToken { .. } | QueryError::TooDeep { .. } => "syntax_error",
+            QueryError::Syntax { .. }
+            | QueryError::InvalidToken { .. }
+            | QueryError::TooDeep { .. } => "syntax_error",
             QueryError::Unsupported { .. } => "unsupported",
             QueryError::Semantic(_) => "semantic_error",
             QueryError::UnknownFunction(_) => "unknown_function",

@@ -43,8 +43,16 @@ impl CExpr {
         match self {
             CExpr::Const(_) => {}
             CExpr::Slot(s) => out.push(*s),
-            CExpr::Prop(e, _) | CExpr::Not(e) | CExpr::Neg(e) | CExpr::IsNull(e, _) | CExpr::HasLabels(e, _) => e.slots(out),
-            CExpr::Index(a, b) | CExpr::And(a, b) | CExpr::Or(a, b) | CExpr::Xor(a, b) | CExpr::Bin(_, a, b) => {
+            CExpr::Prop(e, _)
+            | CExpr::Not(e)
+            | CExpr::Neg(e)
+            | CExpr::IsNull(e, _)
+            | CExpr::HasLabels(e, _) => e.slots(out),
+            CExpr::Index(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Xor(a, b)
+            | CExpr::Bin(_, a, b) => {
                 a.slots(out);
                 b.slots(out);
             }
@@ -80,7 +88,13 @@ pub(crate) struct Cx<'g> {
 const CACHE_CAP: usize = 100_000;
 
 impl<'g> Cx<'g> {
-    pub(crate) fn new(g: &'g dyn GraphRead, limits: &Limits, deadline: Instant, operators: usize, profile: bool) -> Self {
+    pub(crate) fn new(
+        g: &'g dyn GraphRead,
+        limits: &Limits,
+        deadline: Instant,
+        operators: usize,
+        profile: bool,
+    ) -> Self {
         Cx {
             g,
             limits: limits.clone(),
@@ -108,7 +122,9 @@ impl<'g> Cx<'g> {
         if let Some(n) = self.nodes.borrow().get(&id) {
             return Ok(Some(n.clone()));
         }
-        let Some(node) = self.g.node(id)? else { return Ok(None) };
+        let Some(node) = self.g.node(id)? else {
+            return Ok(None);
+        };
         let node = Rc::new(node);
         let mut cache = self.nodes.borrow_mut();
         if cache.len() >= CACHE_CAP {
@@ -122,7 +138,9 @@ impl<'g> Cx<'g> {
         if let Some(e) = self.edges.borrow().get(&id) {
             return Ok(Some(e.clone()));
         }
-        let Some(edge) = self.g.edge(id)? else { return Ok(None) };
+        let Some(edge) = self.g.edge(id)? else {
+            return Ok(None);
+        };
         let edge = Rc::new(edge);
         let mut cache = self.edges.borrow_mut();
         if cache.len() >= CACHE_CAP {
@@ -164,7 +182,12 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
             },
             Val::Map(mut m) => m.remove(key).unwrap_or(Val::Null),
             Val::DateTime(t) => datetime_field(t, key)?,
-            other => return Err(QueryError::type_err(format!("cannot read property {key} of a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "cannot read property {key} of a {}",
+                    other.type_name()
+                )))
+            }
         },
         CExpr::Index(base, index) => match (eval(base, row, cx)?, eval(index, row, cx)?) {
             (Val::Null, _) | (_, Val::Null) => Val::Null,
@@ -178,10 +201,23 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 }
             }
             (Val::Map(mut m), Val::Str(k)) => m.remove(&k).unwrap_or(Val::Null),
-            (b @ (Val::Node(_) | Val::Rel(_)), Val::Str(k)) => eval(&CExpr::Prop(Box::new(CExpr::Const(b)), k), row, cx)?,
-            (b, i) => return Err(QueryError::type_err(format!("cannot index a {} with a {}", b.type_name(), i.type_name()))),
+            (b @ (Val::Node(_) | Val::Rel(_)), Val::Str(k)) => {
+                eval(&CExpr::Prop(Box::new(CExpr::Const(b)), k), row, cx)?
+            }
+            (b, i) => {
+                return Err(QueryError::type_err(format!(
+                    "cannot index a {} with a {}",
+                    b.type_name(),
+                    i.type_name()
+                )))
+            }
         },
-        CExpr::List(items) => Val::List(items.iter().map(|x| eval(x, row, cx)).collect::<Result<_, _>>()?),
+        CExpr::List(items) => Val::List(
+            items
+                .iter()
+                .map(|x| eval(x, row, cx))
+                .collect::<Result<_, _>>()?,
+        ),
         CExpr::Map(entries) => {
             let mut m = BTreeMap::new();
             for (k, x) in entries {
@@ -195,9 +231,17 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
         },
         CExpr::Neg(x) => match eval(x, row, cx)? {
             Val::Null => Val::Null,
-            Val::Int(i) => Val::Int(i.checked_neg().ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?),
+            Val::Int(i) => Val::Int(
+                i.checked_neg()
+                    .ok_or_else(|| QueryError::Arithmetic("integer overflow".into()))?,
+            ),
             Val::Float(f) => Val::Float(-f),
-            other => return Err(QueryError::type_err(format!("cannot negate a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "cannot negate a {}",
+                    other.type_name()
+                )))
+            }
         },
         CExpr::And(a, b) => {
             // false wins over null: `null AND false` is false.
@@ -231,10 +275,18 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
         CExpr::HasLabels(x, labels) => match eval(x, row, cx)? {
             Val::Null => Val::Null,
             Val::Node(id) => Val::Bool(cx.has_labels(id, labels)?),
-            other => return Err(QueryError::type_err(format!("a {} has no labels", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "a {} has no labels",
+                    other.type_name()
+                )))
+            }
         },
         CExpr::Func(f, args) => {
-            let args = args.iter().map(|x| eval(x, row, cx)).collect::<Result<Vec<_>, _>>()?;
+            let args = args
+                .iter()
+                .map(|x| eval(x, row, cx))
+                .collect::<Result<Vec<_>, _>>()?;
             if f.null_in_null_out() && args.iter().any(Val::is_null) {
                 return Ok(Val::Null);
             }
@@ -269,13 +321,34 @@ fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
             let node = cx.node(*n)?.ok_or_else(|| deleted("node"))?;
             Val::List(node.labels.iter().map(|l| Val::Str(l.clone())).collect())
         }
-        (Func::Type, Val::Rel(r)) => Val::Str(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.rel_type.clone()),
-        (Func::StartNode, Val::Rel(r)) => Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.start),
-        (Func::EndNode, Val::Rel(r)) => Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.end),
+        (Func::Type, Val::Rel(r)) => Val::Str(
+            cx.edge(*r)?
+                .ok_or_else(|| deleted("relationship"))?
+                .rel_type
+                .clone(),
+        ),
+        (Func::StartNode, Val::Rel(r)) => {
+            Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.start)
+        }
+        (Func::EndNode, Val::Rel(r)) => {
+            Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.end)
+        }
         (Func::Keys | Func::Properties, Val::Node(_) | Val::Rel(_) | Val::Map(_)) => {
             let props: BTreeMap<String, Val> = match &first {
-                Val::Node(n) => cx.node(*n)?.ok_or_else(|| deleted("node"))?.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect(),
-                Val::Rel(r) => cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect(),
+                Val::Node(n) => cx
+                    .node(*n)?
+                    .ok_or_else(|| deleted("node"))?
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Val::from(v)))
+                    .collect(),
+                Val::Rel(r) => cx
+                    .edge(*r)?
+                    .ok_or_else(|| deleted("relationship"))?
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Val::from(v)))
+                    .collect(),
                 Val::Map(m) => m.clone(),
                 _ => BTreeMap::new(),
             };
@@ -285,8 +358,21 @@ fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
                 Val::Map(props)
             }
         }
-        (Func::Id | Func::Labels | Func::Type | Func::StartNode | Func::EndNode | Func::Keys | Func::Properties, other) => {
-            return Err(QueryError::type_err(format!("{}() cannot take a {}", format!("{f:?}").to_ascii_lowercase(), other.type_name())))
+        (
+            Func::Id
+            | Func::Labels
+            | Func::Type
+            | Func::StartNode
+            | Func::EndNode
+            | Func::Keys
+            | Func::Properties,
+            other,
+        ) => {
+            return Err(QueryError::type_err(format!(
+                "{}() cannot take a {}",
+                format!("{f:?}").to_ascii_lowercase(),
+                other.type_name()
+            )))
         }
         _ => call_pure(f, args)?,
     })
@@ -324,7 +410,12 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
                     Val::Bool(false)
                 }
             }
-            other => return Err(QueryError::type_err(format!("IN needs a list on its right, got a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "IN needs a list on its right, got a {}",
+                    other.type_name()
+                )))
+            }
         },
         BinaryOp::StartsWith | BinaryOp::EndsWith | BinaryOp::Contains => match (&a, &b) {
             (Val::Str(x), Val::Str(y)) => Val::Bool(match op {
@@ -358,7 +449,9 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
                 match op {
                     BinaryOp::Sub => x.checked_sub(y),
                     BinaryOp::Mul => x.checked_mul(y),
-                    BinaryOp::Div if y == 0 => return Err(QueryError::Arithmetic("division by zero".into())),
+                    BinaryOp::Div if y == 0 => {
+                        return Err(QueryError::Arithmetic("division by zero".into()))
+                    }
                     BinaryOp::Div => x.checked_div(y),
                     _ if y == 0 => return Err(QueryError::Arithmetic("modulo by zero".into())),
                     _ => x.checked_rem(y),
@@ -372,7 +465,9 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
             (x, y) => float_op(op, &x, &y)?,
         },
         BinaryOp::And | BinaryOp::Or | BinaryOp::Xor => {
-            return Err(QueryError::type_err("logical operator evaluated as arithmetic"))
+            return Err(QueryError::type_err(
+                "logical operator evaluated as arithmetic",
+            ))
         }
     })
 }

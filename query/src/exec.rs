@@ -28,9 +28,17 @@ pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p
     let b = |p: &'p Plan| build(p, width, profile);
     let op: BoxOp<'p> = match &plan.op {
         Op::Once => Box::new(Once { width, done: false }),
-        Op::Argument { arg } => Box::new(Argument { arg: *arg, done: false }),
+        Op::Argument { arg } => Box::new(Argument {
+            arg: *arg,
+            done: false,
+        }),
         Op::StageInput => Box::new(StageInput { rows: None }),
-        Op::Scan { input, slot, source, check_labels } => Box::new(Scan {
+        Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } => Box::new(Scan {
             input: b(input),
             slot: *slot,
             source,
@@ -38,32 +46,100 @@ pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p
             current: None,
             ids: Vec::new().into_iter(),
         }),
-        Op::Expand { input, .. } => Box::new(Expand { input: b(input), plan: &plan.op, pending: Vec::new() }),
-        Op::Filter { input, predicate, .. } => Box::new(Filter { input: b(input), predicate }),
-        Op::Project { input, items } => Box::new(Project { input: b(input), items }),
-        Op::Aggregate { input, keys, aggs } => Box::new(Aggregate { input: b(input), keys, aggs, width, output: None }),
-        Op::Distinct { input, slots } => Box::new(Distinct { input: b(input), slots, seen: HashSet::new() }),
-        Op::Sort { input, keys } => Box::new(Sort { input: b(input), keys, skip: None, limit: None, output: None }),
-        Op::TopK { input, keys, skip, limit } => {
-            Box::new(Sort { input: b(input), keys, skip: skip.as_ref(), limit: Some(limit), output: None })
-        }
-        Op::Skip { input, count } => Box::new(Skip { input: b(input), count, remaining: None }),
-        Op::Limit { input, count } => Box::new(Limit { input: b(input), count, remaining: None }),
-        Op::Unwind { input, expr, slot } => Box::new(Unwind { input: b(input), expr, slot: *slot, pending: Vec::new() }),
-        Op::Optional { input, inner, arg } => {
-            Box::new(Optional { input: b(input), inner, arg: *arg, width, profile, current: None })
-        }
-        Op::CountLabel { slot, label } => Box::new(CountLabel { width, slot: *slot, label: label.as_deref(), done: false }),
+        Op::Expand { input, .. } => Box::new(Expand {
+            input: b(input),
+            plan: &plan.op,
+            pending: Vec::new(),
+        }),
+        Op::Filter {
+            input, predicate, ..
+        } => Box::new(Filter {
+            input: b(input),
+            predicate,
+        }),
+        Op::Project { input, items } => Box::new(Project {
+            input: b(input),
+            items,
+        }),
+        Op::Aggregate { input, keys, aggs } => Box::new(Aggregate {
+            input: b(input),
+            keys,
+            aggs,
+            width,
+            output: None,
+        }),
+        Op::Distinct { input, slots } => Box::new(Distinct {
+            input: b(input),
+            slots,
+            seen: HashSet::new(),
+        }),
+        Op::Sort { input, keys } => Box::new(Sort {
+            input: b(input),
+            keys,
+            skip: None,
+            limit: None,
+            output: None,
+        }),
+        Op::TopK {
+            input,
+            keys,
+            skip,
+            limit,
+        } => Box::new(Sort {
+            input: b(input),
+            keys,
+            skip: skip.as_ref(),
+            limit: Some(limit),
+            output: None,
+        }),
+        Op::Skip { input, count } => Box::new(Skip {
+            input: b(input),
+            count,
+            remaining: None,
+        }),
+        Op::Limit { input, count } => Box::new(Limit {
+            input: b(input),
+            count,
+            remaining: None,
+        }),
+        Op::Unwind { input, expr, slot } => Box::new(Unwind {
+            input: b(input),
+            expr,
+            slot: *slot,
+            pending: Vec::new(),
+        }),
+        Op::Optional { input, inner, arg } => Box::new(Optional {
+            input: b(input),
+            inner,
+            arg: *arg,
+            width,
+            profile,
+            current: None,
+        }),
+        Op::CountLabel { slot, label } => Box::new(CountLabel {
+            width,
+            slot: *slot,
+            label: label.as_deref(),
+            done: false,
+        }),
     };
     if profile {
-        Box::new(Profiled { inner: op, id: plan.id })
+        Box::new(Profiled {
+            inner: op,
+            id: plan.id,
+        })
     } else {
         op
     }
 }
 
 /// Runs a read pipeline to completion, holding at most `max_buffered_rows`.
-pub(crate) fn collect(plan: &Plan, width: usize, cx: &Cx<'_>, profile: bool) -> Result<Vec<Row>, QueryError> {
+pub(crate) fn collect(
+    plan: &Plan,
+    width: usize,
+    cx: &Cx<'_>,
+    profile: bool,
+) -> Result<Vec<Row>, QueryError> {
     let mut op = build(plan, width, profile);
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
@@ -76,7 +152,13 @@ pub(crate) fn collect(plan: &Plan, width: usize, cx: &Cx<'_>, profile: bool) -> 
 }
 
 /// Runs the final pipeline, converting each row's output slots into result values.
-pub(crate) fn produce(plan: &Plan, width: usize, out_slots: &[usize], cx: &Cx<'_>, profile: bool) -> Result<Vec<Vec<ResultValue>>, QueryError> {
+pub(crate) fn produce(
+    plan: &Plan,
+    width: usize,
+    out_slots: &[usize],
+    cx: &Cx<'_>,
+    profile: bool,
+) -> Result<Vec<Vec<ResultValue>>, QueryError> {
     let mut op = build(plan, width, profile);
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
@@ -104,13 +186,25 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
         Val::Float(f) => ResultValue::Float(*f),
         Val::Str(s) => ResultValue::String(s.clone()),
         Val::DateTime(t) => ResultValue::DateTime(*t),
-        Val::List(l) => ResultValue::List(l.iter().map(|x| to_result(x, cx)).collect::<Result<_, _>>()?),
-        Val::Map(m) => ResultValue::Map(m.iter().map(|(k, x)| Ok((k.clone(), to_result(x, cx)?))).collect::<Result<_, QueryError>>()?),
+        Val::List(l) => ResultValue::List(
+            l.iter()
+                .map(|x| to_result(x, cx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Val::Map(m) => ResultValue::Map(
+            m.iter()
+                .map(|(k, x)| Ok((k.clone(), to_result(x, cx)?)))
+                .collect::<Result<_, QueryError>>()?,
+        ),
         Val::Node(id) => match cx.node(*id)? {
             Some(n) => ResultValue::Node(ResultNode {
                 id: n.id.0,
                 labels: n.labels.clone(),
-                properties: n.properties.iter().map(|(k, v)| (k.clone(), ResultValue::from(v))).collect(),
+                properties: n
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+                    .collect(),
             }),
             None => ResultValue::Null,
         },
@@ -120,7 +214,11 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
                 rel_type: e.rel_type.clone(),
                 start: e.start.0,
                 end: e.end.0,
-                properties: e.properties.iter().map(|(k, v)| (k.clone(), ResultValue::from(v))).collect(),
+                properties: e
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+                    .collect(),
             }),
             None => ResultValue::Null,
         },
@@ -185,7 +283,9 @@ struct StageInput {
 
 impl Operator for StageInput {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
-        let rows = self.rows.get_or_insert_with(|| std::mem::take(&mut *cx.stage_input.borrow_mut()).into_iter());
+        let rows = self
+            .rows
+            .get_or_insert_with(|| std::mem::take(&mut *cx.stage_input.borrow_mut()).into_iter());
         Ok(rows.next())
     }
 }
@@ -210,7 +310,10 @@ fn bound_value(b: &Bound<Val>) -> Result<Bound<Value>, QueryError> {
 fn count_arg(e: &CExpr, cx: &Cx<'_>, what: &str) -> Result<usize, QueryError> {
     match eval(e, &[], cx)? {
         Val::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
-        other => Err(QueryError::type_err(format!("{what} needs a non-negative integer, got {}", other.type_name()))),
+        other => Err(QueryError::type_err(format!(
+            "{what} needs a non-negative integer, got {}",
+            other.type_name()
+        ))),
     }
 }
 
@@ -222,15 +325,29 @@ impl Scan<'_> {
         Ok(match self.source {
             ScanSource::AllNodes => g.all_nodes()?,
             ScanSource::Label(l) => g.label_scan(l)?,
-            ScanSource::Seek { label, key, value, kind } => {
+            ScanSource::Seek {
+                label,
+                key,
+                value,
+                kind,
+            } => {
                 let v = eval(value, row, cx)?;
                 let found = match &v {
                     Val::Null => Some(Vec::new()),
                     Val::Str(_) | Val::Bool(_) => g.index_seek(label, key, &to_property(&v)?)?,
                     // Numeric equality goes through the ordered index so that 1 finds 1.0 too.
-                    Val::Int(_) | Val::Float(_) | Val::DateTime(_) if *kind == IndexKind::Ordered => {
+                    Val::Int(_) | Val::Float(_) | Val::DateTime(_)
+                        if *kind == IndexKind::Ordered =>
+                    {
                         let pv = to_property(&v)?;
-                        g.index_range(label, key, Bound::Included(&pv), Bound::Included(&pv), svc_engine::Order::Ascending, None)?
+                        g.index_range(
+                            label,
+                            key,
+                            Bound::Included(&pv),
+                            Bound::Included(&pv),
+                            svc_engine::Order::Ascending,
+                            None,
+                        )?
                     }
                     _ => None,
                 };
@@ -239,8 +356,18 @@ impl Scan<'_> {
                     None => g.label_scan(label)?,
                 }
             }
-            ScanSource::Range { label, key, lower, upper, order, limit } => {
-                let limit = limit.as_ref().map(|l| count_arg(l, cx, "LIMIT")).transpose()?;
+            ScanSource::Range {
+                label,
+                key,
+                lower,
+                upper,
+                order,
+                limit,
+            } => {
+                let limit = limit
+                    .as_ref()
+                    .map(|l| count_arg(l, cx, "LIMIT"))
+                    .transpose()?;
                 let (lo, hi) = (bound_value(lower)?, bound_value(upper)?);
                 match g.index_range(label, key, lo.as_ref(), hi.as_ref(), *order, limit)? {
                     Some(ids) => ids,
@@ -265,7 +392,9 @@ impl Operator for Scan<'_> {
                 }
                 self.current = None;
             }
-            let Some(row) = self.input.next(cx)? else { return Ok(None) };
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
             self.ids = self.candidates(&row, cx)?.into_iter();
             self.current = Some(row);
         }
@@ -289,20 +418,42 @@ fn rel_used(row: &[Val], slots: &[usize], edge: EdgeId) -> bool {
 
 impl Expand<'_> {
     fn expand_row(&self, row: Row, cx: &Cx<'_>) -> Result<Vec<Row>, QueryError> {
-        let Op::Expand { from, rel, to, types, direction, to_labels, rel_props, into, hops, distinct_from, .. } = self.plan else {
+        let Op::Expand {
+            from,
+            rel,
+            to,
+            types,
+            direction,
+            to_labels,
+            rel_props,
+            into,
+            hops,
+            distinct_from,
+            ..
+        } = self.plan
+        else {
             return Ok(Vec::new());
         };
         let start = match &row[*from] {
             Val::Node(id) => *id,
             Val::Null => return Ok(Vec::new()),
-            other => return Err(QueryError::type_err(format!("cannot expand from a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "cannot expand from a {}",
+                    other.type_name()
+                )))
+            }
         };
         let dirs: &[Direction] = match direction {
             Some(Direction::Outgoing) => &[Direction::Outgoing],
             Some(Direction::Incoming) => &[Direction::Incoming],
             None => &[Direction::Outgoing, Direction::Incoming],
         };
-        let type_filter = if types.len() == 1 { Some(types[0].as_str()) } else { None };
+        let type_filter = if types.len() == 1 {
+            Some(types[0].as_str())
+        } else {
+            None
+        };
         // One step from `node`: (edge, neighbour) pairs passing the type, uniqueness and
         // relationship-property checks.
         let step = |node: NodeId, path: &[EdgeId]| -> Result<Vec<(EdgeId, NodeId)>, QueryError> {
@@ -320,7 +471,9 @@ impl Expand<'_> {
                         continue;
                     }
                     if !rel_props.is_empty() {
-                        let Some(edge) = cx.edge(adj.edge)? else { continue };
+                        let Some(edge) = cx.edge(adj.edge)? else {
+                            continue;
+                        };
                         let mut ok = true;
                         for (k, v) in rel_props {
                             let want = eval(v, &row, cx)?;
@@ -371,7 +524,11 @@ impl Expand<'_> {
                 while let Some((node, path)) = stack.pop() {
                     cx.tick()?;
                     if path.len() as u32 >= *min && end_ok(node)? {
-                        emit(&mut out, Val::List(path.iter().map(|e| Val::Rel(*e)).collect()), node)?;
+                        emit(
+                            &mut out,
+                            Val::List(path.iter().map(|e| Val::Rel(*e)).collect()),
+                            node,
+                        )?;
                     }
                     if (path.len() as u32) < *max {
                         for (edge, n) in step(node, &path)?.into_iter().rev() {
@@ -393,7 +550,9 @@ impl Operator for Expand<'_> {
             if let Some(r) = self.pending.pop() {
                 return Ok(Some(r));
             }
-            let Some(row) = self.input.next(cx)? else { return Ok(None) };
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
             let mut rows = self.expand_row(row, cx)?;
             rows.reverse(); // pop() then yields them in adjacency order
             self.pending = rows;
@@ -425,8 +584,14 @@ struct Project<'p> {
 
 impl Operator for Project<'_> {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
-        let Some(mut row) = self.input.next(cx)? else { return Ok(None) };
-        let values = self.items.iter().map(|(_, e)| eval(e, &row, cx)).collect::<Result<Vec<_>, _>>()?;
+        let Some(mut row) = self.input.next(cx)? else {
+            return Ok(None);
+        };
+        let values = self
+            .items
+            .iter()
+            .map(|(_, e)| eval(e, &row, cx))
+            .collect::<Result<Vec<_>, _>>()?;
         for ((slot, _), v) in self.items.iter().zip(values) {
             row[*slot] = v;
         }
@@ -437,8 +602,15 @@ impl Operator for Project<'_> {
 /// Running state of one aggregate in one group.
 enum AggState {
     Count(i64),
-    Sum { int: i64, float: f64, is_float: bool },
-    Avg { sum: f64, n: u64 },
+    Sum {
+        int: i64,
+        float: f64,
+        is_float: bool,
+    },
+    Avg {
+        sum: f64,
+        n: u64,
+    },
     Extreme(Option<Val>),
     Collect(Vec<Val>),
 }
@@ -447,7 +619,11 @@ impl AggState {
     fn new(kind: AggKind) -> Self {
         match kind {
             AggKind::Count => AggState::Count(0),
-            AggKind::Sum => AggState::Sum { int: 0, float: 0.0, is_float: false },
+            AggKind::Sum => AggState::Sum {
+                int: 0,
+                float: 0.0,
+                is_float: false,
+            },
             AggKind::Avg => AggState::Avg { sum: 0.0, n: 0 },
             AggKind::Min | AggKind::Max => AggState::Extreme(None),
             AggKind::Collect => AggState::Collect(Vec::new()),
@@ -457,9 +633,15 @@ impl AggState {
     fn add(&mut self, kind: AggKind, v: Val) -> Result<(), QueryError> {
         match self {
             AggState::Count(n) => *n += 1,
-            AggState::Sum { int, float, is_float } => match v {
+            AggState::Sum {
+                int,
+                float,
+                is_float,
+            } => match v {
                 Val::Int(i) if !*is_float => {
-                    *int = int.checked_add(i).ok_or_else(|| QueryError::Arithmetic("integer overflow in sum()".into()))?
+                    *int = int
+                        .checked_add(i)
+                        .ok_or_else(|| QueryError::Arithmetic("integer overflow in sum()".into()))?
                 }
                 Val::Int(i) => *float += i as f64,
                 Val::Float(f) => {
@@ -469,14 +651,24 @@ impl AggState {
                     }
                     *float += f;
                 }
-                other => return Err(QueryError::type_err(format!("sum() cannot add a {}", other.type_name()))),
+                other => {
+                    return Err(QueryError::type_err(format!(
+                        "sum() cannot add a {}",
+                        other.type_name()
+                    )))
+                }
             },
             AggState::Avg { sum, n } => match v.as_f64() {
                 Some(x) => {
                     *sum += x;
                     *n += 1;
                 }
-                None => return Err(QueryError::type_err(format!("avg() cannot average a {}", v.type_name()))),
+                None => {
+                    return Err(QueryError::type_err(format!(
+                        "avg() cannot average a {}",
+                        v.type_name()
+                    )))
+                }
             },
             AggState::Extreme(best) => {
                 let replace = match best {
@@ -502,7 +694,11 @@ impl AggState {
     fn finish(self) -> Val {
         match self {
             AggState::Count(n) => Val::Int(n),
-            AggState::Sum { int, float, is_float } => {
+            AggState::Sum {
+                int,
+                float,
+                is_float,
+            } => {
                 if is_float {
                     Val::Float(float)
                 } else {
@@ -547,7 +743,11 @@ impl Aggregate<'_> {
         };
         while let Some(row) = self.input.next(cx)? {
             cx.tick()?;
-            let keys = self.keys.iter().map(|(_, e)| eval(e, &row, cx)).collect::<Result<Vec<_>, _>>()?;
+            let keys = self
+                .keys
+                .iter()
+                .map(|(_, e)| eval(e, &row, cx))
+                .collect::<Result<Vec<_>, _>>()?;
             let k = key_of(&keys);
             let g = match index.get(&k) {
                 Some(g) => *g,
@@ -645,7 +845,11 @@ impl Sort<'_> {
     fn run(&mut self, cx: &Cx<'_>) -> Result<Vec<Row>, QueryError> {
         let keep = match self.limit {
             Some(l) => {
-                let skip = self.skip.map(|s| count_arg(s, cx, "SKIP")).transpose()?.unwrap_or(0);
+                let skip = self
+                    .skip
+                    .map(|s| count_arg(s, cx, "SKIP"))
+                    .transpose()?
+                    .unwrap_or(0);
                 Some(skip.saturating_add(count_arg(l, cx, "LIMIT")?))
             }
             None => None,
@@ -664,7 +868,11 @@ impl Sort<'_> {
         let mut seq = 0;
         while let Some(row) = self.input.next(cx)? {
             cx.tick()?;
-            let k = self.keys.iter().map(|(e, _)| eval(e, &row, cx)).collect::<Result<Vec<_>, _>>()?;
+            let k = self
+                .keys
+                .iter()
+                .map(|(e, _)| eval(e, &row, cx))
+                .collect::<Result<Vec<_>, _>>()?;
             rows.push((k, seq, row));
             seq += 1;
             match keep {
@@ -750,7 +958,9 @@ impl Operator for Unwind<'_> {
             if let Some(r) = self.pending.pop() {
                 return Ok(Some(r));
             }
-            let Some(row) = self.input.next(cx)? else { return Ok(None) };
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
             let items = match eval(self.expr, &row, cx)? {
                 Val::List(items) => items,
                 Val::Null => Vec::new(),
@@ -796,7 +1006,9 @@ impl Operator for Optional<'_> {
                     return Ok(Some(row)); // no match: the new variables stay null
                 }
             }
-            let Some(row) = self.input.next(cx)? else { return Ok(None) };
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
             {
                 let mut args = cx.args.borrow_mut();
                 if args.len() <= self.arg {

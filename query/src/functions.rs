@@ -87,7 +87,9 @@ impl Func {
             _ => return Err(QueryError::UnknownFunction(name.to_owned())),
         };
         if arity < min || arity > max {
-            return Err(QueryError::semantic(format!("{name}() does not take {arity} argument(s)")));
+            return Err(QueryError::semantic(format!(
+                "{name}() does not take {arity} argument(s)"
+            )));
         }
         Ok(f)
     }
@@ -123,13 +125,19 @@ pub(crate) fn call_pure(f: Func, mut args: Vec<Val>) -> Result<Val, QueryError> 
         (Func::ToInteger, Val::Float(x)) => float_to_int(x.trunc()),
         (Func::ToInteger, Val::Str(s)) => match s.trim().parse::<i64>() {
             Ok(i) => Val::Int(i),
-            Err(_) => s.trim().parse::<f64>().map_or(Val::Null, |x| float_to_int(x.trunc())),
+            Err(_) => s
+                .trim()
+                .parse::<f64>()
+                .map_or(Val::Null, |x| float_to_int(x.trunc())),
         },
         (Func::ToInteger, Val::Bool(b)) => Val::Int(i64::from(b)),
         (Func::ToFloat, Val::Int(i)) => Val::Float(i as f64),
         (Func::ToFloat, Val::Float(x)) => Val::Float(x),
         (Func::ToFloat, Val::Str(s)) => s.trim().parse::<f64>().map_or(Val::Null, Val::Float),
-        (Func::Abs, Val::Int(i)) => Val::Int(i.checked_abs().ok_or_else(|| QueryError::Arithmetic("integer overflow in abs()".into()))?),
+        (Func::Abs, Val::Int(i)) => Val::Int(
+            i.checked_abs()
+                .ok_or_else(|| QueryError::Arithmetic("integer overflow in abs()".into()))?,
+        ),
         (Func::Abs, Val::Float(x)) => Val::Float(x.abs()),
         (Func::Round, Val::Int(i)) => Val::Float(i as f64),
         (Func::Round, Val::Float(x)) => Val::Float(x.round()),
@@ -157,6 +165,11 @@ fn float_to_int(x: f64) -> Val {
 /// Parses an RFC 3339 timestamp into microseconds since the epoch.
 pub(crate) fn parse_datetime(s: &str) -> Result<i64, QueryError> {
     let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-        .map_err(|e| QueryError::type_err(format!("datetime() needs an RFC 3339 timestamp such as 2024-05-01T12:00:00Z ({e})")))?;
-    i64::try_from(t.unix_timestamp_nanos() / 1_000).map_err(|_| QueryError::type_err("datetime out of range"))
+        .map_err(|e| {
+            QueryError::type_err(format!(
+                "datetime() needs an RFC 3339 timestamp such as 2024-05-01T12:00:00Z ({e})"
+            ))
+        })?;
+    i64::try_from(t.unix_timestamp_nanos() / 1_000)
+        .map_err(|_| QueryError::type_err("datetime out of range"))
 }

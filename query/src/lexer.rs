@@ -69,7 +69,10 @@ pub(crate) struct LexError {
 
 impl<'a> nom::error::ParseError<&'a str> for LexError {
     fn from_error_kind(input: &'a str, _kind: nom::error::ErrorKind) -> Self {
-        LexError { remaining: input.len(), message: None }
+        LexError {
+            remaining: input.len(),
+            message: None,
+        }
     }
     fn append(_input: &'a str, _kind: nom::error::ErrorKind, other: Self) -> Self {
         other
@@ -77,7 +80,10 @@ impl<'a> nom::error::ParseError<&'a str> for LexError {
 }
 
 fn fail<T>(input: &str, message: impl Into<String>) -> LexResult<'_, T> {
-    Err(nom::Err::Failure(LexError { remaining: input.len(), message: Some(message.into()) }))
+    Err(nom::Err::Failure(LexError {
+        remaining: input.len(),
+        message: Some(message.into()),
+    }))
 }
 
 /// Splits the whole text into tokens, ending with `Eof`.
@@ -91,7 +97,10 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
         };
         let offset = text.len() - rest.len();
         if rest.is_empty() {
-            tokens.push(Token { tok: Tok::Eof, offset });
+            tokens.push(Token {
+                tok: Tok::Eof,
+                offset,
+            });
             return Ok(tokens);
         }
         match token(rest) {
@@ -110,7 +119,10 @@ fn lex_error(text: &str, e: nom::Err<LexError>) -> QueryError {
         nom::Err::Incomplete(_) => (0, None),
     };
     let offset = text.len().saturating_sub(remaining);
-    let found = text.get(offset..).and_then(|s| s.chars().next()).map_or("end of input".to_owned(), |c| format!("'{c}'"));
+    let found = text
+        .get(offset..)
+        .and_then(|s| s.chars().next())
+        .map_or("end of input".to_owned(), |c| format!("'{c}'"));
     QueryError::InvalidToken {
         position: position_of(text, offset),
         message: message.unwrap_or_else(|| format!("unexpected character {found}")),
@@ -136,7 +148,14 @@ fn skip_trivia(mut input: &str) -> LexResult<'_, ()> {
 
 // token = number | string | quoted_name | parameter | word | punctuation
 fn token(input: &str) -> LexResult<'_, Tok> {
-    alt((number, string_literal, quoted_name, parameter, word, punctuation))(input)
+    alt((
+        number,
+        string_literal,
+        quoted_name,
+        parameter,
+        word,
+        punctuation,
+    ))(input)
 }
 
 fn is_word_start(c: char) -> bool {
@@ -238,14 +257,23 @@ fn string_literal(input: &str) -> LexResult<'_, Tok> {
             'b' => out.push('\u{8}'),
             'f' => out.push('\u{c}'),
             'u' => {
-                let hex = rest.get(..4).filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
-                let ch = hex.and_then(|h| u32::from_str_radix(h, 16).ok()).and_then(char::from_u32);
+                let hex = rest
+                    .get(..4)
+                    .filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()));
+                let ch = hex
+                    .and_then(|h| u32::from_str_radix(h, 16).ok())
+                    .and_then(char::from_u32);
                 match ch {
                     Some(ch) => {
                         out.push(ch);
                         rest = &rest[4..];
                     }
-                    None => return fail(rest, "invalid \\u escape (expected four hex digits of a valid character)"),
+                    None => {
+                        return fail(
+                            rest,
+                            "invalid \\u escape (expected four hex digits of a valid character)",
+                        )
+                    }
                 }
             }
             other => return fail(rest, format!("invalid escape sequence \\{other}")),
@@ -260,7 +288,10 @@ fn punctuation(input: &str) -> LexResult<'_, Tok> {
             return Ok((rest, Tok::Punct(p)));
         }
     }
-    Err(nom::Err::Error(LexError { remaining: input.len(), message: None }))
+    Err(nom::Err::Error(LexError {
+        remaining: input.len(),
+        message: None,
+    }))
 }
 
 #[cfg(test)]
@@ -268,7 +299,11 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<Tok> {
-        tokenize(text).expect("lexes").into_iter().map(|t| t.tok).collect()
+        tokenize(text)
+            .expect("lexes")
+            .into_iter()
+            .map(|t| t.tok)
+            .collect()
     }
 
     #[test]
@@ -303,15 +338,30 @@ mod tests {
     fn ranges_are_not_floats() {
         assert_eq!(
             kinds("*1..3"),
-            vec![Tok::Punct("*"), Tok::Integer("1".into()), Tok::Punct(".."), Tok::Integer("3".into()), Tok::Eof]
+            vec![
+                Tok::Punct("*"),
+                Tok::Integer("1".into()),
+                Tok::Punct(".."),
+                Tok::Integer("3".into()),
+                Tok::Eof
+            ]
         );
     }
 
     #[test]
     fn strings_and_escapes() {
-        assert_eq!(kinds(r#"'a\'b' "c\"\n\u00e9""#), vec![Tok::Str("a'b".into()), Tok::Str("c\"\né".into()), Tok::Eof]);
-        assert_eq!(kinds("`we``ird`"), vec![Tok::Quoted("we`ird".into()), Tok::Eof]);
-        assert_eq!(kinds("/* x */ a /* y */"), vec![Tok::Ident("a".into()), Tok::Eof]);
+        assert_eq!(
+            kinds(r#"'a\'b' "c\"\n\u00e9""#),
+            vec![Tok::Str("a'b".into()), Tok::Str("c\"\né".into()), Tok::Eof]
+        );
+        assert_eq!(
+            kinds("`we``ird`"),
+            vec![Tok::Quoted("we`ird".into()), Tok::Eof]
+        );
+        assert_eq!(
+            kinds("/* x */ a /* y */"),
+            vec![Tok::Ident("a".into()), Tok::Eof]
+        );
     }
 
     #[test]
@@ -326,6 +376,9 @@ mod tests {
 
     #[test]
     fn lookalike_letters_are_plain_words() {
-        assert_eq!(kinds("ＣＲＥＡＴＥ"), vec![Tok::Ident("ＣＲＥＡＴＥ".into()), Tok::Eof]);
+        assert_eq!(
+            kinds("ＣＲＥＡＴＥ"),
+            vec![Tok::Ident("ＣＲＥＡＴＥ".into()), Tok::Eof]
+        );
     }
 }

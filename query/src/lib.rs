@@ -67,7 +67,9 @@ use std::time::Instant;
 pub use ast::Statement;
 pub use error::{Position, QueryError};
 pub use parser::MAX_DEPTH;
-pub use result::{Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue};
+pub use result::{
+    Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,
+};
 pub use svc_engine::{GraphRead, GraphWrite};
 
 use ast::Mode;
@@ -79,7 +81,12 @@ pub fn parse(text: &str) -> Result<Statement, QueryError> {
 
 /// Runs a read-only statement. Any write clause is refused with `write_not_allowed` before
 /// anything is planned; the graph handle is read-only in any case.
-pub fn run_read<G: GraphRead>(g: &G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<QueryResult, QueryError> {
+pub fn run_read<G: GraphRead>(
+    g: &G,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<QueryResult, QueryError> {
     if let Some(clause) = stmt.first_write_clause() {
         return Err(QueryError::WriteNotAllowed { clause });
     }
@@ -92,16 +99,29 @@ pub fn run_read<G: GraphRead>(g: &G, stmt: &Statement, params: &Params, limits: 
     let profile = stmt.mode == Mode::Profile;
     let cx = eval::Cx::new(g, limits, deadline, planned.operators, profile);
     let rows = match planned.stages.as_slice() {
-        [plan::Stage::Read(p)] => exec::produce(p, planned.width, &planned.out_slots, &cx, profile)?,
+        [plan::Stage::Read(p)] => {
+            exec::produce(p, planned.width, &planned.out_slots, &cx, profile)?
+        }
         _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
     };
     let figures = cx.profile.as_ref().map(|p| p.borrow().clone());
-    Ok(finish(&planned, rows, figures, QueryStats::default(), start))
+    Ok(finish(
+        &planned,
+        rows,
+        figures,
+        QueryStats::default(),
+        start,
+    ))
 }
 
 /// Runs any statement, reads and writes, against a writable graph (for JWT users). Call it
 /// inside one write transaction and abort that transaction if it returns an error.
-pub fn run_write<G: GraphWrite>(g: &mut G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<QueryResult, QueryError> {
+pub fn run_write<G: GraphWrite>(
+    g: &mut G,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<QueryResult, QueryError> {
     let start = Instant::now();
     let deadline = start + limits.time;
     let planned = plan::plan(&*g, stmt, params, limits)?;
@@ -111,20 +131,42 @@ pub fn run_write<G: GraphWrite>(g: &mut G, stmt: &Statement, params: &Params, li
     let profile = stmt.mode == Mode::Profile;
     let mut stats = QueryStats::default();
     let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)?;
-    Ok(finish(&planned, outcome.rows, profile.then_some(outcome.profile), stats, start))
+    Ok(finish(
+        &planned,
+        outcome.rows,
+        profile.then_some(outcome.profile),
+        stats,
+        start,
+    ))
 }
 
 /// The plan a statement would run with, without running it.
-pub fn explain<G: GraphRead>(g: &G, stmt: &Statement, params: &Params, limits: &Limits) -> Result<PlanTree, QueryError> {
+pub fn explain<G: GraphRead>(
+    g: &G,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<PlanTree, QueryError> {
     let planned = plan::plan(g, stmt, params, limits)?;
     Ok(plan::render(&planned, None))
 }
 
 fn explained(planned: &plan::Planned) -> QueryResult {
-    QueryResult { columns: planned.columns.clone(), rows: Vec::new(), plan: Some(plan::render(planned, None)), stats: QueryStats::default() }
+    QueryResult {
+        columns: planned.columns.clone(),
+        rows: Vec::new(),
+        plan: Some(plan::render(planned, None)),
+        stats: QueryStats::default(),
+    }
 }
 
-fn finish(planned: &plan::Planned, rows: Vec<Vec<ResultValue>>, figures: Option<Vec<(u64, u64)>>, mut stats: QueryStats, start: Instant) -> QueryResult {
+fn finish(
+    planned: &plan::Planned,
+    rows: Vec<Vec<ResultValue>>,
+    figures: Option<Vec<(u64, u64)>>,
+    mut stats: QueryStats,
+    start: Instant,
+) -> QueryResult {
     stats.rows = rows.len() as u64;
     stats.elapsed_us = start.elapsed().as_micros() as u64;
     let plan = figures.map(|f| {
@@ -133,5 +175,10 @@ fn finish(planned: &plan::Planned, rows: Vec<Vec<ResultValue>>, figures: Option<
         tree.time_us = Some(stats.elapsed_us);
         tree
     });
-    QueryResult { columns: planned.columns.clone(), rows, plan, stats }
+    QueryResult {
+        columns: planned.columns.clone(),
+        rows,
+        plan,
+        stats,
+    }
 }

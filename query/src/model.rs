@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use svc_engine::{
-    AdjacentEdge, Direction, Edge, EdgeId, EngineError, GraphRead, GraphWrite, IndexKind, Node, NodeId, Order, Properties, Value,
+    AdjacentEdge, Direction, Edge, EdgeId, EngineError, GraphRead, GraphWrite, IndexKind, Node,
+    NodeId, Order, Properties, Value,
 };
 
 /// The property indexes the service declares (label, property, kind).
@@ -43,20 +44,29 @@ pub struct ModelGraph {
 impl ModelGraph {
     /// An empty graph with no indexes (every plan uses label scans).
     pub fn new() -> Self {
-        ModelGraph { next_id: 1, ..Default::default() }
+        ModelGraph {
+            next_id: 1,
+            ..Default::default()
+        }
     }
 
     /// An empty graph declaring `indexes`.
     pub fn with_indexes(indexes: &[(&str, &str, IndexKind)]) -> Self {
         let mut g = ModelGraph::new();
-        g.indexes = indexes.iter().map(|(l, p, k)| (l.to_string(), p.to_string(), *k)).collect();
+        g.indexes = indexes
+            .iter()
+            .map(|(l, p, k)| (l.to_string(), p.to_string(), *k))
+            .collect();
         g
     }
 
     /// The same data with the given indexes (to run one graph both ways).
     pub fn reindexed(&self, indexes: &[(&str, &str, IndexKind)]) -> Self {
         let mut g = self.clone();
-        g.indexes = indexes.iter().map(|(l, p, k)| (l.to_string(), p.to_string(), *k)).collect();
+        g.indexes = indexes
+            .iter()
+            .map(|(l, p, k)| (l.to_string(), p.to_string(), *k))
+            .collect();
         g
     }
 
@@ -76,7 +86,10 @@ impl ModelGraph {
     fn indexed_nodes(&self, label: &str, property: &str) -> impl Iterator<Item = (&Node, &Value)> {
         let label = label.to_owned();
         let property = property.to_owned();
-        self.nodes.values().filter(move |n| n.has_label(&label)).filter_map(move |n| n.get(&property).map(|v| (n, v)))
+        self.nodes
+            .values()
+            .filter(move |n| n.has_label(&label))
+            .filter_map(move |n| n.get(&property).map(|v| (n, v)))
     }
 }
 
@@ -117,7 +130,12 @@ impl GraphRead for ModelGraph {
     }
 
     fn label_scan(&self, label: &str) -> Result<Vec<NodeId>, EngineError> {
-        Ok(self.nodes.values().filter(|n| n.has_label(label)).map(|n| n.id).collect())
+        Ok(self
+            .nodes
+            .values()
+            .filter(|n| n.has_label(label))
+            .map(|n| n.id)
+            .collect())
     }
 
     fn all_nodes(&self) -> Result<Vec<NodeId>, EngineError> {
@@ -128,7 +146,12 @@ impl GraphRead for ModelGraph {
         Ok(self.nodes.len() as u64)
     }
 
-    fn adjacent(&self, id: NodeId, direction: Direction, rel_type: Option<&str>) -> Result<Vec<AdjacentEdge>, EngineError> {
+    fn adjacent(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+    ) -> Result<Vec<AdjacentEdge>, EngineError> {
         Ok(self
             .edges
             .values()
@@ -139,21 +162,41 @@ impl GraphRead for ModelGraph {
                     Direction::Incoming if e.end == id => e.start,
                     _ => return None,
                 };
-                Some(AdjacentEdge { edge: e.id, rel_type: e.rel_type.clone(), neighbour, direction })
+                Some(AdjacentEdge {
+                    edge: e.id,
+                    rel_type: e.rel_type.clone(),
+                    neighbour,
+                    direction,
+                })
             })
             .collect())
     }
 
-    fn degree(&self, id: NodeId, direction: Direction, rel_type: Option<&str>) -> Result<u64, EngineError> {
+    fn degree(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+    ) -> Result<u64, EngineError> {
         Ok(self.adjacent(id, direction, rel_type)?.len() as u64)
     }
 
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
-        self.indexes.iter().find(|(l, p, _)| l == label && p == property).map(|(_, _, k)| *k)
+        self.indexes
+            .iter()
+            .find(|(l, p, _)| l == label && p == property)
+            .map(|(_, _, k)| *k)
     }
 
-    fn index_seek(&self, label: &str, property: &str, value: &Value) -> Result<Option<Vec<NodeId>>, EngineError> {
-        let Some(kind) = self.index_kind(label, property) else { return Ok(None) };
+    fn index_seek(
+        &self,
+        label: &str,
+        property: &str,
+        value: &Value,
+    ) -> Result<Option<Vec<NodeId>>, EngineError> {
+        let Some(kind) = self.index_kind(label, property) else {
+            return Ok(None);
+        };
         Ok(Some(
             self.indexed_nodes(label, property)
                 .filter(|(_, v)| match kind {
@@ -177,9 +220,16 @@ impl GraphRead for ModelGraph {
         if self.index_kind(label, property) != Some(IndexKind::Ordered) {
             return Ok(None);
         }
-        let mut hits: Vec<(&Value, NodeId)> =
-            self.indexed_nodes(label, property).filter(|(_, v)| within(v, lower, upper)).map(|(n, v)| (v, n.id)).collect();
-        hits.sort_by(|a, b| ordered_cmp(a.0, b.0).unwrap_or(std::cmp::Ordering::Equal).then(a.1.cmp(&b.1)));
+        let mut hits: Vec<(&Value, NodeId)> = self
+            .indexed_nodes(label, property)
+            .filter(|(_, v)| within(v, lower, upper))
+            .map(|(n, v)| (v, n.id))
+            .collect();
+        hits.sort_by(|a, b| {
+            ordered_cmp(a.0, b.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(&b.1))
+        });
         if order == Order::Descending {
             hits.reverse();
         }
@@ -192,7 +242,11 @@ impl GraphRead for ModelGraph {
 }
 
 impl GraphWrite for ModelGraph {
-    fn create_node(&mut self, labels: &[&str], properties: Properties) -> Result<NodeId, EngineError> {
+    fn create_node(
+        &mut self,
+        labels: &[&str],
+        properties: Properties,
+    ) -> Result<NodeId, EngineError> {
         let id = NodeId(self.alloc());
         let mut ls: Vec<String> = Vec::new();
         for l in labels {
@@ -200,12 +254,27 @@ impl GraphWrite for ModelGraph {
                 ls.push(l.to_string());
             }
         }
-        let properties = properties.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        self.nodes.insert(id, Node { id, labels: ls, properties });
+        let properties = properties
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect();
+        self.nodes.insert(
+            id,
+            Node {
+                id,
+                labels: ls,
+                properties,
+            },
+        );
         Ok(id)
     }
 
-    fn set_node_property(&mut self, id: NodeId, key: &str, value: Value) -> Result<(), EngineError> {
+    fn set_node_property(
+        &mut self,
+        id: NodeId,
+        key: &str,
+        value: Value,
+    ) -> Result<(), EngineError> {
         let n = self.node_mut(id)?;
         if value.is_null() {
             n.properties.remove(key);
@@ -215,8 +284,15 @@ impl GraphWrite for ModelGraph {
         Ok(())
     }
 
-    fn replace_node_properties(&mut self, id: NodeId, properties: Properties) -> Result<(), EngineError> {
-        self.node_mut(id)?.properties = properties.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    fn replace_node_properties(
+        &mut self,
+        id: NodeId,
+        properties: Properties,
+    ) -> Result<(), EngineError> {
+        self.node_mut(id)?.properties = properties
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect();
         Ok(())
     }
 
@@ -252,19 +328,42 @@ impl GraphWrite for ModelGraph {
         Ok(())
     }
 
-    fn create_edge(&mut self, start: NodeId, end: NodeId, rel_type: &str, properties: Properties) -> Result<EdgeId, EngineError> {
+    fn create_edge(
+        &mut self,
+        start: NodeId,
+        end: NodeId,
+        rel_type: &str,
+        properties: Properties,
+    ) -> Result<EdgeId, EngineError> {
         for n in [start, end] {
             if !self.nodes.contains_key(&n) {
                 return Err(EngineError::NodeNotFound(n));
             }
         }
         let id = EdgeId(self.alloc());
-        let properties = properties.into_iter().filter(|(_, v)| !v.is_null()).collect();
-        self.edges.insert(id, Edge { id, rel_type: rel_type.to_owned(), start, end, properties });
+        let properties = properties
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect();
+        self.edges.insert(
+            id,
+            Edge {
+                id,
+                rel_type: rel_type.to_owned(),
+                start,
+                end,
+                properties,
+            },
+        );
         Ok(id)
     }
 
-    fn set_edge_property(&mut self, id: EdgeId, key: &str, value: Value) -> Result<(), EngineError> {
+    fn set_edge_property(
+        &mut self,
+        id: EdgeId,
+        key: &str,
+        value: Value,
+    ) -> Result<(), EngineError> {
         let e = self.edge_mut(id)?;
         if value.is_null() {
             e.properties.remove(key);
@@ -274,12 +373,22 @@ impl GraphWrite for ModelGraph {
         Ok(())
     }
 
-    fn replace_edge_properties(&mut self, id: EdgeId, properties: Properties) -> Result<(), EngineError> {
-        self.edge_mut(id)?.properties = properties.into_iter().filter(|(_, v)| !v.is_null()).collect();
+    fn replace_edge_properties(
+        &mut self,
+        id: EdgeId,
+        properties: Properties,
+    ) -> Result<(), EngineError> {
+        self.edge_mut(id)?.properties = properties
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .collect();
         Ok(())
     }
 
     fn delete_edge(&mut self, id: EdgeId) -> Result<(), EngineError> {
-        self.edges.remove(&id).map(|_| ()).ok_or(EngineError::EdgeNotFound(id))
+        self.edges
+            .remove(&id)
+            .map(|_| ())
+            .ok_or(EngineError::EdgeNotFound(id))
     }
 }

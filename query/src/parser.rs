@@ -23,21 +23,34 @@ pub const MAX_DEPTH: u32 = 64;
 /// Parses one statement.
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
     let tokens = tokenize(text)?;
-    let ctx = Ctx { depth: Cell::new(0), furthest: RefCell::new((usize::MAX, Vec::new())) };
-    let input = Input { toks: &tokens, ctx: &ctx };
+    let ctx = Ctx {
+        depth: Cell::new(0),
+        furthest: RefCell::new((usize::MAX, Vec::new())),
+    };
+    let input = Input {
+        toks: &tokens,
+        ctx: &ctx,
+    };
     match statement(input) {
         Ok((_, stmt)) => Ok(stmt),
-        Err(nom::Err::Failure(PErr::Fatal { offset, kind })) | Err(nom::Err::Error(PErr::Fatal { offset, kind })) => {
+        Err(nom::Err::Failure(PErr::Fatal { offset, kind }))
+        | Err(nom::Err::Error(PErr::Fatal { offset, kind })) => {
             let position = position_of(text, offset);
             Err(match kind {
                 Fatal::Unsupported(what) => QueryError::Unsupported { position, what },
                 Fatal::Invalid(message) => QueryError::InvalidToken { position, message },
-                Fatal::TooDeep => QueryError::TooDeep { position, limit: MAX_DEPTH },
+                Fatal::TooDeep => QueryError::TooDeep {
+                    position,
+                    limit: MAX_DEPTH,
+                },
             })
         }
         Err(_) => {
             let (remaining, expected) = ctx.furthest.take();
-            let index = tokens.len().saturating_sub(remaining).min(tokens.len().saturating_sub(1));
+            let index = tokens
+                .len()
+                .saturating_sub(remaining)
+                .min(tokens.len().saturating_sub(1));
             let token = &tokens[index];
             Err(QueryError::Syntax {
                 position: position_of(text, token.offset),
@@ -97,7 +110,10 @@ impl<'a> Input<'a> {
         self.toks.first().map_or(0, |t| t.offset)
     }
     fn advance(self, n: usize) -> Self {
-        Input { toks: self.toks.get(n..).unwrap_or(&[]), ctx: self.ctx }
+        Input {
+            toks: self.toks.get(n..).unwrap_or(&[]),
+            ctx: self.ctx,
+        }
     }
     fn is_kw(&self, word: &str) -> bool {
         matches!(self.peek(), Tok::Ident(w) if w.eq_ignore_ascii_case(word))
@@ -122,7 +138,10 @@ impl<'a> Input<'a> {
     }
 
     fn fatal(self, kind: Fatal) -> nom::Err<PErr> {
-        nom::Err::Failure(PErr::Fatal { offset: self.offset(), kind })
+        nom::Err::Failure(PErr::Fatal {
+            offset: self.offset(),
+            kind,
+        })
     }
 
     fn unsupported(self, what: impl Into<String>) -> nom::Err<PErr> {
@@ -184,11 +203,23 @@ impl Drop for DepthGuard<'_> {
 
 /// A keyword, in any letter case.
 fn kw<'a>(word: &'static str) -> impl Fn(Input<'a>) -> PResult<'a, ()> {
-    move |i: Input<'a>| if i.is_kw(word) { Ok((i.advance(1), ())) } else { Err(i.expected(word)) }
+    move |i: Input<'a>| {
+        if i.is_kw(word) {
+            Ok((i.advance(1), ()))
+        } else {
+            Err(i.expected(word))
+        }
+    }
 }
 
 fn punct<'a>(p: &'static str) -> impl Fn(Input<'a>) -> PResult<'a, ()> {
-    move |i: Input<'a>| if i.is_punct(p) { Ok((i.advance(1), ())) } else { Err(i.expected(p)) }
+    move |i: Input<'a>| {
+        if i.is_punct(p) {
+            Ok((i.advance(1), ()))
+        } else {
+            Err(i.expected(p))
+        }
+    }
 }
 
 // variable = word that is not a keyword | quoted_name
@@ -223,8 +254,26 @@ fn unsigned(i: Input<'_>) -> PResult<'_, u32> {
 
 /// Clause keywords outside the subset, refused with a clear message.
 const UNSUPPORTED_CLAUSES: &[&str] = &[
-    "CALL", "LOAD", "FOREACH", "USE", "UNION", "DROP", "SHOW", "START", "STOP", "GRANT", "DENY", "REVOKE", "ALTER",
-    "TERMINATE", "FINISH", "INSERT", "FILTER", "LET", "ENABLE", "RENAME",
+    "CALL",
+    "LOAD",
+    "FOREACH",
+    "USE",
+    "UNION",
+    "DROP",
+    "SHOW",
+    "START",
+    "STOP",
+    "GRANT",
+    "DENY",
+    "REVOKE",
+    "ALTER",
+    "TERMINATE",
+    "FINISH",
+    "INSERT",
+    "FILTER",
+    "LET",
+    "ENABLE",
+    "RENAME",
 ];
 
 // statement = [EXPLAIN | PROFILE] clause { clause } [";"] end_of_input
@@ -256,7 +305,8 @@ fn statement(i: Input<'_>) -> PResult<'_, Statement> {
     if clauses.is_empty() {
         return Err(nom::Err::Error(PErr::Backtrack));
     }
-    let last_ok = matches!(clauses.last(), Some(c) if c.is_write() || matches!(c, Clause::Return(_)));
+    let last_ok =
+        matches!(clauses.last(), Some(c) if c.is_write() || matches!(c, Clause::Return(_)));
     if i.is_kw("UNION") {
         return Err(i.unsupported("UNION"));
     }
@@ -273,10 +323,15 @@ fn statement(i: Input<'_>) -> PResult<'_, Statement> {
 // clause = match | unwind | with | return | create | merge | set | remove | delete
 fn clause(i: Input<'_>) -> PResult<'_, Clause> {
     if let Tok::Ident(w) = i.peek() {
-        if let Some(k) = UNSUPPORTED_CLAUSES.iter().find(|k| k.eq_ignore_ascii_case(w)) {
+        if let Some(k) = UNSUPPORTED_CLAUSES
+            .iter()
+            .find(|k| k.eq_ignore_ascii_case(w))
+        {
             return Err(i.unsupported(format!("the {k} clause")));
         }
-        if (w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("MERGE")) && matches!(i.peek_at(1), Tok::Ident(_)) {
+        if (w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("MERGE"))
+            && matches!(i.peek_at(1), Tok::Ident(_))
+        {
             return Err(i.unsupported("schema and administration commands"));
         }
     }
@@ -307,7 +362,18 @@ fn clause(i: Input<'_>) -> PResult<'_, Clause> {
     if i.is_kw("DELETE") || i.is_kw("DETACH") {
         return delete_clause(i);
     }
-    for k in ["MATCH", "OPTIONAL MATCH", "UNWIND", "WITH", "RETURN", "CREATE", "MERGE", "SET", "REMOVE", "DELETE"] {
+    for k in [
+        "MATCH",
+        "OPTIONAL MATCH",
+        "UNWIND",
+        "WITH",
+        "RETURN",
+        "CREATE",
+        "MERGE",
+        "SET",
+        "REMOVE",
+        "DELETE",
+    ] {
         i.expected(k);
     }
     Err(nom::Err::Error(PErr::Backtrack))
@@ -319,7 +385,14 @@ fn match_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("MATCH")(i)?;
     let (i, patterns) = pattern_list(i)?;
     let (i, where_) = opt_where(i)?;
-    Ok((i, Clause::Match(Match { optional: optional.is_some(), patterns, where_ })))
+    Ok((
+        i,
+        Clause::Match(Match {
+            optional: optional.is_some(),
+            patterns,
+            where_,
+        }),
+    ))
 }
 
 // opt_where = [WHERE expr]
@@ -393,7 +466,17 @@ fn projection(i: Input<'_>) -> PResult<'_, Projection> {
         i.expected("LIMIT");
         (i, None)
     };
-    Ok((i, Projection { distinct: distinct.is_some(), star, items, order_by, skip, limit }))
+    Ok((
+        i,
+        Projection {
+            distinct: distinct.is_some(),
+            star,
+            items,
+            order_by,
+            skip,
+            limit,
+        },
+    ))
 }
 
 // projection_item = expr [AS variable]
@@ -401,10 +484,22 @@ fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
     let (i, e) = expr(i)?;
     if i.is_kw("AS") {
         let (i, alias) = variable(i.advance(1))?;
-        Ok((i, ProjectionItem { expr: e, alias: Some(alias) }))
+        Ok((
+            i,
+            ProjectionItem {
+                expr: e,
+                alias: Some(alias),
+            },
+        ))
     } else {
         i.expected("AS");
-        Ok((i, ProjectionItem { expr: e, alias: None }))
+        Ok((
+            i,
+            ProjectionItem {
+                expr: e,
+                alias: None,
+            },
+        ))
     }
 }
 
@@ -412,14 +507,32 @@ fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
 fn sort_item(i: Input<'_>) -> PResult<'_, SortItem> {
     let (i, e) = expr(i)?;
     if i.is_kw("DESC") || i.is_kw("DESCENDING") {
-        return Ok((i.advance(1), SortItem { expr: e, descending: true }));
+        return Ok((
+            i.advance(1),
+            SortItem {
+                expr: e,
+                descending: true,
+            },
+        ));
     }
     if i.is_kw("ASC") || i.is_kw("ASCENDING") {
-        return Ok((i.advance(1), SortItem { expr: e, descending: false }));
+        return Ok((
+            i.advance(1),
+            SortItem {
+                expr: e,
+                descending: false,
+            },
+        ));
     }
     i.expected("ASC");
     i.expected("DESC");
-    Ok((i, SortItem { expr: e, descending: false }))
+    Ok((
+        i,
+        SortItem {
+            expr: e,
+            descending: false,
+        },
+    ))
 }
 
 // create = CREATE pattern_list
@@ -470,7 +583,14 @@ fn set_item(i: Input<'_>) -> PResult<'_, SetItem> {
         }
         let (i, _) = punct("=")(i)?;
         let (i, value) = expr(i)?;
-        return Ok((i, SetItem::Property { variable: v, key, value }));
+        return Ok((
+            i,
+            SetItem::Property {
+                variable: v,
+                key,
+                value,
+            },
+        ));
     }
     if i.is_punct("=") {
         let (i, value) = expr(i.advance(1))?;
@@ -482,7 +602,13 @@ fn set_item(i: Input<'_>) -> PResult<'_, SetItem> {
     }
     if i.is_punct(":") {
         let (i, labels) = label_list(i)?;
-        return Ok((i, SetItem::Labels { variable: v, labels }));
+        return Ok((
+            i,
+            SetItem::Labels {
+                variable: v,
+                labels,
+            },
+        ));
     }
     for e in [".", "=", "+=", ":"] {
         i.expected(e);
@@ -521,7 +647,13 @@ fn remove_item(i: Input<'_>) -> PResult<'_, RemoveItem> {
     }
     if i.is_punct(":") {
         let (i, labels) = label_list(i)?;
-        return Ok((i, RemoveItem::Labels { variable: v, labels }));
+        return Ok((
+            i,
+            RemoveItem::Labels {
+                variable: v,
+                labels,
+            },
+        ));
     }
     i.expected(".");
     Err(i.expected(":"))
@@ -532,7 +664,13 @@ fn delete_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, detach) = opt(kw("DETACH"))(i)?;
     let (i, _) = kw("DELETE")(i)?;
     let (i, exprs) = separated_list1(punct(","), expr)(i)?;
-    Ok((i, Clause::Delete(Delete { detach: detach.is_some(), exprs })))
+    Ok((
+        i,
+        Clause::Delete(Delete {
+            detach: detach.is_some(),
+            exprs,
+        }),
+    ))
 }
 
 // ---- patterns ---------------------------------------------------------------------------------
@@ -568,7 +706,11 @@ fn path_pattern(i: Input<'_>) -> PResult<'_, PathPattern> {
 fn node_pattern(i: Input<'_>) -> PResult<'_, NodePattern> {
     let (i, _) = punct("(")(i)?;
     let (i, variable) = opt(variable)(i)?;
-    let (i, labels) = if i.is_punct(":") { label_list(i)? } else { (i, Vec::new()) };
+    let (i, labels) = if i.is_punct(":") {
+        label_list(i)?
+    } else {
+        (i, Vec::new())
+    };
     let (i, properties) = opt_property_map(i)?;
     if i.is_kw("WHERE") {
         return Err(i.unsupported("WHERE inside a node pattern"));
@@ -581,7 +723,14 @@ fn node_pattern(i: Input<'_>) -> PResult<'_, NodePattern> {
         i.expected("{");
     }
     let (i, _) = punct(")")(i)?;
-    Ok((i, NodePattern { variable, labels, properties }))
+    Ok((
+        i,
+        NodePattern {
+            variable,
+            labels,
+            properties,
+        },
+    ))
 }
 
 // property_map = map_literal      (a parameter in its place is refused)
@@ -590,7 +739,9 @@ fn opt_property_map(i: Input<'_>) -> PResult<'_, Vec<(String, Expr)>> {
         return map_entries(i);
     }
     if matches!(i.peek(), Tok::Param(_)) {
-        return Err(i.unsupported("a parameter as a whole property map in a pattern (use {key: $param})"));
+        return Err(
+            i.unsupported("a parameter as a whole property map in a pattern (use {key: $param})")
+        );
     }
     Ok((i, Vec::new()))
 }
@@ -614,10 +765,24 @@ fn rel_pattern(i: Input<'_>) -> PResult<'_, RelPattern> {
         _ => RelDirection::Both,
     };
     let (variable, types, length, properties) = detail;
-    Ok((i, RelPattern { variable, types, direction, length, properties }))
+    Ok((
+        i,
+        RelPattern {
+            variable,
+            types,
+            direction,
+            length,
+            properties,
+        },
+    ))
 }
 
-type RelDetail = (Option<String>, Vec<String>, Option<VarLength>, Vec<(String, Expr)>);
+type RelDetail = (
+    Option<String>,
+    Vec<String>,
+    Option<VarLength>,
+    Vec<(String, Expr)>,
+);
 
 // rel_detail = [variable] [":" name { "|" [":"] name }] [var_length] [property_map]
 fn rel_detail(i: Input<'_>) -> PResult<'_, RelDetail> {
@@ -677,7 +842,11 @@ fn binary_level<'a>(
     let (mut i, mut left) = next(i)?;
     'outer: loop {
         for (word, op) in ops {
-            let matched = if word.chars().all(|c| c.is_ascii_alphabetic()) { i.is_kw(word) } else { i.is_punct(word) };
+            let matched = if word.chars().all(|c| c.is_ascii_alphabetic()) {
+                i.is_kw(word)
+            } else {
+                i.is_punct(word)
+            };
             if matched {
                 let (j, right) = next(i.advance(1))?;
                 left = Expr::Binary(*op, Box::new(left), Box::new(right));
@@ -759,9 +928,16 @@ fn predicate(i: Input<'_>) -> PResult<'_, Expr> {
         }
         if i.is_kw("IS") {
             let j = i.advance(1);
-            let (j, negated) = if j.is_kw("NOT") { (j.advance(1), true) } else { (j, false) };
+            let (j, negated) = if j.is_kw("NOT") {
+                (j.advance(1), true)
+            } else {
+                (j, false)
+            };
             let (j, _) = kw("NULL")(j)?;
-            left = Expr::IsNull { expr: Box::new(left), negated };
+            left = Expr::IsNull {
+                expr: Box::new(left),
+                negated,
+            };
             i = j;
             continue;
         }
@@ -771,12 +947,24 @@ fn predicate(i: Input<'_>) -> PResult<'_, Expr> {
 
 // additive = multiplicative { ("+" | "-") multiplicative }
 fn additive(i: Input<'_>) -> PResult<'_, Expr> {
-    binary_level(i, multiplicative, &[("+", BinaryOp::Add), ("-", BinaryOp::Sub)])
+    binary_level(
+        i,
+        multiplicative,
+        &[("+", BinaryOp::Add), ("-", BinaryOp::Sub)],
+    )
 }
 
 // multiplicative = power { ("*" | "/" | "%") power }
 fn multiplicative(i: Input<'_>) -> PResult<'_, Expr> {
-    binary_level(i, power, &[("*", BinaryOp::Mul), ("/", BinaryOp::Div), ("%", BinaryOp::Mod)])
+    binary_level(
+        i,
+        power,
+        &[
+            ("*", BinaryOp::Mul),
+            ("/", BinaryOp::Div),
+            ("%", BinaryOp::Mod),
+        ],
+    )
 }
 
 // power = unary { "^" unary }
@@ -831,7 +1019,9 @@ fn atom(i: Input<'_>) -> PResult<'_, Expr> {
     match i.peek() {
         Tok::Integer(digits) => match digits.parse::<i64>() {
             Ok(n) => Ok((i.advance(1), Expr::Literal(Literal::Int(n)))),
-            Err(_) => Err(i.fatal(Fatal::Invalid(format!("integer literal {digits} is out of range")))),
+            Err(_) => Err(i.fatal(Fatal::Invalid(format!(
+                "integer literal {digits} is out of range"
+            )))),
         },
         Tok::Float(f) => Ok((i.advance(1), Expr::Literal(Literal::Float(*f)))),
         Tok::Str(s) => Ok((i.advance(1), Expr::Literal(Literal::String(s.clone())))),
@@ -871,7 +1061,10 @@ fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         _ => {}
     }
     if matches!(i.peek_at(1), Tok::Punct("(")) {
-        if upper == "COUNT" && matches!(i.peek_at(2), Tok::Punct("*")) && matches!(i.peek_at(3), Tok::Punct(")")) {
+        if upper == "COUNT"
+            && matches!(i.peek_at(2), Tok::Punct("*"))
+            && matches!(i.peek_at(3), Tok::Punct(")"))
+        {
             return Ok((i.advance(4), Expr::CountStar));
         }
         return function_call(i, w);
@@ -897,7 +1090,14 @@ fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         separated_list1(punct(","), expr)(i)?
     };
     let (i, _) = punct(")")(i)?;
-    Ok((i, Expr::Call { name: w.to_owned(), distinct: distinct.is_some(), args }))
+    Ok((
+        i,
+        Expr::Call {
+            name: w.to_owned(),
+            distinct: distinct.is_some(),
+            args,
+        },
+    ))
 }
 
 // list = "[" [expr {"," expr}] "]"

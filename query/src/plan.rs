@@ -40,8 +40,20 @@ pub(crate) enum ScanSource {
     AllNodes,
     Label(String),
     /// Property equality through an index; the value is computed per input row.
-    Seek { label: String, key: String, value: CExpr, kind: IndexKind },
-    Range { label: String, key: String, lower: Bound<Val>, upper: Bound<Val>, order: Order, limit: Option<CExpr> },
+    Seek {
+        label: String,
+        key: String,
+        value: CExpr,
+        kind: IndexKind,
+    },
+    Range {
+        label: String,
+        key: String,
+        lower: Bound<Val>,
+        upper: Bound<Val>,
+        order: Order,
+        limit: Option<CExpr>,
+    },
 }
 
 #[derive(Debug)]
@@ -58,10 +70,17 @@ pub(crate) enum Op {
     /// One empty row.
     Once,
     /// The outer row of an OPTIONAL MATCH or MERGE, by argument id.
-    Argument { arg: usize },
+    Argument {
+        arg: usize,
+    },
     /// The rows produced by the previous stage.
     StageInput,
-    Scan { input: Box<Plan>, slot: usize, source: ScanSource, check_labels: Vec<String> },
+    Scan {
+        input: Box<Plan>,
+        slot: usize,
+        source: ScanSource,
+        check_labels: Vec<String>,
+    },
     Expand {
         input: Box<Plan>,
         from: usize,
@@ -78,20 +97,59 @@ pub(crate) enum Op {
         /// Relationship slots bound earlier in the same MATCH (relationships may not repeat).
         distinct_from: Vec<usize>,
     },
-    Filter { input: Box<Plan>, predicate: CExpr, index_covered: bool },
-    Project { input: Box<Plan>, items: Vec<(usize, CExpr)> },
-    Aggregate { input: Box<Plan>, keys: Vec<(usize, CExpr)>, aggs: Vec<AggSpec> },
-    Distinct { input: Box<Plan>, slots: Vec<usize> },
-    Sort { input: Box<Plan>, keys: Vec<(CExpr, bool)> },
-    TopK { input: Box<Plan>, keys: Vec<(CExpr, bool)>, skip: Option<CExpr>, limit: CExpr },
-    Skip { input: Box<Plan>, count: CExpr },
-    Limit { input: Box<Plan>, count: CExpr },
-    Unwind { input: Box<Plan>, expr: CExpr, slot: usize },
+    Filter {
+        input: Box<Plan>,
+        predicate: CExpr,
+        index_covered: bool,
+    },
+    Project {
+        input: Box<Plan>,
+        items: Vec<(usize, CExpr)>,
+    },
+    Aggregate {
+        input: Box<Plan>,
+        keys: Vec<(usize, CExpr)>,
+        aggs: Vec<AggSpec>,
+    },
+    Distinct {
+        input: Box<Plan>,
+        slots: Vec<usize>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<(CExpr, bool)>,
+    },
+    TopK {
+        input: Box<Plan>,
+        keys: Vec<(CExpr, bool)>,
+        skip: Option<CExpr>,
+        limit: CExpr,
+    },
+    Skip {
+        input: Box<Plan>,
+        count: CExpr,
+    },
+    Limit {
+        input: Box<Plan>,
+        count: CExpr,
+    },
+    Unwind {
+        input: Box<Plan>,
+        expr: CExpr,
+        slot: usize,
+    },
     /// Runs `inner` (whose leaf is `Argument { arg }`) per input row; passes the row through
     /// unchanged (its new slots null) when `inner` finds nothing.
-    Optional { input: Box<Plan>, inner: Box<Plan>, arg: usize },
+    Optional {
+        input: Box<Plan>,
+        inner: Box<Plan>,
+        arg: usize,
+    },
     /// `count` of a label (or of all nodes) from the bitmap's cardinality.
-    CountLabel { slot: usize, label: Option<String> },
+    CountLabel {
+        slot: usize,
+        label: Option<String>,
+    },
 }
 
 /// A node of a CREATE (or of MERGE's create branch).
@@ -120,10 +178,23 @@ pub(crate) struct CreatePattern {
 
 #[derive(Debug)]
 pub(crate) enum SetOp {
-    Prop { slot: usize, key: String, value: CExpr },
-    Replace { slot: usize, value: CExpr },
-    Merge { slot: usize, value: CExpr },
-    Labels { slot: usize, labels: Vec<String> },
+    Prop {
+        slot: usize,
+        key: String,
+        value: CExpr,
+    },
+    Replace {
+        slot: usize,
+        value: CExpr,
+    },
+    Merge {
+        slot: usize,
+        value: CExpr,
+    },
+    Labels {
+        slot: usize,
+        labels: Vec<String>,
+    },
 }
 
 #[derive(Debug)]
@@ -135,16 +206,29 @@ pub(crate) enum RemoveOp {
 #[derive(Debug)]
 pub(crate) enum WriteOp {
     Create(CreatePattern),
-    Merge { matcher: Box<Plan>, arg: usize, create: CreatePattern, on_create: Vec<SetOp>, on_match: Vec<SetOp> },
+    Merge {
+        matcher: Box<Plan>,
+        arg: usize,
+        create: CreatePattern,
+        on_create: Vec<SetOp>,
+        on_match: Vec<SetOp>,
+    },
     Set(Vec<SetOp>),
     Remove(Vec<RemoveOp>),
-    Delete { detach: bool, exprs: Vec<CExpr> },
+    Delete {
+        detach: bool,
+        exprs: Vec<CExpr>,
+    },
 }
 
 #[derive(Debug)]
 pub(crate) enum Stage {
     Read(Plan),
-    Write { id: usize, details: String, op: WriteOp },
+    Write {
+        id: usize,
+        details: String,
+        op: WriteOp,
+    },
 }
 
 /// A planned statement.
@@ -158,8 +242,21 @@ pub(crate) struct Planned {
 }
 
 /// Plans a statement against a graph (whose declared indexes and label counts guide the plan).
-pub(crate) fn plan(g: &dyn GraphRead, stmt: &Statement, params: &Params, limits: &Limits) -> Result<Planned, QueryError> {
-    let mut p = Planner { g, params, limits, next_slot: 0, next_op: 0, next_arg: 0, scope: Vec::new() };
+pub(crate) fn plan(
+    g: &dyn GraphRead,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<Planned, QueryError> {
+    let mut p = Planner {
+        g,
+        params,
+        limits,
+        next_slot: 0,
+        next_op: 0,
+        next_arg: 0,
+        scope: Vec::new(),
+    };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
     let mut columns = Vec::new();
@@ -170,7 +267,14 @@ pub(crate) fn plan(g: &dyn GraphRead, stmt: &Statement, params: &Params, limits:
             Clause::Unwind(u) => {
                 let expr = p.compile(&u.expr, &[], &mut None)?;
                 let slot = p.new_slot();
-                current = p.op(format!("{} AS {}", u.expr, u.alias), Op::Unwind { input: Box::new(current), expr, slot });
+                current = p.op(
+                    format!("{} AS {}", u.expr, u.alias),
+                    Op::Unwind {
+                        input: Box::new(current),
+                        expr,
+                        slot,
+                    },
+                );
                 p.scope.push((u.alias.clone(), slot));
             }
             Clause::With(w) => {
@@ -179,7 +283,14 @@ pub(crate) fn plan(g: &dyn GraphRead, stmt: &Statement, params: &Params, limits:
                 p.scope = items;
                 if let Some(pred) = &w.where_ {
                     let predicate = p.compile(pred, &[], &mut None)?;
-                    current = p.op(pred.to_string(), Op::Filter { input: Box::new(current), predicate, index_covered: false });
+                    current = p.op(
+                        pred.to_string(),
+                        Op::Filter {
+                            input: Box::new(current),
+                            predicate,
+                            index_covered: false,
+                        },
+                    );
                 }
             }
             Clause::Return(r) => {
@@ -198,7 +309,13 @@ pub(crate) fn plan(g: &dyn GraphRead, stmt: &Statement, params: &Params, limits:
         }
     }
     stages.push(Stage::Read(current));
-    Ok(Planned { stages, columns, out_slots, width: p.next_slot, operators: p.next_op })
+    Ok(Planned {
+        stages,
+        columns,
+        out_slots,
+        width: p.next_slot,
+        operators: p.next_op,
+    })
 }
 
 struct Planner<'a> {
@@ -263,16 +380,29 @@ impl<'a> Planner<'a> {
     }
 
     fn op(&mut self, details: impl Into<String>, op: Op) -> Plan {
-        Plan { id: self.next_id(), details: details.into(), op }
+        Plan {
+            id: self.next_id(),
+            details: details.into(),
+            op,
+        }
     }
 
     fn lookup(&self, name: &str) -> Option<usize> {
-        self.scope.iter().rev().find(|(n, _)| n == name).map(|(_, s)| *s)
+        self.scope
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| *s)
     }
 
     /// Compiles an expression in the current scope. `replace` maps whole sub-expressions to
     /// slots (projected items); `aggs` collects aggregate calls where they are allowed.
-    fn compile(&self, e: &Expr, replace: &[(&Expr, usize)], aggs: &mut Option<AggCollector>) -> Result<CExpr, QueryError> {
+    fn compile(
+        &self,
+        e: &Expr,
+        replace: &[(&Expr, usize)],
+        aggs: &mut Option<AggCollector>,
+    ) -> Result<CExpr, QueryError> {
         let c = self.compile_inner(e, replace, aggs)?;
         Ok(self.fold(c))
     }
@@ -292,11 +422,18 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn compile_inner(&self, e: &Expr, replace: &[(&Expr, usize)], aggs: &mut Option<AggCollector>) -> Result<CExpr, QueryError> {
+    fn compile_inner(
+        &self,
+        e: &Expr,
+        replace: &[(&Expr, usize)],
+        aggs: &mut Option<AggCollector>,
+    ) -> Result<CExpr, QueryError> {
         if let Some((_, slot)) = replace.iter().find(|(r, _)| *r == e) {
             return Ok(CExpr::Slot(*slot));
         }
-        let c = |x: &Expr, aggs: &mut Option<AggCollector>| self.compile(x, replace, aggs).map(Box::new);
+        let c = |x: &Expr, aggs: &mut Option<AggCollector>| {
+            self.compile(x, replace, aggs).map(Box::new)
+        };
         Ok(match e {
             Expr::Literal(l) => CExpr::Const(match l {
                 Literal::Null => Val::Null,
@@ -311,18 +448,34 @@ impl<'a> Planner<'a> {
             },
             Expr::Variable(v) => match self.lookup(v) {
                 Some(s) => CExpr::Slot(s),
-                None => return Err(QueryError::semantic(format!("variable `{v}` is not defined"))),
+                None => {
+                    return Err(QueryError::semantic(format!(
+                        "variable `{v}` is not defined"
+                    )))
+                }
             },
             Expr::Property(base, key) => CExpr::Prop(c(base, aggs)?, key.clone()),
             Expr::Index(base, index) => CExpr::Index(c(base, aggs)?, c(index, aggs)?),
-            Expr::List(items) => CExpr::List(items.iter().map(|x| self.compile(x, replace, aggs)).collect::<Result<_, _>>()?),
+            Expr::List(items) => CExpr::List(
+                items
+                    .iter()
+                    .map(|x| self.compile(x, replace, aggs))
+                    .collect::<Result<_, _>>()?,
+            ),
             Expr::Map(entries) => CExpr::Map(
-                entries.iter().map(|(k, x)| Ok((k.clone(), self.compile(x, replace, aggs)?))).collect::<Result<_, QueryError>>()?,
+                entries
+                    .iter()
+                    .map(|(k, x)| Ok((k.clone(), self.compile(x, replace, aggs)?)))
+                    .collect::<Result<_, QueryError>>()?,
             ),
             Expr::Unary(UnaryOp::Not, x) => CExpr::Not(c(x, aggs)?),
             Expr::Unary(UnaryOp::Neg, x) => CExpr::Neg(c(x, aggs)?),
             // Unary plus only checks that its operand is a number.
-            Expr::Unary(UnaryOp::Plus, x) => CExpr::Bin(BinaryOp::Add, Box::new(CExpr::Const(Val::Int(0))), c(x, aggs)?),
+            Expr::Unary(UnaryOp::Plus, x) => CExpr::Bin(
+                BinaryOp::Add,
+                Box::new(CExpr::Const(Val::Int(0))),
+                c(x, aggs)?,
+            ),
             Expr::Binary(BinaryOp::And, a, b) => CExpr::And(c(a, aggs)?, c(b, aggs)?),
             Expr::Binary(BinaryOp::Or, a, b) => CExpr::Or(c(a, aggs)?, c(b, aggs)?),
             Expr::Binary(BinaryOp::Xor, a, b) => CExpr::Xor(c(a, aggs)?, c(b, aggs)?),
@@ -330,30 +483,59 @@ impl<'a> Planner<'a> {
             Expr::IsNull { expr, negated } => CExpr::IsNull(c(expr, aggs)?, *negated),
             Expr::CountStar | Expr::Call { .. } if e.is_aggregate_call() => {
                 let Some(collector) = aggs.as_mut() else {
-                    return Err(QueryError::semantic(format!("aggregate {e} is not allowed here (only in WITH and RETURN items)")));
+                    return Err(QueryError::semantic(format!(
+                        "aggregate {e} is not allowed here (only in WITH and RETURN items)"
+                    )));
                 };
                 let (kind, distinct, arg) = match e {
-                    Expr::Call { name, distinct, args } => {
+                    Expr::Call {
+                        name,
+                        distinct,
+                        args,
+                    } => {
                         if args.len() != 1 {
-                            return Err(QueryError::semantic(format!("{name}() takes exactly one argument")));
+                            return Err(QueryError::semantic(format!(
+                                "{name}() takes exactly one argument"
+                            )));
                         }
-                        let kind = aggregate_kind(name).ok_or_else(|| QueryError::UnknownFunction(name.clone()))?;
+                        let kind = aggregate_kind(name)
+                            .ok_or_else(|| QueryError::UnknownFunction(name.clone()))?;
                         // Aggregates do not nest.
-                        (kind, *distinct, Some(self.compile(&args[0], &[], &mut None)?))
+                        (
+                            kind,
+                            *distinct,
+                            Some(self.compile(&args[0], &[], &mut None)?),
+                        )
                     }
                     _ => (AggKind::Count, false, None),
                 };
                 let slot = self.next_slot + collector.specs.len();
-                collector.specs.push(AggSpec { slot, kind, distinct, arg });
+                collector.specs.push(AggSpec {
+                    slot,
+                    kind,
+                    distinct,
+                    arg,
+                });
                 CExpr::Slot(slot)
             }
             Expr::CountStar => return Err(QueryError::semantic("count(*) is not allowed here")),
-            Expr::Call { name, distinct, args } => {
+            Expr::Call {
+                name,
+                distinct,
+                args,
+            } => {
                 if *distinct {
-                    return Err(QueryError::semantic(format!("DISTINCT is only allowed in aggregate calls, not in {name}()")));
+                    return Err(QueryError::semantic(format!(
+                        "DISTINCT is only allowed in aggregate calls, not in {name}()"
+                    )));
                 }
                 let f = Func::lookup(name, args.len())?;
-                CExpr::Func(f, args.iter().map(|x| self.compile(x, replace, aggs)).collect::<Result<_, _>>()?)
+                CExpr::Func(
+                    f,
+                    args.iter()
+                        .map(|x| self.compile(x, replace, aggs))
+                        .collect::<Result<_, _>>()?,
+                )
             }
         })
     }
@@ -366,8 +548,20 @@ impl<'a> Planner<'a> {
             self.next_arg += 1;
             let leaf = self.op("", Op::Argument { arg });
             let inner = self.plan_pattern(leaf, &m.patterns, m.where_.as_ref())?;
-            let text = m.patterns.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
-            Ok(self.op(text, Op::Optional { input: Box::new(input), inner: Box::new(inner), arg }))
+            let text = m
+                .patterns
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Ok(self.op(
+                text,
+                Op::Optional {
+                    input: Box::new(input),
+                    inner: Box::new(inner),
+                    arg,
+                },
+            ))
         } else {
             self.plan_pattern(input, &m.patterns, m.where_.as_ref())
         }
@@ -375,7 +569,12 @@ impl<'a> Planner<'a> {
 
     /// Binds the pattern's variables (adding them to the scope) and plans scans, expansions and
     /// filters over `input`.
-    fn plan_pattern(&mut self, input: Plan, patterns: &[PathPattern], where_: Option<&Expr>) -> Result<Plan, QueryError> {
+    fn plan_pattern(
+        &mut self,
+        input: Plan,
+        patterns: &[PathPattern],
+        where_: Option<&Expr>,
+    ) -> Result<Plan, QueryError> {
         let bound_before: Vec<usize> = self.scope.iter().map(|(_, s)| *s).collect();
         let mut nodes: Vec<PNode> = Vec::new();
         let mut rels: Vec<PRel> = Vec::new();
@@ -388,7 +587,9 @@ impl<'a> Planner<'a> {
                 let next = self.bind_node(node, &mut nodes, &mut raw_props)?;
                 let slot = match &rel.variable {
                     Some(v) if self.lookup(v).is_some() => {
-                        return Err(QueryError::semantic(format!("relationship variable `{v}` is already bound")))
+                        return Err(QueryError::semantic(format!(
+                            "relationship variable `{v}` is already bound"
+                        )))
                     }
                     Some(v) => {
                         let s = self.new_slot();
@@ -408,7 +609,10 @@ impl<'a> Planner<'a> {
                             )));
                         };
                         if max > self.limits.max_hops {
-                            return Err(QueryError::HopLimit(format!("{rel} allows {max} hops; the limit is {}", self.limits.max_hops)));
+                            return Err(QueryError::HopLimit(format!(
+                                "{rel} allows {max} hops; the limit is {}",
+                                self.limits.max_hops
+                            )));
                         }
                         Some((min, max))
                     }
@@ -432,17 +636,39 @@ impl<'a> Planner<'a> {
         let mut conjuncts = Vec::new();
         for (slot, key, value) in raw_props {
             let value_c = self.compile(value, &[], &mut None)?;
-            let expr = CExpr::Bin(BinaryOp::Eq, Box::new(CExpr::Prop(Box::new(CExpr::Slot(slot)), key.to_owned())), Box::new(value_c));
-            let name = self.scope.iter().rev().find(|(_, s)| *s == slot).map_or("_".to_owned(), |(n, _)| n.clone());
-            conjuncts.push(Conjunct { slots: expr.slot_list(), expr, text: format!("{name}.{key} = {value}"), applied: false });
+            let expr = CExpr::Bin(
+                BinaryOp::Eq,
+                Box::new(CExpr::Prop(Box::new(CExpr::Slot(slot)), key.to_owned())),
+                Box::new(value_c),
+            );
+            let name = self
+                .scope
+                .iter()
+                .rev()
+                .find(|(_, s)| *s == slot)
+                .map_or("_".to_owned(), |(n, _)| n.clone());
+            conjuncts.push(Conjunct {
+                slots: expr.slot_list(),
+                expr,
+                text: format!("{name}.{key} = {value}"),
+                applied: false,
+            });
         }
         for (i, props) in raw_rel_props {
-            rels[i].props = props.iter().map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?))).collect::<Result<_, QueryError>>()?;
+            rels[i].props = props
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?)))
+                .collect::<Result<_, QueryError>>()?;
         }
         for n in &nodes {
             if bound_before.contains(&n.slot) && !n.labels.is_empty() {
                 let expr = CExpr::HasLabels(Box::new(CExpr::Slot(n.slot)), n.labels.clone());
-                conjuncts.push(Conjunct { slots: vec![n.slot], expr, text: format!("has labels {}", n.labels.join(", ")), applied: false });
+                conjuncts.push(Conjunct {
+                    slots: vec![n.slot],
+                    expr,
+                    text: format!("has labels {}", n.labels.join(", ")),
+                    applied: false,
+                });
             }
         }
         if let Some(w) = where_ {
@@ -450,7 +676,12 @@ impl<'a> Planner<'a> {
             split_and(w, &mut parts);
             for part in parts {
                 let expr = self.compile(&part, &[], &mut None)?;
-                conjuncts.push(Conjunct { slots: expr.slot_list(), expr, text: part.to_string(), applied: false });
+                conjuncts.push(Conjunct {
+                    slots: expr.slot_list(),
+                    expr,
+                    text: part.to_string(),
+                    applied: false,
+                });
             }
         }
 
@@ -460,20 +691,31 @@ impl<'a> Planner<'a> {
         let mut expanded_rel_slots: Vec<usize> = Vec::new();
         loop {
             // Prefer expanding from what is bound: adjacency lists are cheaper than any scan.
-            let next_rel = (0..rels.len())
-                .filter(|&i| !done_rels[i])
-                .find(|&i| bound.contains(&nodes[rels[i].left].slot) || bound.contains(&nodes[rels[i].right].slot));
+            let next_rel = (0..rels.len()).filter(|&i| !done_rels[i]).find(|&i| {
+                bound.contains(&nodes[rels[i].left].slot)
+                    || bound.contains(&nodes[rels[i].right].slot)
+            });
             if let Some(i) = next_rel {
                 done_rels[i] = true;
                 let r = &rels[i];
-                let (from, to, forward) = if bound.contains(&nodes[r.left].slot) { (r.left, r.right, true) } else { (r.right, r.left, false) };
+                let (from, to, forward) = if bound.contains(&nodes[r.left].slot) {
+                    (r.left, r.right, true)
+                } else {
+                    (r.right, r.left, false)
+                };
                 let direction = match (r.direction, forward) {
                     (RelDirection::Both, _) => None,
-                    (RelDirection::Right, true) | (RelDirection::Left, false) => Some(Direction::Outgoing),
+                    (RelDirection::Right, true) | (RelDirection::Left, false) => {
+                        Some(Direction::Outgoing)
+                    }
                     _ => Some(Direction::Incoming),
                 };
                 let into = bound.contains(&nodes[to].slot);
-                let to_labels = if into { Vec::new() } else { nodes[to].labels.clone() };
+                let to_labels = if into {
+                    Vec::new()
+                } else {
+                    nodes[to].labels.clone()
+                };
                 let details = r.text.clone();
                 let op = Op::Expand {
                     input: Box::new(plan),
@@ -488,33 +730,59 @@ impl<'a> Planner<'a> {
                     hops: r.hops,
                     distinct_from: expanded_rel_slots.clone(),
                 };
-                plan = self.op(if into { format!("{details} (into)") } else { details }, op);
+                plan = self.op(
+                    if into {
+                        format!("{details} (into)")
+                    } else {
+                        details
+                    },
+                    op,
+                );
                 expanded_rel_slots.push(r.slot);
                 bound.push(r.slot);
                 bound.push(nodes[to].slot);
                 if into && !nodes[to].labels.is_empty() {
                     let labels = nodes[to].labels.clone();
-                    let expr = CExpr::HasLabels(Box::new(CExpr::Slot(nodes[to].slot)), labels.clone());
-                    conjuncts.push(Conjunct { slots: vec![nodes[to].slot], expr, text: format!("has labels {}", labels.join(", ")), applied: false });
+                    let expr =
+                        CExpr::HasLabels(Box::new(CExpr::Slot(nodes[to].slot)), labels.clone());
+                    conjuncts.push(Conjunct {
+                        slots: vec![nodes[to].slot],
+                        expr,
+                        text: format!("has labels {}", labels.join(", ")),
+                        applied: false,
+                    });
                 }
                 plan = self.apply_ready(plan, &mut conjuncts, &bound, &[]);
                 continue;
             }
-            let unbound: Vec<usize> = (0..nodes.len()).filter(|&i| !bound.contains(&nodes[i].slot)).collect();
+            let unbound: Vec<usize> = (0..nodes.len())
+                .filter(|&i| !bound.contains(&nodes[i].slot))
+                .collect();
             if unbound.is_empty() {
                 break;
             }
             let mut best: Option<(u64, usize, ScanSource, Vec<String>, Vec<usize>)> = None;
             for i in unbound {
-                let (cost, source, check, covered) = self.choose_scan(&nodes[i], &conjuncts, &bound)?;
+                let (cost, source, check, covered) =
+                    self.choose_scan(&nodes[i], &conjuncts, &bound)?;
                 if best.as_ref().is_none_or(|b| cost < b.0) {
                     best = Some((cost, i, source, check, covered));
                 }
             }
-            let Some((_, i, source, check_labels, covered)) = best else { break };
+            let Some((_, i, source, check_labels, covered)) = best else {
+                break;
+            };
             let slot = nodes[i].slot;
             let details = scan_details(&source, &self.scope, slot);
-            plan = self.op(details, Op::Scan { input: Box::new(plan), slot, source, check_labels });
+            plan = self.op(
+                details,
+                Op::Scan {
+                    input: Box::new(plan),
+                    slot,
+                    source,
+                    check_labels,
+                },
+            );
             bound.push(slot);
             plan = self.apply_ready(plan, &mut conjuncts, &bound, &covered);
         }
@@ -542,7 +810,10 @@ impl<'a> Planner<'a> {
         let index = match nodes.iter().position(|n| n.slot == slot) {
             Some(i) => i,
             None => {
-                nodes.push(PNode { slot, labels: Vec::new() });
+                nodes.push(PNode {
+                    slot,
+                    labels: Vec::new(),
+                });
                 nodes.len() - 1
             }
         };
@@ -558,12 +829,26 @@ impl<'a> Planner<'a> {
     }
 
     /// Emits a filter for every conjunct whose variables are all bound now.
-    fn apply_ready(&mut self, mut plan: Plan, conjuncts: &mut [Conjunct], bound: &[usize], covered: &[usize]) -> Plan {
+    fn apply_ready(
+        &mut self,
+        mut plan: Plan,
+        conjuncts: &mut [Conjunct],
+        bound: &[usize],
+        covered: &[usize],
+    ) -> Plan {
         for (i, c) in conjuncts.iter_mut().enumerate() {
             if !c.applied && c.slots.iter().all(|s| bound.contains(s)) {
                 c.applied = true;
-                let op = Op::Filter { input: Box::new(plan), predicate: c.expr.clone(), index_covered: covered.contains(&i) };
-                plan = Plan { id: self.next_op, details: c.text.clone(), op };
+                let op = Op::Filter {
+                    input: Box::new(plan),
+                    predicate: c.expr.clone(),
+                    index_covered: covered.contains(&i),
+                };
+                plan = Plan {
+                    id: self.next_op,
+                    details: c.text.clone(),
+                    op,
+                };
                 self.next_op += 1;
             }
         }
@@ -572,12 +857,25 @@ impl<'a> Planner<'a> {
 
     /// Picks how to find candidates for one node: (cost estimate, source, labels still to check,
     /// conjuncts the source answers exactly).
-    fn choose_scan(&self, node: &PNode, conjuncts: &[Conjunct], bound: &[usize]) -> Result<(u64, ScanSource, Vec<String>, Vec<usize>), QueryError> {
+    fn choose_scan(
+        &self,
+        node: &PNode,
+        conjuncts: &[Conjunct],
+        bound: &[usize],
+    ) -> Result<(u64, ScanSource, Vec<String>, Vec<usize>), QueryError> {
         let s = node.slot;
-        let others = |label: &str| node.labels.iter().filter(|l| l.as_str() != label).cloned().collect::<Vec<_>>();
+        let others = |label: &str| {
+            node.labels
+                .iter()
+                .filter(|l| l.as_str() != label)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         // 1. equality seeks
         for c in conjuncts.iter().filter(|c| !c.applied) {
-            let Some((key, value)) = equality_on(&c.expr, s) else { continue };
+            let Some((key, value)) = equality_on(&c.expr, s) else {
+                continue;
+            };
             let mut value_slots = Vec::new();
             value.slots(&mut value_slots);
             if !value_slots.iter().all(|v| bound.contains(v)) {
@@ -585,7 +883,12 @@ impl<'a> Planner<'a> {
             }
             for label in &node.labels {
                 if let Some(kind) = self.g.index_kind(label, key) {
-                    let source = ScanSource::Seek { label: label.clone(), key: key.to_owned(), value: value.clone(), kind };
+                    let source = ScanSource::Seek {
+                        label: label.clone(),
+                        key: key.to_owned(),
+                        value: value.clone(),
+                        kind,
+                    };
                     return Ok((1, source, others(label), Vec::new()));
                 }
             }
@@ -595,13 +898,16 @@ impl<'a> Planner<'a> {
             let mut lower: Option<(Bound<Val>, usize)> = None;
             let mut upper: Option<(Bound<Val>, usize)> = None;
             for (i, c) in conjuncts.iter().enumerate().filter(|(_, c)| !c.applied) {
-                let Some((key, op, v)) = range_on(&c.expr, s) else { continue };
+                let Some((key, op, v)) = range_on(&c.expr, s) else {
+                    continue;
+                };
                 if self.g.index_kind(label, key) != Some(IndexKind::Ordered) {
                     continue;
                 }
                 let same_class = |b: &Option<(Bound<Val>, usize)>| match b {
                     Some((Bound::Included(x) | Bound::Excluded(x), _)) => {
-                        matches!((x, &v), (Val::DateTime(_), Val::DateTime(_))) || (x.as_f64().is_some() && v.as_f64().is_some())
+                        matches!((x, &v), (Val::DateTime(_), Val::DateTime(_)))
+                            || (x.as_f64().is_some() && v.as_f64().is_some())
                     }
                     _ => true,
                 };
@@ -609,7 +915,9 @@ impl<'a> Planner<'a> {
                     continue;
                 }
                 let key_matches = |b: &Option<(Bound<Val>, usize)>, conj: &[Conjunct]| {
-                    b.as_ref().is_none_or(|(_, j)| range_on(&conj[*j].expr, s).is_some_and(|(k, _, _)| k == key))
+                    b.as_ref().is_none_or(|(_, j)| {
+                        range_on(&conj[*j].expr, s).is_some_and(|(k, _, _)| k == key)
+                    })
                 };
                 if !key_matches(&lower, conjuncts) || !key_matches(&upper, conjuncts) {
                     continue;
@@ -623,9 +931,16 @@ impl<'a> Planner<'a> {
                 }
             }
             if lower.is_some() || upper.is_some() {
-                let first = lower.as_ref().or(upper.as_ref()).map(|(_, i)| *i).unwrap_or_default();
-                let key = range_on(&conjuncts[first].expr, s).map(|(k, _, _)| k.to_owned()).unwrap_or_default();
-                let covered: Vec<usize> = lower.iter().chain(upper.iter()).map(|(_, i)| *i).collect();
+                let first = lower
+                    .as_ref()
+                    .or(upper.as_ref())
+                    .map(|(_, i)| *i)
+                    .unwrap_or_default();
+                let key = range_on(&conjuncts[first].expr, s)
+                    .map(|(k, _, _)| k.to_owned())
+                    .unwrap_or_default();
+                let covered: Vec<usize> =
+                    lower.iter().chain(upper.iter()).map(|(_, i)| *i).collect();
                 let count = self.g.label_count(label)?;
                 let source = ScanSource::Range {
                     label: label.clone(),
@@ -647,36 +962,61 @@ impl<'a> Planner<'a> {
             }
         }
         Ok(match best {
-            Some((count, label)) => (3 + count, ScanSource::Label(label.clone()), others(label), Vec::new()),
-            None => (4 + self.g.node_count()?, ScanSource::AllNodes, Vec::new(), Vec::new()),
+            Some((count, label)) => (
+                3 + count,
+                ScanSource::Label(label.clone()),
+                others(label),
+                Vec::new(),
+            ),
+            None => (
+                4 + self.g.node_count()?,
+                ScanSource::AllNodes,
+                Vec::new(),
+                Vec::new(),
+            ),
         })
     }
 
     // ---- WITH / RETURN --------------------------------------------------------------------------
 
     /// Plans a projection; returns the plan and the new scope (column names -> slots).
-    fn plan_projection(&mut self, input: Plan, p: &Projection, is_with: bool) -> Result<(Plan, Vec<(String, usize)>), QueryError> {
+    fn plan_projection(
+        &mut self,
+        input: Plan,
+        p: &Projection,
+        is_with: bool,
+    ) -> Result<(Plan, Vec<(String, usize)>), QueryError> {
         let mut items: Vec<(String, Expr)> = Vec::new();
         if p.star {
             let mut names: Vec<&String> = self.scope.iter().map(|(n, _)| n).collect();
             names.sort();
             names.dedup();
             if names.is_empty() {
-                return Err(QueryError::semantic("RETURN * / WITH * with no variables in scope"));
+                return Err(QueryError::semantic(
+                    "RETURN * / WITH * with no variables in scope",
+                ));
             }
-            items.extend(names.into_iter().map(|n| (n.clone(), Expr::Variable(n.clone()))));
+            items.extend(
+                names
+                    .into_iter()
+                    .map(|n| (n.clone(), Expr::Variable(n.clone()))),
+            );
         }
         for item in &p.items {
             let name = match (&item.alias, &item.expr) {
                 (Some(a), _) => a.clone(),
                 (None, Expr::Variable(v)) => v.clone(),
                 (None, e) if is_with => {
-                    return Err(QueryError::semantic(format!("expression {e} in WITH must be aliased (use AS)")))
+                    return Err(QueryError::semantic(format!(
+                        "expression {e} in WITH must be aliased (use AS)"
+                    )))
                 }
                 (None, e) => e.to_string(),
             };
             if items.iter().any(|(n, _)| *n == name) {
-                return Err(QueryError::semantic(format!("column `{name}` is defined more than once")));
+                return Err(QueryError::semantic(format!(
+                    "column `{name}` is defined more than once"
+                )));
             }
             items.push((name, item.expr.clone()));
         }
@@ -702,15 +1042,27 @@ impl<'a> Planner<'a> {
                 let mut collector = Some(AggCollector { specs: Vec::new() });
                 let mut outer = Vec::new();
                 for (name, e) in items.iter().filter(|(_, e)| e.contains_aggregate()) {
-                    let replace: Vec<(&Expr, usize)> = key_exprs.iter().map(|(x, s)| (x, *s)).collect();
+                    let replace: Vec<(&Expr, usize)> =
+                        key_exprs.iter().map(|(x, s)| (x, *s)).collect();
                     let c = self.compile(e, &replace, &mut collector)?;
                     outer.push((name.clone(), c));
                 }
                 let specs = collector.map(|c| c.specs).unwrap_or_default();
                 // compile() numbered the aggregate slots from next_slot; reserve them now.
                 self.next_slot += specs.len();
-                let details = items.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
-                plan = self.op(details, Op::Aggregate { input: Box::new(plan), keys, aggs: specs });
+                let details = items
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                plan = self.op(
+                    details,
+                    Op::Aggregate {
+                        input: Box::new(plan),
+                        keys,
+                        aggs: specs,
+                    },
+                );
                 let mut projected = Vec::new();
                 for (name, c) in outer {
                     let slot = self.new_slot();
@@ -718,13 +1070,23 @@ impl<'a> Planner<'a> {
                     new_scope.push((name, slot));
                 }
                 if !projected.is_empty() {
-                    plan = self.op("", Op::Project { input: Box::new(plan), items: projected });
+                    plan = self.op(
+                        "",
+                        Op::Project {
+                            input: Box::new(plan),
+                            items: projected,
+                        },
+                    );
                 }
             }
             // Keep the original item order for the columns.
             new_scope.sort_by_key(|(n, _)| items.iter().position(|(m, _)| m == n));
             order_scope = new_scope.clone();
-            replace_exprs = items.iter().zip(&new_scope).map(|((_, e), (_, s))| (e.clone(), *s)).collect();
+            replace_exprs = items
+                .iter()
+                .zip(&new_scope)
+                .map(|((_, e), (_, s))| (e.clone(), *s))
+                .collect();
         } else {
             let mut projected = Vec::new();
             for (name, e) in &items {
@@ -733,19 +1095,43 @@ impl<'a> Planner<'a> {
                 projected.push((slot, c));
                 new_scope.push((name.clone(), slot));
             }
-            let details = items.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ");
-            plan = self.op(details, Op::Project { input: Box::new(plan), items: projected });
-            replace_exprs = items.iter().zip(&new_scope).map(|((_, e), (_, s))| (e.clone(), *s)).collect();
+            let details = items
+                .iter()
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(", ");
+            plan = self.op(
+                details,
+                Op::Project {
+                    input: Box::new(plan),
+                    items: projected,
+                },
+            );
+            replace_exprs = items
+                .iter()
+                .zip(&new_scope)
+                .map(|((_, e), (_, s))| (e.clone(), *s))
+                .collect();
             order_scope = if p.distinct {
                 new_scope.clone()
             } else {
                 // ORDER BY may use both the projected names and the variables before them.
-                self.scope.iter().cloned().chain(new_scope.iter().cloned()).collect()
+                self.scope
+                    .iter()
+                    .cloned()
+                    .chain(new_scope.iter().cloned())
+                    .collect()
             };
         }
         if p.distinct {
             let slots = new_scope.iter().map(|(_, s)| *s).collect();
-            plan = self.op("", Op::Distinct { input: Box::new(plan), slots });
+            plan = self.op(
+                "",
+                Op::Distinct {
+                    input: Box::new(plan),
+                    slots,
+                },
+            );
         }
         let saved = std::mem::replace(&mut self.scope, order_scope);
         let result = self.plan_order_skip_limit(plan, p, &replace_exprs);
@@ -753,7 +1139,12 @@ impl<'a> Planner<'a> {
         Ok((result?, new_scope))
     }
 
-    fn plan_order_skip_limit(&mut self, mut plan: Plan, p: &Projection, replace: &[(Expr, usize)]) -> Result<Plan, QueryError> {
+    fn plan_order_skip_limit(
+        &mut self,
+        mut plan: Plan,
+        p: &Projection,
+        replace: &[(Expr, usize)],
+    ) -> Result<Plan, QueryError> {
         let replace: Vec<(&Expr, usize)> = replace.iter().map(|(e, s)| (e, *s)).collect();
         let mut keys = Vec::new();
         for s in &p.order_by {
@@ -768,32 +1159,94 @@ impl<'a> Planner<'a> {
                 }
             });
             if let Some(v) = vars.first() {
-                return Err(QueryError::semantic(format!("{what} must be a constant or a parameter, not a variable ({v})")));
+                return Err(QueryError::semantic(format!(
+                    "{what} must be a constant or a parameter, not a variable ({v})"
+                )));
             }
             planner.compile(e, &saved_empty, &mut None)
         };
-        let skip = p.skip.as_ref().map(|e| constant(self, e, "SKIP")).transpose()?;
-        let limit = p.limit.as_ref().map(|e| constant(self, e, "LIMIT")).transpose()?;
-        let order_text = p.order_by.iter().map(ToString::to_string).collect::<Vec<_>>().join(", ");
+        let skip = p
+            .skip
+            .as_ref()
+            .map(|e| constant(self, e, "SKIP"))
+            .transpose()?;
+        let limit = p
+            .limit
+            .as_ref()
+            .map(|e| constant(self, e, "LIMIT"))
+            .transpose()?;
+        let order_text = p
+            .order_by
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
         match (keys.is_empty(), limit) {
             (false, Some(limit)) => {
                 self.push_topk_into_index(&mut plan, &p.order_by, skip.as_ref(), &limit);
-                let details = format!("{order_text} LIMIT {}", p.limit.as_ref().map(ToString::to_string).unwrap_or_default());
-                plan = self.op(details, Op::TopK { input: Box::new(plan), keys, skip: skip.clone(), limit: limit.clone() });
+                let details = format!(
+                    "{order_text} LIMIT {}",
+                    p.limit
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                );
+                plan = self.op(
+                    details,
+                    Op::TopK {
+                        input: Box::new(plan),
+                        keys,
+                        skip: skip.clone(),
+                        limit: limit.clone(),
+                    },
+                );
                 if let Some(count) = skip {
-                    plan = self.op("", Op::Skip { input: Box::new(plan), count });
+                    plan = self.op(
+                        "",
+                        Op::Skip {
+                            input: Box::new(plan),
+                            count,
+                        },
+                    );
                 }
-                plan = self.op("", Op::Limit { input: Box::new(plan), count: limit });
+                plan = self.op(
+                    "",
+                    Op::Limit {
+                        input: Box::new(plan),
+                        count: limit,
+                    },
+                );
             }
             (sorted, limit) => {
                 if !sorted {
-                    plan = self.op(order_text, Op::Sort { input: Box::new(plan), keys });
+                    plan = self.op(
+                        order_text,
+                        Op::Sort {
+                            input: Box::new(plan),
+                            keys,
+                        },
+                    );
                 }
                 if let Some(count) = skip {
-                    plan = self.op(p.skip.as_ref().map(ToString::to_string).unwrap_or_default(), Op::Skip { input: Box::new(plan), count });
+                    plan = self.op(
+                        p.skip.as_ref().map(ToString::to_string).unwrap_or_default(),
+                        Op::Skip {
+                            input: Box::new(plan),
+                            count,
+                        },
+                    );
                 }
                 if let Some(count) = limit {
-                    plan = self.op(p.limit.as_ref().map(ToString::to_string).unwrap_or_default(), Op::Limit { input: Box::new(plan), count });
+                    plan = self.op(
+                        p.limit
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default(),
+                        Op::Limit {
+                            input: Box::new(plan),
+                            count,
+                        },
+                    );
                 }
             }
         }
@@ -802,34 +1255,84 @@ impl<'a> Planner<'a> {
 
     /// `ORDER BY n.p LIMIT k` directly over an index range scan of `n.p` (with no other filter,
     /// label check or operator between) reads only the first k (+ skip) index entries.
-    fn push_topk_into_index(&self, plan: &mut Plan, order_by: &[SortItem], skip: Option<&CExpr>, limit: &CExpr) {
+    fn push_topk_into_index(
+        &self,
+        plan: &mut Plan,
+        order_by: &[SortItem],
+        skip: Option<&CExpr>,
+        limit: &CExpr,
+    ) {
         let [sort] = order_by else { return };
-        let Expr::Property(base, sort_key) = &sort.expr else { return };
-        let Expr::Variable(var) = base.as_ref() else { return };
-        let Some(var_slot) = self.lookup(var) else { return };
+        let Expr::Property(base, sort_key) = &sort.expr else {
+            return;
+        };
+        let Expr::Variable(var) = base.as_ref() else {
+            return;
+        };
+        let Some(var_slot) = self.lookup(var) else {
+            return;
+        };
         // Walk down through the projection and covered filters to the scan.
-        let Some(cursor) = scan_below(plan, true) else { return };
-        let Op::Scan { input, slot, source, check_labels } = &mut cursor.op else { return };
+        let Some(cursor) = scan_below(plan, true) else {
+            return;
+        };
+        let Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } = &mut cursor.op
+        else {
+            return;
+        };
         if *slot != var_slot || !check_labels.is_empty() || !matches!(input.op, Op::Once) {
             return;
         }
-        if let ScanSource::Range { key, order, limit: index_limit, .. } = source {
+        if let ScanSource::Range {
+            key,
+            order,
+            limit: index_limit,
+            ..
+        } = source
+        {
             if key == sort_key {
-                *order = if sort.descending { Order::Descending } else { Order::Ascending };
+                *order = if sort.descending {
+                    Order::Descending
+                } else {
+                    Order::Ascending
+                };
                 *index_limit = Some(match skip {
-                    Some(s) => CExpr::Bin(BinaryOp::Add, Box::new(s.clone()), Box::new(limit.clone())),
+                    Some(s) => {
+                        CExpr::Bin(BinaryOp::Add, Box::new(s.clone()), Box::new(limit.clone()))
+                    }
                     None => limit.clone(),
                 });
-                cursor.details.push_str(if sort.descending { ", descending, top-k" } else { ", ascending, top-k" });
+                cursor.details.push_str(if sort.descending {
+                    ", descending, top-k"
+                } else {
+                    ", ascending, top-k"
+                });
             }
         }
     }
 
     /// `MATCH (n:L) RETURN count(n)` (or `count(*)`), with nothing else in the query so far,
     /// is answered from the label bitmap's cardinality.
-    fn try_count_label(&mut self, plan: &mut Plan, items: &[(String, Expr)]) -> Result<Option<usize>, QueryError> {
+    fn try_count_label(
+        &mut self,
+        plan: &mut Plan,
+        items: &[(String, Expr)],
+    ) -> Result<Option<usize>, QueryError> {
         let [(_, e)] = items else { return Ok(None) };
-        let Op::Scan { input, slot, source, check_labels } = &plan.op else { return Ok(None) };
+        let Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } = &plan.op
+        else {
+            return Ok(None);
+        };
         if !matches!(input.op, Op::Once) || !check_labels.is_empty() {
             return Ok(None);
         }
@@ -849,7 +1352,9 @@ impl<'a> Planner<'a> {
             return Ok(None);
         }
         let out = self.new_slot();
-        let details = label.clone().map_or("all nodes".to_owned(), |l| format!(":{l}"));
+        let details = label
+            .clone()
+            .map_or("all nodes".to_owned(), |l| format!(":{l}"));
         *plan = self.op(details, Op::CountLabel { slot: out, label });
         Ok(Some(out))
     }
@@ -884,28 +1389,53 @@ impl<'a> Planner<'a> {
                 let mut on_create = Vec::new();
                 let mut on_match = Vec::new();
                 for a in &m.actions {
-                    let ops = a.items.iter().map(|i| self.plan_set_item(i)).collect::<Result<Vec<_>, _>>()?;
+                    let ops = a
+                        .items
+                        .iter()
+                        .map(|i| self.plan_set_item(i))
+                        .collect::<Result<Vec<_>, _>>()?;
                     if a.on_create {
                         on_create.extend(ops);
                     } else {
                         on_match.extend(ops);
                     }
                 }
-                WriteOp::Merge { matcher: Box::new(matcher), arg, create, on_create, on_match }
+                WriteOp::Merge {
+                    matcher: Box::new(matcher),
+                    arg,
+                    create,
+                    on_create,
+                    on_match,
+                }
             }
-            Clause::Set(items) => WriteOp::Set(items.iter().map(|i| self.plan_set_item(i)).collect::<Result<_, _>>()?),
+            Clause::Set(items) => WriteOp::Set(
+                items
+                    .iter()
+                    .map(|i| self.plan_set_item(i))
+                    .collect::<Result<_, _>>()?,
+            ),
             Clause::Remove(items) => WriteOp::Remove(
                 items
                     .iter()
                     .map(|i| match i {
-                        RemoveItem::Property { variable, key } => Ok(RemoveOp::Prop { slot: self.var_slot(variable)?, key: key.clone() }),
-                        RemoveItem::Labels { variable, labels } => Ok(RemoveOp::Labels { slot: self.var_slot(variable)?, labels: labels.clone() }),
+                        RemoveItem::Property { variable, key } => Ok(RemoveOp::Prop {
+                            slot: self.var_slot(variable)?,
+                            key: key.clone(),
+                        }),
+                        RemoveItem::Labels { variable, labels } => Ok(RemoveOp::Labels {
+                            slot: self.var_slot(variable)?,
+                            labels: labels.clone(),
+                        }),
                     })
                     .collect::<Result<_, QueryError>>()?,
             ),
             Clause::Delete(d) => WriteOp::Delete {
                 detach: d.detach,
-                exprs: d.exprs.iter().map(|e| self.compile(e, &[], &mut None)).collect::<Result<_, _>>()?,
+                exprs: d
+                    .exprs
+                    .iter()
+                    .map(|e| self.compile(e, &[], &mut None))
+                    .collect::<Result<_, _>>()?,
             },
             _ => return Err(QueryError::semantic("not a write clause")),
         };
@@ -913,39 +1443,69 @@ impl<'a> Planner<'a> {
     }
 
     fn var_slot(&self, v: &str) -> Result<usize, QueryError> {
-        self.lookup(v).ok_or_else(|| QueryError::semantic(format!("variable `{v}` is not defined")))
+        self.lookup(v)
+            .ok_or_else(|| QueryError::semantic(format!("variable `{v}` is not defined")))
     }
 
     fn plan_set_item(&self, item: &SetItem) -> Result<SetOp, QueryError> {
         let c = |e: &Expr| self.compile(e, &[], &mut None);
         Ok(match item {
-            SetItem::Property { variable, key, value } => SetOp::Prop { slot: self.var_slot(variable)?, key: key.clone(), value: c(value)? },
-            SetItem::Replace { variable, value } => SetOp::Replace { slot: self.var_slot(variable)?, value: c(value)? },
-            SetItem::Merge { variable, value } => SetOp::Merge { slot: self.var_slot(variable)?, value: c(value)? },
-            SetItem::Labels { variable, labels } => SetOp::Labels { slot: self.var_slot(variable)?, labels: labels.clone() },
+            SetItem::Property {
+                variable,
+                key,
+                value,
+            } => SetOp::Prop {
+                slot: self.var_slot(variable)?,
+                key: key.clone(),
+                value: c(value)?,
+            },
+            SetItem::Replace { variable, value } => SetOp::Replace {
+                slot: self.var_slot(variable)?,
+                value: c(value)?,
+            },
+            SetItem::Merge { variable, value } => SetOp::Merge {
+                slot: self.var_slot(variable)?,
+                value: c(value)?,
+            },
+            SetItem::Labels { variable, labels } => SetOp::Labels {
+                slot: self.var_slot(variable)?,
+                labels: labels.clone(),
+            },
         })
     }
 
-    fn plan_create_path(&mut self, path: &PathPattern, create: &mut CreatePattern) -> Result<(), QueryError> {
+    fn plan_create_path(
+        &mut self,
+        path: &PathPattern,
+        create: &mut CreatePattern,
+    ) -> Result<(), QueryError> {
         let mut prev = self.plan_create_node(&path.start, create)?;
         for (rel, node) in &path.hops {
             let next = self.plan_create_node(node, create)?;
             let [rel_type] = rel.types.as_slice() else {
-                return Err(QueryError::semantic(format!("a relationship to create needs exactly one type: {rel}")));
+                return Err(QueryError::semantic(format!(
+                    "a relationship to create needs exactly one type: {rel}"
+                )));
             };
             if rel.length.is_some() {
-                return Err(QueryError::semantic(format!("cannot create a variable-length relationship: {rel}")));
+                return Err(QueryError::semantic(format!(
+                    "cannot create a variable-length relationship: {rel}"
+                )));
             }
             let (start, end) = match rel.direction {
                 RelDirection::Right => (prev, next),
                 RelDirection::Left => (next, prev),
                 RelDirection::Both => {
-                    return Err(QueryError::semantic(format!("a relationship to create needs a direction: {rel}")))
+                    return Err(QueryError::semantic(format!(
+                        "a relationship to create needs a direction: {rel}"
+                    )))
                 }
             };
             let slot = match &rel.variable {
                 Some(v) if self.lookup(v).is_some() => {
-                    return Err(QueryError::semantic(format!("relationship variable `{v}` is already bound")))
+                    return Err(QueryError::semantic(format!(
+                        "relationship variable `{v}` is already bound"
+                    )))
                 }
                 Some(v) => {
                     let s = self.new_slot();
@@ -954,15 +1514,29 @@ impl<'a> Planner<'a> {
                 }
                 None => self.new_slot(),
             };
-            let props = rel.properties.iter().map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?))).collect::<Result<_, QueryError>>()?;
-            create.rels.push(CreateRel { slot, start, end, rel_type: rel_type.clone(), props });
+            let props = rel
+                .properties
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?)))
+                .collect::<Result<_, QueryError>>()?;
+            create.rels.push(CreateRel {
+                slot,
+                start,
+                end,
+                rel_type: rel_type.clone(),
+                props,
+            });
             prev = next;
         }
         Ok(())
     }
 
     /// Returns the slot of the node (new or already bound).
-    fn plan_create_node(&mut self, np: &NodePattern, create: &mut CreatePattern) -> Result<usize, QueryError> {
+    fn plan_create_node(
+        &mut self,
+        np: &NodePattern,
+        create: &mut CreatePattern,
+    ) -> Result<usize, QueryError> {
         if let Some(v) = &np.variable {
             if let Some(slot) = self.lookup(v) {
                 if !np.labels.is_empty() || !np.properties.is_empty() {
@@ -972,24 +1546,43 @@ impl<'a> Planner<'a> {
                     return Err(QueryError::semantic(format!("variable `{v}` is already bound; it cannot be given labels or properties here")));
                 }
                 if !create.nodes.iter().any(|n| n.slot == slot) {
-                    create.nodes.push(CreateNode { slot, bound: true, labels: Vec::new(), props: Vec::new() });
+                    create.nodes.push(CreateNode {
+                        slot,
+                        bound: true,
+                        labels: Vec::new(),
+                        props: Vec::new(),
+                    });
                 }
                 return Ok(slot);
             }
         }
-        let props = np.properties.iter().map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?))).collect::<Result<_, QueryError>>()?;
+        let props = np
+            .properties
+            .iter()
+            .map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?)))
+            .collect::<Result<_, QueryError>>()?;
         let slot = self.new_slot();
         if let Some(v) = &np.variable {
             self.scope.push((v.clone(), slot));
         }
-        create.nodes.push(CreateNode { slot, bound: false, labels: np.labels.clone(), props });
+        create.nodes.push(CreateNode {
+            slot,
+            bound: false,
+            labels: np.labels.clone(),
+            props,
+        });
         Ok(slot)
     }
 }
 
 /// After planning MERGE's create branch in a scratch scope, point its named variables at the
 /// slots the matcher bound, so either branch leaves the same row layout.
-fn remap_create_slots(create: &mut CreatePattern, create_scope: &[(String, usize)], match_scope: &[(String, usize)], bound_before: &[usize]) {
+fn remap_create_slots(
+    create: &mut CreatePattern,
+    create_scope: &[(String, usize)],
+    match_scope: &[(String, usize)],
+    bound_before: &[usize],
+) {
     let map = |slot: usize| -> usize {
         if bound_before.contains(&slot) {
             return slot;
@@ -998,7 +1591,13 @@ fn remap_create_slots(create: &mut CreatePattern, create_scope: &[(String, usize
             .iter()
             .rev()
             .find(|(_, s)| *s == slot)
-            .and_then(|(name, _)| match_scope.iter().rev().find(|(n, _)| n == name).map(|(_, s)| *s))
+            .and_then(|(name, _)| {
+                match_scope
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, s)| *s)
+            })
             .unwrap_or(slot)
     };
     for n in &mut create.nodes {
@@ -1015,7 +1614,10 @@ fn remap_create_slots(create: &mut CreatePattern, create_scope: &[(String, usize
 fn scan_below(plan: &mut Plan, allow_project: bool) -> Option<&mut Plan> {
     let descend = match &plan.op {
         Op::Project { .. } => allow_project,
-        Op::Filter { index_covered: true, .. } => true,
+        Op::Filter {
+            index_covered: true,
+            ..
+        } => true,
         Op::Scan { .. } => return Some(plan),
         _ => return None,
     };
@@ -1030,22 +1632,42 @@ fn scan_below(plan: &mut Plan, allow_project: bool) -> Option<&mut Plan> {
 
 /// A node pattern without its property map, for plan details.
 fn bare(n: &NodePattern) -> NodePattern {
-    NodePattern { variable: n.variable.clone(), labels: n.labels.clone(), properties: Vec::new() }
+    NodePattern {
+        variable: n.variable.clone(),
+        labels: n.labels.clone(),
+        properties: Vec::new(),
+    }
 }
 
 fn scan_details(source: &ScanSource, scope: &[(String, usize)], slot: usize) -> String {
-    let var = scope.iter().rev().find(|(_, s)| *s == slot).map_or("_", |(n, _)| n.as_str());
+    let var = scope
+        .iter()
+        .rev()
+        .find(|(_, s)| *s == slot)
+        .map_or("_", |(n, _)| n.as_str());
     match source {
         ScanSource::AllNodes => format!("({var})"),
         ScanSource::Label(l) => format!("({var}:{l})"),
         ScanSource::Seek { label, key, .. } => format!("({var}:{label}) {var}.{key} = ?"),
-        ScanSource::Range { label, key, lower, upper, .. } => {
+        ScanSource::Range {
+            label,
+            key,
+            lower,
+            upper,
+            ..
+        } => {
             let show = |b: &Bound<Val>, lo: bool| match b {
                 Bound::Included(v) => format!("{}{}", if lo { ">= " } else { "<= " }, short(v)),
                 Bound::Excluded(v) => format!("{}{}", if lo { "> " } else { "< " }, short(v)),
                 Bound::Unbounded => String::new(),
             };
-            format!("({var}:{label}) {var}.{key} {} {}", show(lower, true), show(upper, false)).trim_end().to_owned()
+            format!(
+                "({var}:{label}) {var}.{key} {} {}",
+                show(lower, true),
+                show(upper, false)
+            )
+            .trim_end()
+            .to_owned()
         }
     }
 }
@@ -1061,10 +1683,14 @@ fn short(v: &Val) -> String {
 
 /// `n.key = value` (either way round) where n is in `slot`.
 fn equality_on(e: &CExpr, slot: usize) -> Option<(&str, &CExpr)> {
-    let CExpr::Bin(BinaryOp::Eq, a, b) = e else { return None };
+    let CExpr::Bin(BinaryOp::Eq, a, b) = e else {
+        return None;
+    };
     for (p, v) in [(a, b), (b, a)] {
         if let CExpr::Prop(base, key) = p.as_ref() {
-            if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) && !v.slot_list().contains(&slot) {
+            if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot)
+                && !v.slot_list().contains(&slot)
+            {
                 return Some((key, v));
             }
         }
@@ -1084,7 +1710,8 @@ fn range_on(e: &CExpr, slot: usize) -> Option<(&str, BinaryOp, Val)> {
     };
     for (p, v, op) in [(a, b, *op), (b, a, flipped)] {
         if let (CExpr::Prop(base, key), CExpr::Const(c)) = (p.as_ref(), v.as_ref()) {
-            let rangeable = matches!(c, Val::Int(_) | Val::DateTime(_)) || matches!(c, Val::Float(f) if !f.is_nan());
+            let rangeable = matches!(c, Val::Int(_) | Val::DateTime(_))
+                || matches!(c, Val::Float(f) if !f.is_nan());
             if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) && rangeable {
                 return Some((key, op, c.clone()));
             }
@@ -1108,13 +1735,25 @@ fn figures(id: usize, profile: Option<&[(u64, u64)]>) -> (Option<u64>, Option<u6
 }
 
 fn render_stage(planned: &Planned, index: usize, profile: Option<&[(u64, u64)]>) -> PlanTree {
-    let previous = |i: usize| if i == 0 { Vec::new() } else { vec![render_stage(planned, i - 1, profile)] };
+    let previous = |i: usize| {
+        if i == 0 {
+            Vec::new()
+        } else {
+            vec![render_stage(planned, i - 1, profile)]
+        }
+    };
     match &planned.stages[index] {
         Stage::Read(p) => {
             let mut tree = render_plan(p, profile, &mut || previous(index));
             if index == planned.stages.len() - 1 {
                 let (rows, time_us) = (tree.rows, None);
-                tree = PlanTree { operator: "ProduceResults".into(), details: planned.columns.join(", "), rows, time_us, children: vec![tree] };
+                tree = PlanTree {
+                    operator: "ProduceResults".into(),
+                    details: planned.columns.join(", "),
+                    rows,
+                    time_us,
+                    children: vec![tree],
+                };
             }
             tree
         }
@@ -1132,12 +1771,22 @@ fn render_stage(planned: &Planned, index: usize, profile: Option<&[(u64, u64)]>)
             if let WriteOp::Merge { matcher, .. } = op {
                 children.push(render_plan(matcher, profile, &mut Vec::new));
             }
-            PlanTree { operator: name.into(), details: details.clone(), rows, time_us, children }
+            PlanTree {
+                operator: name.into(),
+                details: details.clone(),
+                rows,
+                time_us,
+                children,
+            }
         }
     }
 }
 
-fn render_plan(p: &Plan, profile: Option<&[(u64, u64)]>, stage_input: &mut dyn FnMut() -> Vec<PlanTree>) -> PlanTree {
+fn render_plan(
+    p: &Plan,
+    profile: Option<&[(u64, u64)]>,
+    stage_input: &mut dyn FnMut() -> Vec<PlanTree>,
+) -> PlanTree {
     let (name, children): (&str, Vec<PlanTree>) = match &p.op {
         Op::Once => ("Start", Vec::new()),
         Op::Argument { .. } => ("Argument", Vec::new()),
@@ -1151,7 +1800,9 @@ fn render_plan(p: &Plan, profile: Option<&[(u64, u64)]>, stage_input: &mut dyn F
             },
             vec![render_plan(input, profile, stage_input)],
         ),
-        Op::Expand { input, hops, into, .. } => (
+        Op::Expand {
+            input, hops, into, ..
+        } => (
             match (hops.is_some(), *into) {
                 (true, _) => "VarLengthExpand",
                 (false, true) => "ExpandInto",
@@ -1161,7 +1812,10 @@ fn render_plan(p: &Plan, profile: Option<&[(u64, u64)]>, stage_input: &mut dyn F
         ),
         Op::Filter { input, .. } => ("Filter", vec![render_plan(input, profile, stage_input)]),
         Op::Project { input, .. } => ("Projection", vec![render_plan(input, profile, stage_input)]),
-        Op::Aggregate { input, .. } => ("Aggregation", vec![render_plan(input, profile, stage_input)]),
+        Op::Aggregate { input, .. } => (
+            "Aggregation",
+            vec![render_plan(input, profile, stage_input)],
+        ),
         Op::Distinct { input, .. } => ("Distinct", vec![render_plan(input, profile, stage_input)]),
         Op::Sort { input, .. } => ("Sort", vec![render_plan(input, profile, stage_input)]),
         Op::TopK { input, .. } => ("Top", vec![render_plan(input, profile, stage_input)]),
@@ -1170,10 +1824,19 @@ fn render_plan(p: &Plan, profile: Option<&[(u64, u64)]>, stage_input: &mut dyn F
         Op::Unwind { input, .. } => ("Unwind", vec![render_plan(input, profile, stage_input)]),
         Op::Optional { input, inner, .. } => (
             "OptionalMatch",
-            vec![render_plan(input, profile, stage_input), render_plan(inner, profile, &mut Vec::new)],
+            vec![
+                render_plan(input, profile, stage_input),
+                render_plan(inner, profile, &mut Vec::new),
+            ],
         ),
         Op::CountLabel { .. } => ("NodeCountFromCountStore", Vec::new()),
     };
     let (rows, time_us) = figures(p.id, profile);
-    PlanTree { operator: name.to_owned(), details: p.details.clone(), rows, time_us, children }
+    PlanTree {
+        operator: name.to_owned(),
+        details: p.details.clone(),
+        rows,
+        time_us,
+        children,
+    }
 }

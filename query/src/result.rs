@@ -26,7 +26,12 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { time: Duration::from_secs(2), max_rows: 10_000, max_hops: 10, max_buffered_rows: 1_000_000 }
+        Limits {
+            time: Duration::from_secs(2),
+            max_rows: 10_000,
+            max_hops: 10,
+            max_buffered_rows: 1_000_000,
+        }
     }
 }
 
@@ -76,7 +81,11 @@ impl From<&Value> for ResultValue {
             Value::String(s) => ResultValue::String(s.clone()),
             Value::DateTime(t) => ResultValue::DateTime(*t),
             Value::List(l) => ResultValue::List(l.iter().map(ResultValue::from).collect()),
-            Value::Map(m) => ResultValue::Map(m.iter().map(|(k, v)| (k.clone(), ResultValue::from(v))).collect()),
+            Value::Map(m) => ResultValue::Map(
+                m.iter()
+                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+                    .collect(),
+            ),
         }
     }
 }
@@ -85,7 +94,9 @@ impl From<&Value> for ResultValue {
 pub fn format_datetime(micros: i64) -> String {
     let nanos = i128::from(micros) * 1_000;
     match time::OffsetDateTime::from_unix_timestamp_nanos(nanos) {
-        Ok(t) => t.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| micros.to_string()),
+        Ok(t) => t
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_else(|_| micros.to_string()),
         Err(_) => micros.to_string(),
     }
 }
@@ -130,7 +141,10 @@ pub struct QueryStats {
 impl QueryStats {
     /// Whether the query changed the graph.
     pub fn contains_updates(&self) -> bool {
-        self.nodes_created + self.nodes_deleted + self.relationships_created + self.relationships_deleted
+        self.nodes_created
+            + self.nodes_deleted
+            + self.relationships_created
+            + self.relationships_deleted
             + self.properties_set
             + self.labels_added
             + self.labels_removed

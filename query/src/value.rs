@@ -57,7 +57,10 @@ impl Val {
         match self {
             Val::Bool(b) => Ok(Some(*b)),
             Val::Null => Ok(None),
-            other => Err(QueryError::type_err(format!("expected a boolean, got {}", other.type_name()))),
+            other => Err(QueryError::type_err(format!(
+                "expected a boolean, got {}",
+                other.type_name()
+            ))),
         }
     }
 }
@@ -93,9 +96,16 @@ pub(crate) fn to_property(v: &Val) -> Result<Value, QueryError> {
         Val::Str(s) => Value::String(s.clone()),
         Val::DateTime(t) => Value::DateTime(*t),
         Val::List(l) => Value::List(l.iter().map(to_property).collect::<Result<_, _>>()?),
-        Val::Map(m) => Value::Map(m.iter().map(|(k, v)| Ok((k.clone(), to_property(v)?))).collect::<Result<_, QueryError>>()?),
+        Val::Map(m) => Value::Map(
+            m.iter()
+                .map(|(k, v)| Ok((k.clone(), to_property(v)?)))
+                .collect::<Result<_, QueryError>>()?,
+        ),
         Val::Node(_) | Val::Rel(_) => {
-            return Err(QueryError::type_err(format!("a {} cannot be stored as a property value", v.type_name())))
+            return Err(QueryError::type_err(format!(
+                "a {} cannot be stored as a property value",
+                v.type_name()
+            )))
         }
     })
 }
@@ -223,8 +233,12 @@ pub(crate) fn order(a: &Val, b: &Val) -> Ordering {
             x.len().cmp(&y.len())
         }
         _ => {
-            let (x, y) = (a.as_f64().unwrap_or(f64::NAN), b.as_f64().unwrap_or(f64::NAN));
-            x.partial_cmp(&y).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
+            let (x, y) = (
+                a.as_f64().unwrap_or(f64::NAN),
+                b.as_f64().unwrap_or(f64::NAN),
+            );
+            x.partial_cmp(&y)
+                .unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()))
         }
     }
 }
@@ -245,7 +259,11 @@ pub(crate) fn write_key(v: &Val, out: &mut Vec<u8>) {
                 out.extend_from_slice(&(*f as i64).to_be_bytes());
             } else {
                 out.push(3);
-                let bits = if f.is_nan() { f64::NAN.to_bits() } else { f.to_bits() };
+                let bits = if f.is_nan() {
+                    f64::NAN.to_bits()
+                } else {
+                    f.to_bits()
+                };
                 out.extend_from_slice(&bits.to_be_bytes());
             }
         }
@@ -297,15 +315,42 @@ mod tests {
         assert_eq!(equals(&Val::Int(1), &Val::Float(1.0)), Some(true));
         assert_eq!(equals(&Val::Int(1), &Val::Str("1".into())), Some(false));
         assert_eq!(equals(&Val::Null, &Val::Null), None);
-        assert_eq!(equals(&Val::List(vec![Val::Int(1), Val::Null]), &Val::List(vec![Val::Int(2), Val::Null])), Some(false));
-        assert_eq!(equals(&Val::List(vec![Val::Int(1), Val::Null]), &Val::List(vec![Val::Int(1), Val::Null])), None);
+        assert_eq!(
+            equals(
+                &Val::List(vec![Val::Int(1), Val::Null]),
+                &Val::List(vec![Val::Int(2), Val::Null])
+            ),
+            Some(false)
+        );
+        assert_eq!(
+            equals(
+                &Val::List(vec![Val::Int(1), Val::Null]),
+                &Val::List(vec![Val::Int(1), Val::Null])
+            ),
+            None
+        );
     }
 
     #[test]
     fn ordering_puts_null_last_and_ranks_types() {
-        let mut v = vec![Val::Null, Val::Int(2), Val::Str("a".into()), Val::Float(1.5), Val::Bool(true)];
+        let mut v = vec![
+            Val::Null,
+            Val::Int(2),
+            Val::Str("a".into()),
+            Val::Float(1.5),
+            Val::Bool(true),
+        ];
         v.sort_by(order);
-        assert_eq!(v, vec![Val::Str("a".into()), Val::Bool(true), Val::Float(1.5), Val::Int(2), Val::Null]);
+        assert_eq!(
+            v,
+            vec![
+                Val::Str("a".into()),
+                Val::Bool(true),
+                Val::Float(1.5),
+                Val::Int(2),
+                Val::Null
+            ]
+        );
         assert_eq!(compare(&Val::Int(1), &Val::Str("a".into())), None);
     }
 
@@ -313,6 +358,9 @@ mod tests {
     fn grouping_keys_unify_numbers() {
         assert_eq!(key_of(&[Val::Int(1)]), key_of(&[Val::Float(1.0)]));
         assert_ne!(key_of(&[Val::Int(1)]), key_of(&[Val::Float(1.5)]));
-        assert_ne!(key_of(&[Val::Str("ab".into()), Val::Str("c".into())]), key_of(&[Val::Str("a".into()), Val::Str("bc".into())]));
+        assert_ne!(
+            key_of(&[Val::Str("ab".into()), Val::Str("c".into())]),
+            key_of(&[Val::Str("a".into()), Val::Str("bc".into())])
+        );
     }
 }

@@ -59,11 +59,19 @@ pub(crate) fn run_stages<G: GraphWrite>(
             }
         }
     }
-    Ok(WriteOutcome { rows: results, profile: figures })
+    Ok(WriteOutcome {
+        rows: results,
+        profile: figures,
+    })
 }
 
 /// A short-lived read context over the graph between two mutations.
-fn with_cx<G: GraphWrite, T>(g: &G, limits: &Limits, deadline: Instant, f: impl FnOnce(&Cx<'_>) -> Result<T, QueryError>) -> Result<T, QueryError> {
+fn with_cx<G: GraphWrite, T>(
+    g: &G,
+    limits: &Limits,
+    deadline: Instant,
+    f: impl FnOnce(&Cx<'_>) -> Result<T, QueryError>,
+) -> Result<T, QueryError> {
     let cx = Cx::new(g, limits, deadline, 0, false);
     cx.tick()?;
     if Instant::now() > deadline {
@@ -90,7 +98,13 @@ fn apply<G: GraphWrite>(
                 create(pattern, &mut row, g, limits, deadline, stats)?;
                 out.push(row);
             }
-            WriteOp::Merge { matcher, arg, create: pattern, on_create, on_match } => {
+            WriteOp::Merge {
+                matcher,
+                arg,
+                create: pattern,
+                on_create,
+                on_match,
+            } => {
                 let matches = with_cx(g, limits, deadline, |cx| {
                     {
                         let mut args = cx.args.borrow_mut();
@@ -137,7 +151,13 @@ fn apply<G: GraphWrite>(
 }
 
 /// Evaluates a property map; null values are simply not stored.
-fn eval_props<G: GraphWrite>(props: &[(String, CExpr)], row: &[Val], g: &G, limits: &Limits, deadline: Instant) -> Result<Properties, QueryError> {
+fn eval_props<G: GraphWrite>(
+    props: &[(String, CExpr)],
+    row: &[Val],
+    g: &G,
+    limits: &Limits,
+    deadline: Instant,
+) -> Result<Properties, QueryError> {
     with_cx(g, limits, deadline, |cx| {
         let mut out = Properties::new();
         for (k, e) in props {
@@ -150,11 +170,21 @@ fn eval_props<G: GraphWrite>(props: &[(String, CExpr)], row: &[Val], g: &G, limi
     })
 }
 
-fn create<G: GraphWrite>(pattern: &CreatePattern, row: &mut Row, g: &mut G, limits: &Limits, deadline: Instant, stats: &mut QueryStats) -> Result<(), QueryError> {
+fn create<G: GraphWrite>(
+    pattern: &CreatePattern,
+    row: &mut Row,
+    g: &mut G,
+    limits: &Limits,
+    deadline: Instant,
+    stats: &mut QueryStats,
+) -> Result<(), QueryError> {
     for n in &pattern.nodes {
         if n.bound {
             if !matches!(row[n.slot], Val::Node(_)) {
-                return Err(QueryError::type_err(format!("cannot create a relationship to a {}", row[n.slot].type_name())));
+                return Err(QueryError::type_err(format!(
+                    "cannot create a relationship to a {}",
+                    row[n.slot].type_name()
+                )));
             }
             continue;
         }
@@ -168,7 +198,9 @@ fn create<G: GraphWrite>(pattern: &CreatePattern, row: &mut Row, g: &mut G, limi
     }
     for r in &pattern.rels {
         let (Val::Node(start), Val::Node(end)) = (&row[r.start], &row[r.end]) else {
-            return Err(QueryError::type_err("cannot create a relationship whose end is not a node"));
+            return Err(QueryError::type_err(
+                "cannot create a relationship whose end is not a node",
+            ));
         };
         let (start, end) = (*start, *end);
         let props = eval_props(&r.props, row, g, limits, deadline)?;
@@ -180,7 +212,14 @@ fn create<G: GraphWrite>(pattern: &CreatePattern, row: &mut Row, g: &mut G, limi
     Ok(())
 }
 
-fn set_all<G: GraphWrite>(items: &[SetOp], row: &[Val], g: &mut G, limits: &Limits, deadline: Instant, stats: &mut QueryStats) -> Result<(), QueryError> {
+fn set_all<G: GraphWrite>(
+    items: &[SetOp],
+    row: &[Val],
+    g: &mut G,
+    limits: &Limits,
+    deadline: Instant,
+    stats: &mut QueryStats,
+) -> Result<(), QueryError> {
     for item in items {
         set(item, row, g, limits, deadline, stats)?;
     }
@@ -188,15 +227,42 @@ fn set_all<G: GraphWrite>(items: &[SetOp], row: &[Val], g: &mut G, limits: &Limi
 }
 
 /// The properties a SET ... = / += value provides (a map, or another entity's properties).
-fn map_value<G: GraphWrite>(e: &CExpr, row: &[Val], g: &G, limits: &Limits, deadline: Instant) -> Result<Option<Properties>, QueryError> {
+fn map_value<G: GraphWrite>(
+    e: &CExpr,
+    row: &[Val],
+    g: &G,
+    limits: &Limits,
+    deadline: Instant,
+) -> Result<Option<Properties>, QueryError> {
     with_cx(g, limits, deadline, |cx| {
         let v = eval(e, row, cx)?;
         let map = match v {
             Val::Null => return Ok(None),
             Val::Map(m) => m,
-            Val::Node(id) => cx.node(id)?.map(|n| n.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect()).unwrap_or_default(),
-            Val::Rel(id) => cx.edge(id)?.map(|r| r.properties.iter().map(|(k, v)| (k.clone(), Val::from(v))).collect()).unwrap_or_default(),
-            other => return Err(QueryError::type_err(format!("SET needs a map, got a {}", other.type_name()))),
+            Val::Node(id) => cx
+                .node(id)?
+                .map(|n| {
+                    n.properties
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Val::from(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            Val::Rel(id) => cx
+                .edge(id)?
+                .map(|r| {
+                    r.properties
+                        .iter()
+                        .map(|(k, v)| (k.clone(), Val::from(v)))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "SET needs a map, got a {}",
+                    other.type_name()
+                )))
+            }
         };
         let mut out = Properties::new();
         for (k, v) in map {
@@ -206,9 +272,19 @@ fn map_value<G: GraphWrite>(e: &CExpr, row: &[Val], g: &G, limits: &Limits, dead
     })
 }
 
-fn set<G: GraphWrite>(item: &SetOp, row: &[Val], g: &mut G, limits: &Limits, deadline: Instant, stats: &mut QueryStats) -> Result<(), QueryError> {
+fn set<G: GraphWrite>(
+    item: &SetOp,
+    row: &[Val],
+    g: &mut G,
+    limits: &Limits,
+    deadline: Instant,
+    stats: &mut QueryStats,
+) -> Result<(), QueryError> {
     let slot = match item {
-        SetOp::Prop { slot, .. } | SetOp::Replace { slot, .. } | SetOp::Merge { slot, .. } | SetOp::Labels { slot, .. } => *slot,
+        SetOp::Prop { slot, .. }
+        | SetOp::Replace { slot, .. }
+        | SetOp::Merge { slot, .. }
+        | SetOp::Labels { slot, .. } => *slot,
     };
     let target = row[slot].clone();
     if target.is_null() {
@@ -216,17 +292,28 @@ fn set<G: GraphWrite>(item: &SetOp, row: &[Val], g: &mut G, limits: &Limits, dea
     }
     match item {
         SetOp::Prop { key, value, .. } => {
-            let v = with_cx(g, limits, deadline, |cx| eval(value, row, cx).and_then(|v| to_property(&v)))?;
+            let v = with_cx(g, limits, deadline, |cx| {
+                eval(value, row, cx).and_then(|v| to_property(&v))
+            })?;
             set_property(&target, key, v, g)?;
             stats.properties_set += 1;
         }
         SetOp::Replace { value, .. } => {
-            let props: Properties = map_value(value, row, g, limits, deadline)?.unwrap_or_default().into_iter().filter(|(_, v)| !v.is_null()).collect();
+            let props: Properties = map_value(value, row, g, limits, deadline)?
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .collect();
             stats.properties_set += props.len() as u64;
             match target {
                 Val::Node(id) => g.replace_node_properties(id, props)?,
                 Val::Rel(id) => g.replace_edge_properties(id, props)?,
-                other => return Err(QueryError::type_err(format!("cannot set properties on a {}", other.type_name()))),
+                other => {
+                    return Err(QueryError::type_err(format!(
+                        "cannot set properties on a {}",
+                        other.type_name()
+                    )))
+                }
             }
         }
         SetOp::Merge { value, .. } => {
@@ -237,7 +324,10 @@ fn set<G: GraphWrite>(item: &SetOp, row: &[Val], g: &mut G, limits: &Limits, dea
         }
         SetOp::Labels { labels, .. } => {
             let Val::Node(id) = target else {
-                return Err(QueryError::type_err(format!("cannot add labels to a {}", target.type_name())));
+                return Err(QueryError::type_err(format!(
+                    "cannot add labels to a {}",
+                    target.type_name()
+                )));
             };
             let existing = g.node(id)?.map(|n| n.labels).unwrap_or_default();
             for l in labels {
@@ -251,16 +341,33 @@ fn set<G: GraphWrite>(item: &SetOp, row: &[Val], g: &mut G, limits: &Limits, dea
     Ok(())
 }
 
-fn set_property<G: GraphWrite>(target: &Val, key: &str, v: Value, g: &mut G) -> Result<(), QueryError> {
+fn set_property<G: GraphWrite>(
+    target: &Val,
+    key: &str,
+    v: Value,
+    g: &mut G,
+) -> Result<(), QueryError> {
     match target {
         Val::Node(id) => g.set_node_property(*id, key, v)?,
         Val::Rel(id) => g.set_edge_property(*id, key, v)?,
-        other => return Err(QueryError::type_err(format!("cannot set a property on a {}", other.type_name()))),
+        other => {
+            return Err(QueryError::type_err(format!(
+                "cannot set a property on a {}",
+                other.type_name()
+            )))
+        }
     }
     Ok(())
 }
 
-fn remove<G: GraphWrite>(item: &RemoveOp, row: &[Val], g: &mut G, limits: &Limits, deadline: Instant, stats: &mut QueryStats) -> Result<(), QueryError> {
+fn remove<G: GraphWrite>(
+    item: &RemoveOp,
+    row: &[Val],
+    g: &mut G,
+    limits: &Limits,
+    deadline: Instant,
+    stats: &mut QueryStats,
+) -> Result<(), QueryError> {
     let _ = (limits, deadline);
     match item {
         RemoveOp::Prop { slot, key } => match &row[*slot] {
@@ -277,7 +384,12 @@ fn remove<G: GraphWrite>(item: &RemoveOp, row: &[Val], g: &mut G, limits: &Limit
                     stats.properties_set += 1;
                 }
             }
-            other => return Err(QueryError::type_err(format!("cannot remove a property from a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "cannot remove a property from a {}",
+                    other.type_name()
+                )))
+            }
         },
         RemoveOp::Labels { slot, labels } => match &row[*slot] {
             Val::Null => {}
@@ -290,13 +402,23 @@ fn remove<G: GraphWrite>(item: &RemoveOp, row: &[Val], g: &mut G, limits: &Limit
                     }
                 }
             }
-            other => return Err(QueryError::type_err(format!("cannot remove labels from a {}", other.type_name()))),
+            other => {
+                return Err(QueryError::type_err(format!(
+                    "cannot remove labels from a {}",
+                    other.type_name()
+                )))
+            }
         },
     }
     Ok(())
 }
 
-fn delete<G: GraphWrite>(v: Val, detach: bool, g: &mut G, stats: &mut QueryStats) -> Result<(), QueryError> {
+fn delete<G: GraphWrite>(
+    v: Val,
+    detach: bool,
+    g: &mut G,
+    stats: &mut QueryStats,
+) -> Result<(), QueryError> {
     match v {
         Val::Null => {}
         Val::Node(id) => {
@@ -322,15 +444,28 @@ fn delete<G: GraphWrite>(v: Val, detach: bool, g: &mut G, stats: &mut QueryStats
                 delete(item, detach, g, stats)?;
             }
         }
-        other => return Err(QueryError::type_err(format!("cannot delete a {}", other.type_name()))),
+        other => {
+            return Err(QueryError::type_err(format!(
+                "cannot delete a {}",
+                other.type_name()
+            )))
+        }
     }
     Ok(())
 }
 
 /// Distinct relationships touching a node (a self-loop counts once).
 fn incident_edges<G: GraphWrite>(g: &G, id: NodeId) -> Result<u64, QueryError> {
-    let mut ids: Vec<_> = g.adjacent(id, Direction::Outgoing, None)?.into_iter().map(|a| a.edge).collect();
-    ids.extend(g.adjacent(id, Direction::Incoming, None)?.into_iter().map(|a| a.edge));
+    let mut ids: Vec<_> = g
+        .adjacent(id, Direction::Outgoing, None)?
+        .into_iter()
+        .map(|a| a.edge)
+        .collect();
+    ids.extend(
+        g.adjacent(id, Direction::Incoming, None)?
+            .into_iter()
+            .map(|a| a.edge),
+    );
     ids.sort();
     ids.dedup();
     Ok(ids.len() as u64)

@@ -39,22 +39,35 @@ struct Case {
 
 fn load_cases() -> Vec<Case> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cases");
-    let mut files: Vec<_> = std::fs::read_dir(dir).expect("cases dir").filter_map(Result::ok).map(|e| e.path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("cases dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .collect();
     files.sort();
     let mut cases = Vec::new();
     for path in files {
         let text = std::fs::read_to_string(&path).expect("read case file");
-        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let mut current: Option<Case> = None;
         let mut in_rows = false;
         for line in text.lines() {
             if let Some(name) = line.strip_prefix("== ") {
                 cases.extend(current.take());
-                current = Some(Case { file: file.clone(), name: name.trim().to_owned(), ..Default::default() });
+                current = Some(Case {
+                    file: file.clone(),
+                    name: name.trim().to_owned(),
+                    ..Default::default()
+                });
                 in_rows = false;
                 continue;
             }
-            let Some(case) = current.as_mut() else { continue };
+            let Some(case) = current.as_mut() else {
+                continue;
+            };
             if let Some(d) = line.strip_prefix("-- ") {
                 in_rows = false;
                 if let Some(p) = d.strip_prefix("params:") {
@@ -79,7 +92,8 @@ fn load_cases() -> Vec<Case> {
             }
             if in_rows {
                 if !line.trim().is_empty() {
-                    let row = serde_json::from_str(line).unwrap_or_else(|e| panic!("{file}/{}: bad row {line}: {e}", case.name));
+                    let row = serde_json::from_str(line)
+                        .unwrap_or_else(|e| panic!("{file}/{}: bad row {line}: {e}", case.name));
                     case.rows.push(row);
                 }
             } else if !line.trim_start().starts_with("//") || !case.query.is_empty() {
@@ -93,7 +107,10 @@ fn load_cases() -> Vec<Case> {
 }
 
 fn params(case: &Case) -> Params {
-    case.params.as_deref().map(params_from_json).unwrap_or_default()
+    case.params
+        .as_deref()
+        .map(params_from_json)
+        .unwrap_or_default()
 }
 
 /// Checks one backend's outcome against the case; returns a failure description.
@@ -101,8 +118,14 @@ fn check(case: &Case, backend: &str, outcome: Result<QueryResult, QueryError>) -
     let ctx = format!("[{}] {} ({backend})", case.file, case.name);
     match (outcome, &case.error) {
         (Err(e), Some(code)) if e.code() == code => None,
-        (Err(e), Some(code)) => Some(format!("{ctx}: expected error {code}, got {} ({e})", e.code())),
-        (Ok(r), Some(code)) => Some(format!("{ctx}: expected error {code}, got rows {:?}", normalized_rows(&r))),
+        (Err(e), Some(code)) => Some(format!(
+            "{ctx}: expected error {code}, got {} ({e})",
+            e.code()
+        )),
+        (Ok(r), Some(code)) => Some(format!(
+            "{ctx}: expected error {code}, got rows {:?}",
+            normalized_rows(&r)
+        )),
         (Err(e), None) => Some(format!("{ctx}: unexpected error {} ({e})", e.code())),
         (Ok(r), None) => {
             if let Some(cols) = &case.columns {
@@ -111,19 +134,31 @@ fn check(case: &Case, backend: &str, outcome: Result<QueryResult, QueryError>) -
                 }
             }
             let got = normalized_rows(&r);
-            let same = if case.ordered { got == case.rows } else { as_multiset(&got) == as_multiset(&case.rows) };
+            let same = if case.ordered {
+                got == case.rows
+            } else {
+                as_multiset(&got) == as_multiset(&case.rows)
+            };
             if same {
                 None
             } else {
                 let got: Vec<String> = got.iter().map(ToString::to_string).collect();
                 let want: Vec<String> = case.rows.iter().map(ToString::to_string).collect();
-                Some(format!("{ctx}:\n  got      {}\n  expected {}", got.join(" "), want.join(" ")))
+                Some(format!(
+                    "{ctx}:\n  got      {}\n  expected {}",
+                    got.join(" "),
+                    want.join(" ")
+                ))
             }
         }
     }
 }
 
-fn check_plan(case: &Case, backend: &str, plan: Result<svc_query::PlanTree, QueryError>) -> Option<String> {
+fn check_plan(
+    case: &Case,
+    backend: &str,
+    plan: Result<svc_query::PlanTree, QueryError>,
+) -> Option<String> {
     let ctx = format!("[{}] {} ({backend})", case.file, case.name);
     let plan = match plan {
         Ok(p) => p,
@@ -146,8 +181,14 @@ fn every_case_roundtrips_through_the_printer() {
             let printed = first.to_string();
             match parse(&printed) {
                 Ok(second) if second == first => {}
-                Ok(_) => failures.push(format!("{}: printed text parses differently: {printed}", case.name)),
-                Err(e) => failures.push(format!("{}: printed text does not parse: {printed}: {e}", case.name)),
+                Ok(_) => failures.push(format!(
+                    "{}: printed text parses differently: {printed}",
+                    case.name
+                )),
+                Err(e) => failures.push(format!(
+                    "{}: printed text does not parse: {printed}: {e}",
+                    case.name
+                )),
             }
         }
     }
@@ -175,12 +216,32 @@ fn every_case_gives_the_expected_rows_on_model_and_engine() {
             }
         };
         if stmt.is_read_only() {
-            failures.extend(check(case, "model", run_read(&plain, &stmt, &params, &limits)));
-            failures.extend(check(case, "indexed model", run_read(&indexed, &stmt, &params, &limits)));
-            failures.extend(check(case, "engine", engine_read(&graph, WS, &stmt, &params)));
+            failures.extend(check(
+                case,
+                "model",
+                run_read(&plain, &stmt, &params, &limits),
+            ));
+            failures.extend(check(
+                case,
+                "indexed model",
+                run_read(&indexed, &stmt, &params, &limits),
+            ));
+            failures.extend(check(
+                case,
+                "engine",
+                engine_read(&graph, WS, &stmt, &params),
+            ));
             if !case.plan.is_empty() {
-                failures.extend(check_plan(case, "indexed model", svc_query::explain(&indexed, &stmt, &params, &limits)));
-                failures.extend(check_plan(case, "engine", svc_query::explain(&graph.snapshot(WS), &stmt, &params, &limits)));
+                failures.extend(check_plan(
+                    case,
+                    "indexed model",
+                    svc_query::explain(&indexed, &stmt, &params, &limits),
+                ));
+                failures.extend(check_plan(
+                    case,
+                    "engine",
+                    svc_query::explain(&graph.snapshot(WS), &stmt, &params, &limits),
+                ));
             }
         } else {
             // Writes run on fresh copies: a model clone and a fresh engine workspace.
@@ -190,7 +251,10 @@ fn every_case_gives_the_expected_rows_on_model_and_engine() {
             let mut indexed_copy = indexed.clone();
             let outcomes = [
                 ("model", run_write(&mut plain_copy, &stmt, &params, &limits)),
-                ("indexed model", run_write(&mut indexed_copy, &stmt, &params, &limits)),
+                (
+                    "indexed model",
+                    run_write(&mut indexed_copy, &stmt, &params, &limits),
+                ),
                 ("engine", engine_write(&graph, ws, &stmt, &params)),
             ];
             match &case.then {
@@ -202,16 +266,36 @@ fn every_case_gives_the_expected_rows_on_model_and_engine() {
                 Some(then) => {
                     for (backend, outcome) in &outcomes {
                         if let Err(e) = outcome {
-                            failures.push(format!("[{}] {} ({backend}): write failed: {e}", case.file, case.name));
+                            failures.push(format!(
+                                "[{}] {} ({backend}): write failed: {e}",
+                                case.file, case.name
+                            ));
                         }
                     }
                     let then = parse(then).expect("then-query parses");
-                    failures.extend(check(case, "model", run_read(&plain_copy, &then, &Params::new(), &limits)));
-                    failures.extend(check(case, "indexed model", run_read(&indexed_copy, &then, &Params::new(), &limits)));
-                    failures.extend(check(case, "engine", engine_read(&graph, ws, &then, &Params::new())));
+                    failures.extend(check(
+                        case,
+                        "model",
+                        run_read(&plain_copy, &then, &Params::new(), &limits),
+                    ));
+                    failures.extend(check(
+                        case,
+                        "indexed model",
+                        run_read(&indexed_copy, &then, &Params::new(), &limits),
+                    ));
+                    failures.extend(check(
+                        case,
+                        "engine",
+                        engine_read(&graph, ws, &then, &Params::new()),
+                    ));
                 }
             }
         }
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

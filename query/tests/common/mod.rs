@@ -30,8 +30,10 @@ pub trait Reindex {
 
 impl Reindex for ModelGraph {
     fn reindexed_like_engine(&self) -> ModelGraph {
-        let decls: Vec<(&str, &str, svc_engine::IndexKind)> =
-            svc_engine::schema::INDEXES.iter().map(|d| (d.label, d.property, d.kind)).collect();
+        let decls: Vec<(&str, &str, svc_engine::IndexKind)> = svc_engine::schema::INDEXES
+            .iter()
+            .map(|d| (d.label, d.property, d.kind))
+            .collect();
         self.reindexed(&decls)
     }
 }
@@ -44,7 +46,12 @@ pub fn engine() -> (TempDir, Graph) {
 }
 
 /// Runs any statement through the engine's write path in one transaction of `ws`.
-pub fn engine_write(graph: &Graph, ws: WorkspaceId, stmt: &Statement, params: &Params) -> Result<QueryResult, QueryError> {
+pub fn engine_write(
+    graph: &Graph,
+    ws: WorkspaceId,
+    stmt: &Statement,
+    params: &Params,
+) -> Result<QueryResult, QueryError> {
     let stmt = stmt.clone();
     let params = params.clone();
     graph.write(move |txn| {
@@ -53,7 +60,12 @@ pub fn engine_write(graph: &Graph, ws: WorkspaceId, stmt: &Statement, params: &P
     })
 }
 
-pub fn engine_read(graph: &Graph, ws: WorkspaceId, stmt: &Statement, params: &Params) -> Result<QueryResult, QueryError> {
+pub fn engine_read(
+    graph: &Graph,
+    ws: WorkspaceId,
+    stmt: &Statement,
+    params: &Params,
+) -> Result<QueryResult, QueryError> {
     let snap = graph.snapshot(ws);
     run_read(&snap, stmt, params, &Limits::default())
 }
@@ -76,7 +88,11 @@ pub fn json_to_value(v: &serde_json::Value) -> svc_engine::Value {
         },
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(a) => Value::List(a.iter().map(json_to_value).collect()),
-        serde_json::Value::Object(o) => Value::Map(o.iter().map(|(k, v)| (k.clone(), json_to_value(v))).collect::<BTreeMap<_, _>>()),
+        serde_json::Value::Object(o) => Value::Map(
+            o.iter()
+                .map(|(k, v)| (k.clone(), json_to_value(v)))
+                .collect::<BTreeMap<_, _>>(),
+        ),
     }
 }
 
@@ -90,7 +106,11 @@ pub fn params_from_json(text: &str) -> Params {
 
 /// Result rows as JSON with store-assigned ids removed (they differ between backends).
 pub fn normalized_rows(r: &QueryResult) -> Vec<serde_json::Value> {
-    let mut rows: Vec<serde_json::Value> = r.rows.iter().map(|row| serde_json::to_value(row).expect("serializes")).collect();
+    let mut rows: Vec<serde_json::Value> = r
+        .rows
+        .iter()
+        .map(|row| serde_json::to_value(row).expect("serializes"))
+        .collect();
     rows.iter_mut().for_each(strip_ids);
     rows
 }
