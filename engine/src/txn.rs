@@ -983,7 +983,12 @@ impl GraphWrite for WorkspaceTxn<'_, '_> {
         properties.retain(|_, v| !v.is_null());
         check_properties(&properties)?;
         for n in [start, end] {
-            if view::load_node(&*self.txn, self.ws, n)?.is_none() {
+            // Existence only: no need to decode the record.
+            if self
+                .txn
+                .get(Cf::Nodes, &keys::node_key(self.ws, n))?
+                .is_none()
+            {
                 return Err(EngineError::NodeNotFound(n));
             }
         }
