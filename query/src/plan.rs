@@ -342,6 +342,17 @@ struct Conjunct {
     applied: bool,
 }
 
+/// How to find the candidates of one pattern node.
+struct ScanChoice {
+    /// Rough number of candidates (lower is better).
+    cost: u64,
+    source: ScanSource,
+    /// Labels the source does not guarantee.
+    check_labels: Vec<String>,
+    /// Conjuncts the source answers exactly (for top-k pushdown).
+    covered: Vec<usize>,
+}
+
 struct PNode {
     slot: usize,
     labels: Vec<String>,
@@ -761,15 +772,23 @@ impl<'a> Planner<'a> {
             if unbound.is_empty() {
                 break;
             }
-            let mut best: Option<(u64, usize, ScanSource, Vec<String>, Vec<usize>)> = None;
+            let mut best: Option<(usize, ScanChoice)> = None;
             for i in unbound {
-                let (cost, source, check, covered) =
-                    self.choose_scan(&nodes[i], &conjuncts, &bound)?;
-                if best.as_ref().is_none_or(|b| cost < b.0) {
-                    best = Some((cost, i, source, check, covered));
+                let choice = self.choose_scan(&nodes[i], &conjuncts, &bound)?;
+                if best.as_ref().is_none_or(|(_, b)| choice.cost < b.cost) {
+                    best = Some((i, choice));
                 }
             }
-            let Some((_, i, source, check_labels, covered)) = best else {
+            let Some((
+                i,
+                ScanChoice {
+                    source,
+                    check_labels,
+                    covered,
+                    ..
+                },
+            )) = best
+            else {
                 break;
             };
             let slot = nodes[i].slot;
@@ -862,7 +881,7 @@ impl<'a> Planner<'a> {
         node: &PNode,
         conjuncts: &[Conjunct],
         bound: &[usize],
-    ) -> Result<(u64, ScanSource, Vec<String>, Vec<usize>), QueryError> {
+    ) -> Result<ScanChoice, QueryError> {
         let s = node.slot;
         let others = |label: &str| {
             node.labels
@@ -889,7 +908,12 @@ impl<'a> Planner<'a> {
                         value: value.clone(),
                         kind,
                     };
-                    return Ok((1, source, others(label), Vec::new()));
+                    return Ok(ScanChoice {
+                        cost: 1,
+                        source,
+                        check_labels: others(label),
+                        covered: Vec::new(),
+                    });
                 }
             }
         }
@@ -950,7 +974,12 @@ impl<'a> Planner<'a> {
                     order: Order::Ascending,
                     limit: None,
                 };
-                return Ok((2 + count / 4, source, others(label), covered));
+                return Ok(ScanChoice {
+                    cost: 2 + count / 4,
+                    source,
+                    check_labels: others(label),
+                    covered,
+                });
             }
         }
         // 3. the smallest label bitmap, or every node
@@ -962,18 +991,18 @@ impl<'a> Planner<'a> {
             }
         }
         Ok(match best {
-            Some((count, label)) => (
-                3 + count,
-                ScanSource::Label(label.clone()),
-                others(label),
-                Vec::new(),
-            ),
-            None => (
-                4 + self.g.node_count()?,
-                ScanSource::AllNodes,
-                Vec::new(),
-                Vec::new(),
-            ),
+            Some((count, label)) => ScanChoice {
+                cost: 3 + count,
+                source: ScanSource::Label(label.clone()),
+                check_labels: others(label),
+                covered: Vec::new(),
+            },
+            None => ScanChoice {
+                cost: 4 + self.g.node_count()?,
+                source: ScanSource::AllNodes,
+                check_labels: Vec::new(),
+                covered: Vec::new(),
+            },
         })
     }
 

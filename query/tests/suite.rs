@@ -1,8 +1,9 @@
 //! The data-driven suite: every case in `tests/cases/*.txt` runs over
 //! 1. the model graph without indexes (label scans only: the naive reference plan),
 //! 2. the model graph declaring the engine's indexes (index seeks, ranges, top-k, counts),
-//! 3. the real engine (RocksDB in a temporary directory),
-//! and all three must give the expected rows. Every case's text must also survive
+//! 3. the real engine (RocksDB in a temporary directory).
+//!
+//! All three must give the expected rows. Every case's text must also survive
 //! parse -> print -> parse unchanged.
 //!
 //! Case format:
