@@ -1,0 +1,257 @@
+//! Dashboard users: registration (user plus workspace in one commit), login and sessions.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::auth::jwt::JwtKeys;
+use crate::auth::login_limiter::LoginLimiter;
+use crate::auth::{password, UserSession};
+use crate::clock;
+use crate::error::{Code, Error, Result};
+use crate::ids;
+use crate::store::{Record, Store, WorkspaceId};
+use crate::workspaces::{self, WorkspaceEntry, WorkspaceView};
+
+const EMAIL_INDEX: &str = "email";
+const MAX_EMAIL_LEN: usize = 254;
+const MAX_NAME_CHARS: usize = 200;
+
+/// A user as stored in the global scope. Only the argon2id hash of the password is kept.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct User {
+    pub id: String,
+    /// As registered (trimmed).
+    pub email: String,
+    /// Lower-cased; unique across the service.
+    pub email_normalized: String,
+    pub name: String,
+    pub password_hash: String,
+    pub workspace: u64,
+    pub created_at: String,
+}
+
+impl Record for User {
+    const KIND: &'static str = "user";
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![(EMAIL_INDEX, self.email_normalized.clone())]
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+pub struct RegisterRequest {
+    pub email: String,
+    /// At least 8 characters.
+    pub password: String,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+pub struct LoginRequest {
+    pub email: String,
+    pub password: String,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct UserView {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub created_at: String,
+}
+
+impl From<&User> for UserView {
+    fn from(u: &User) -> Self {
+        UserView {
+            id: u.id.clone(),
+            email: u.email.clone(),
+            name: u.name.clone(),
+            created_at: u.created_at.clone(),
+        }
+    }
+}
+
+/// Register and login response: the JWT plus who it is for.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct TokenResponse {
+    /// HS256 JWT; send as `Authorization: Bearer <token>`.
+    pub token: String,
+    pub token_type: String,
+    pub expires_at: String,
+    pub user: UserView,
+    pub workspace: WorkspaceView,
+}
+
+/// `GET /api/auth/session` response.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct SessionView {
+    pub user: UserView,
+    pub workspace: WorkspaceView,
+    pub issued_at: String,
+    pub expires_at: String,
+}
+
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+fn validate_email(email: &str) -> Result<()> {
+    let bad = || Error::invalid_field("email", email, "not a valid email address");
+    if email.len() > MAX_EMAIL_LEN || email.chars().any(char::is_whitespace) {
+        return Err(bad());
+    }
+    match email.split_once('@') {
+        Some((local, domain))
+            if !local.is_empty() && !domain.is_empty() && !domain.contains('@') =>
+        {
+            Ok(())
+        }
+        _ => Err(bad()),
+    }
+}
+
+/// Creates the user and their workspace atomically (409 when the email is taken) and signs a
+/// session token.
+pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Result<TokenResponse> {
+    let email = req.email.trim().to_owned();
+    validate_email(&email)?;
+    password::validate(&req.password)?;
+    let name = req.name.trim().to_owned();
+    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
+        return Err(Error::invalid_field(
+            "name",
+            &req.name,
+            &format!("must be 1 to {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    let plain = req.password;
+    let hash = tokio::task::spawn_blocking(move || password::hash(&plain))
+        .await
+        .map_err(|e| Error::internal(format!("hashing task failed: {e}")))??;
+
+    let now = clock::now_rfc3339();
+    let ws = WorkspaceId(ids::workspace_number());
+    let user = User {
+        id: ids::user_id(),
+        email_normalized: normalize_email(&email),
+        email,
+        name,
+        password_hash: hash,
+        workspace: ws.0,
+        created_at: now.clone(),
+    };
+    let entry = WorkspaceEntry {
+        id: workspaces::render_id(ws),
+        number: ws.0,
+        name: format!("{}'s workspace", user.name),
+        owner_user_id: user.id.clone(),
+        created_at: now.clone(),
+    };
+    let stored = user.clone();
+    store
+        .write(move |tx| {
+            // Check and insert on the single writer: two registrations of one email cannot both
+            // pass.
+            if !tx
+                .find::<User>(WorkspaceId::GLOBAL, EMAIL_INDEX, &stored.email_normalized)?
+                .is_empty()
+            {
+                return Err(Error::new(
+                    Code::Conflict,
+                    "an account with this email already exists",
+                ));
+            }
+            if tx
+                .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, &entry.id)?
+                .is_some()
+            {
+                return Err(Error::internal("workspace id collision"));
+            }
+            tx.put(WorkspaceId::GLOBAL, &stored)?;
+            workspaces::create_in(tx, &entry, &now)
+        })
+        .await?;
+    token_response(store, jwt, &user).await
+}
+
+/// Checks email and password. Unknown email and wrong password give the same 401 after the same
+/// amount of hashing work; too many failures for one email give 429 until the window passes.
+pub async fn login(
+    store: &Store,
+    jwt: &JwtKeys,
+    limiter: &LoginLimiter,
+    req: LoginRequest,
+) -> Result<TokenResponse> {
+    let email = normalize_email(&req.email);
+    if let Some(wait) = limiter.check(&email, Instant::now()) {
+        return Err(Error::rate_limited(wait));
+    }
+    let user = store
+        .find::<User>(WorkspaceId::GLOBAL, EMAIL_INDEX, email.clone())
+        .await?
+        .into_iter()
+        .next();
+    let plain = req.password;
+    let candidate = user.clone();
+    let ok = tokio::task::spawn_blocking(move || match candidate {
+        Some(u) => password::verify(&plain, &u.password_hash),
+        None => {
+            password::verify_dummy(&plain);
+            false
+        }
+    })
+    .await
+    .map_err(|e| Error::internal(format!("hashing task failed: {e}")))?;
+    match user {
+        Some(user) if ok => {
+            limiter.record_success(&email);
+            token_response(store, jwt, &user).await
+        }
+        _ => {
+            limiter.record_failure(&email, Instant::now());
+            Err(Error::unauthenticated("invalid email or password"))
+        }
+    }
+}
+
+pub async fn session(store: &Store, s: &UserSession) -> Result<SessionView> {
+    Ok(SessionView {
+        user: UserView::from(&s.user),
+        workspace: workspaces::get(store, s.workspace).await?,
+        issued_at: clock::unix_rfc3339(s.issued_at),
+        expires_at: clock::unix_rfc3339(s.expires_at),
+    })
+}
+
+async fn token_response(store: &Store, jwt: &JwtKeys, user: &User) -> Result<TokenResponse> {
+    let ws = WorkspaceId(user.workspace);
+    let (token, claims) = jwt.issue(
+        &user.id,
+        &workspaces::render_id(ws),
+        clock::now().unix_timestamp(),
+    )?;
+    Ok(TokenResponse {
+        token,
+        token_type: "Bearer".to_owned(),
+        expires_at: clock::unix_rfc3339(claims.exp),
+        user: UserView::from(user),
+        workspace: workspaces::get(store, ws).await?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn email_rules() {
+        assert!(validate_email("a@b.co").is_ok());
+        for bad in ["", "ab", "@b", "a@", "a b@c", "a@b@c"] {
+            assert!(validate_email(bad).is_err(), "{bad}");
+        }
+        assert_eq!(normalize_email("  Alice@Example.COM "), "alice@example.com");
+    }
+}

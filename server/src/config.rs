@@ -1,0 +1,68 @@
+//! Process configuration: where to listen, where the data lives, how to log, which secrets.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Log output format on stderr.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    #[default]
+    Text,
+    Json,
+}
+
+#[derive(Clone)]
+pub struct Config {
+    pub addr: SocketAddr,
+    pub data_dir: PathBuf,
+    pub log_format: LogFormat,
+    /// JWT signing secret; when `None`, one is generated once into the data directory.
+    pub jwt_secret: Option<Vec<u8>>,
+    /// How often coalesced `last_used_at` times are written to the store.
+    pub usage_flush_interval: Duration,
+    /// Failed logins allowed per email within `login_window` before logins are refused.
+    pub login_max_failures: u32,
+    pub login_window: Duration,
+}
+
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The secret never goes into logs or panic messages.
+        f.debug_struct("Config")
+            .field("addr", &self.addr)
+            .field("data_dir", &self.data_dir)
+            .field("log_format", &self.log_format)
+            .field(
+                "jwt_secret",
+                &self.jwt_secret.as_ref().map(|_| "<redacted>"),
+            )
+            .field("usage_flush_interval", &self.usage_flush_interval)
+            .field("login_max_failures", &self.login_max_failures)
+            .field("login_window", &self.login_window)
+            .finish()
+    }
+}
+
+/// Minimum JWT secret length: 256 bits (DESIGN.md §4).
+pub const MIN_JWT_SECRET_BYTES: usize = 32;
+
+impl Config {
+    /// Defaults of DESIGN.md §5 with the given data directory.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        Config {
+            addr: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            data_dir: data_dir.into(),
+            log_format: LogFormat::Text,
+            jwt_secret: None,
+            usage_flush_interval: Duration::from_secs(10),
+            login_max_failures: 5,
+            login_window: Duration::from_secs(15 * 60),
+        }
+    }
+
+    /// The store's directory inside the data directory.
+    pub fn store_dir(&self) -> PathBuf {
+        self.data_dir.join("store")
+    }
+}

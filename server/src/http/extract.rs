@@ -1,0 +1,175 @@
+//! Extractors: JSON bodies and paths whose failures use the service's error body, and the
+//! authentication extractors that make each handler's required credential part of its
+//! signature.
+
+use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::context;
+use crate::auth::{self, Legacy, Presented, Principal, UserSession};
+use crate::clock;
+use crate::error::{Code, Error};
+use crate::keys::{AgentKey, KeyKind};
+use crate::state::AppState;
+
+/// `Json` with the service's error body: 415 without a JSON content type, 400 `invalid_json`
+/// for malformed JSON, 400 `invalid_input` for a schema mismatch, 413 past the body limit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+        match axum::Json::<T>::from_request(req, state).await {
+            Ok(axum::Json(v)) => Ok(ApiJson(v)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+impl<T: Serialize> IntoResponse for ApiJson<T> {
+    fn into_response(self) -> Response {
+        axum::Json(self.0).into_response()
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> Error {
+    match rejection {
+        JsonRejection::MissingJsonContentType(_) => Error::new(
+            Code::UnsupportedMediaType,
+            "request bodies must be JSON (Content-Type: application/json)",
+        ),
+        JsonRejection::JsonSyntaxError(e) => Error::new(Code::InvalidJson, e.body_text()),
+        JsonRejection::JsonDataError(e) => Error::invalid_input(e.body_text()),
+        other if other.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
+        other => Error::invalid_input(other.body_text()),
+    }
+}
+
+pub fn payload_too_large() -> Error {
+    Error::new(
+        Code::PayloadTooLarge,
+        format!("request body exceeds {} bytes", super::MAX_BODY_BYTES),
+    )
+}
+
+/// `Path` whose failures are 400 `invalid_input` with the error body.
+#[derive(Debug)]
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+        match axum::extract::Path::<T>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(v)) => Ok(ApiPath(v)),
+            Err(e) => Err(path_rejection(e)),
+        }
+    }
+}
+
+fn path_rejection(e: PathRejection) -> Error {
+    Error::invalid_input(e.body_text())
+}
+
+/// Requires a dashboard session (JWT). Agent keys get 403: key management and workspace
+/// settings are not theirs to touch.
+#[derive(Debug)]
+pub struct JwtUser(pub UserSession);
+
+impl FromRequestParts<AppState> for JwtUser {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        match resolve(parts, state, Legacy::Refused).await? {
+            Principal::User(session) => Ok(JwtUser(session)),
+            Principal::Key(_) => Err(Error::forbidden(
+                "this route needs a dashboard session (JWT); agent keys cannot use it",
+            )),
+        }
+    }
+}
+
+/// Requires an agent key (`svc_live_`, either header form); counts the request against the
+/// key's rate limit and notes its use.
+#[derive(Debug)]
+pub struct AgentKeyAuth(pub AgentKey);
+
+impl FromRequestParts<AppState> for AgentKeyAuth {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        match resolve(parts, state, Legacy::Refused).await? {
+            Principal::Key(key) if key.kind == KeyKind::Agent => {
+                admit(state, &key)?;
+                Ok(AgentKeyAuth(key))
+            }
+            _ => Err(Error::forbidden("this route needs an agent key")),
+        }
+    }
+}
+
+/// Accepts a JWT or an agent key (dashboard and agent routes alike); keys are rate limited.
+#[derive(Debug)]
+pub struct AnyAuth(pub Principal);
+
+impl FromRequestParts<AppState> for AnyAuth {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let principal = resolve(parts, state, Legacy::Refused).await?;
+        if let Principal::Key(key) = &principal {
+            admit(state, key)?;
+        }
+        Ok(AnyAuth(principal))
+    }
+}
+
+/// Like [`AnyAuth`], and also accepts legacy `dsk_` keys in `X-API-Key`: for the direct event
+/// routes and webhooks only.
+#[derive(Debug)]
+pub struct IngestAuth(pub Principal);
+
+impl FromRequestParts<AppState> for IngestAuth {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
+        let principal = resolve(parts, state, Legacy::Accepted).await?;
+        if let Principal::Key(key) = &principal {
+            admit(state, key)?;
+        }
+        Ok(IngestAuth(principal))
+    }
+}
+
+async fn resolve(parts: &Parts, state: &AppState, legacy: Legacy) -> Result<Principal, Error> {
+    let header = |name: &str| -> Result<Option<&str>, Error> {
+        match parts.headers.get(name) {
+            None => Ok(None),
+            Some(v) => v.to_str().map(Some).map_err(|_| {
+                Error::unauthenticated(format!("the {name} header is not valid text"))
+            }),
+        }
+    };
+    let presented = Presented {
+        authorization: header("authorization")?,
+        api_key: header("x-api-key")?,
+    };
+    auth::resolve(&state.store, &state.jwt, presented, legacy).await
+}
+
+/// Rate limit, then note the use (coalesced; no store write here).
+fn admit(state: &AppState, key: &AgentKey) -> Result<(), Error> {
+    let decision = state.rate_limiter.check(&key.id, key.rate_limit_per_min);
+    context::set_rate(decision);
+    if !decision.allowed {
+        return Err(Error::rate_limited(decision.retry_after_secs));
+    }
+    state.usage.note_use(key, clock::now_rfc3339());
+    Ok(())
+}

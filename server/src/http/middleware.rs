@@ -1,0 +1,140 @@
+//! The outermost per-request layer: request id, tracing span, early body-size check, error
+//! bodies for responses the router makes itself, rate-limit headers, metrics and the access log.
+
+use std::time::Instant;
+
+use axum::extract::{MatchedPath, Request, State};
+use axum::http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use tracing::Instrument;
+
+use super::context::{self, RequestContext};
+use super::extract::payload_too_large;
+use crate::error::{Code, Error};
+use crate::ids;
+use crate::ratelimit::Decision;
+use crate::state::AppState;
+
+pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+pub async fn request_context(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let request_id = ids::request_id();
+    let method = req.method().clone();
+    let route = req
+        .extensions()
+        .get::<MatchedPath>()
+        .map(|p| p.as_str().to_owned())
+        .unwrap_or_else(|| "unmatched".to_owned());
+    let span =
+        tracing::info_span!("request", request_id = %request_id, method = %method, route = %route);
+    let ctx = RequestContext::new(request_id.clone());
+
+    let mut response = context::scope(
+        ctx.clone(),
+        async move {
+            // Refuse a declared oversize body before reading any of it.
+            if declared_length(req.headers()).is_some_and(|n| n > super::MAX_BODY_BYTES as u64) {
+                return payload_too_large().into_response();
+            }
+            let response = next.run(req).await;
+            with_error_body(response)
+        }
+        .instrument(span.clone()),
+    )
+    .await;
+
+    let headers = response.headers_mut();
+    if let Ok(v) = HeaderValue::from_str(&request_id) {
+        headers.insert(REQUEST_ID, v);
+    }
+    if let Some(decision) = ctx.rate() {
+        rate_headers(headers, &decision);
+    }
+    let status = response.status().as_u16();
+    let elapsed = started.elapsed();
+    state
+        .metrics
+        .observe(method.as_str(), &route, status, elapsed);
+    span.in_scope(|| {
+        tracing::info!(
+            status,
+            latency_ms = elapsed.as_secs_f64() * 1000.0,
+            "request finished"
+        );
+    });
+    response
+}
+
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .parse()
+        .ok()
+}
+
+/// Gives bodiless error responses produced by the router or a layer (405, a body-limit 413,
+/// ...) the error body every route promises. Headers such as `Allow` are kept.
+fn with_error_body(response: Response) -> Response {
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error())
+        || response.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return response;
+    }
+    let code = match status {
+        StatusCode::NOT_FOUND => Code::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => Code::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => Code::PayloadTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Code::UnsupportedMediaType,
+        s if s.is_server_error() => Code::Internal,
+        _ => Code::InvalidInput,
+    };
+    let message = match code {
+        Code::MethodNotAllowed => "this route does not support the request method".to_owned(),
+        Code::NotFound => "no such route".to_owned(),
+        _ => status.canonical_reason().unwrap_or("error").to_lowercase(),
+    };
+    let (mut parts, _) = response.into_parts();
+    let fresh = Error::new(code, message).into_response();
+    let (fresh_parts, body) = fresh.into_parts();
+    for (name, value) in fresh_parts.headers.iter() {
+        parts.headers.insert(name.clone(), value.clone());
+    }
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, body)
+}
+
+fn rate_headers(headers: &mut HeaderMap, d: &Decision) {
+    for (name, value) in [
+        ("x-ratelimit-limit", u64::from(d.limit)),
+        ("x-ratelimit-remaining", u64::from(d.remaining)),
+        ("x-ratelimit-reset", d.reset_secs),
+    ] {
+        headers.insert(HeaderName::from_static(name), HeaderValue::from(value));
+    }
+    if !d.allowed {
+        headers.insert(
+            header::RETRY_AFTER,
+            HeaderValue::from(d.retry_after_secs.max(1)),
+        );
+    }
+}
+
+/// 404 for unknown routes, with the error body.
+pub async fn not_found() -> Error {
+    Error::new(Code::NotFound, "no such route")
+}
+
+/// 500 for a panicking handler: logged with the request id, generic to the client.
+pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    let detail = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied())
+        .unwrap_or("unknown panic");
+    Error::internal(format!("handler panicked: {detail}")).into_response()
+}

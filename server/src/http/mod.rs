@@ -1,0 +1,73 @@
+//! The HTTP layer: routing, middleware and the thin adapters in `routes`. Nothing below this
+//! module's line knows about axum.
+
+pub mod context;
+pub mod error;
+pub mod extract;
+pub mod middleware;
+pub mod openapi;
+pub mod routes;
+
+use std::future::Future;
+
+use axum::extract::DefaultBodyLimit;
+use axum::Router;
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use utoipa_swagger_ui::SwaggerUi;
+
+use crate::error::{Error, Result};
+use crate::state::AppState;
+use routes::{auth, keys, system, workspace};
+
+/// Request body limit (DESIGN.md §4): 1 MiB.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// The routes and their OpenAPI document, built together so every served route is documented.
+pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(system::healthz))
+        .routes(routes!(system::readyz))
+        .routes(routes!(system::metrics))
+        .routes(routes!(auth::register))
+        .routes(routes!(auth::login))
+        .routes(routes!(auth::session))
+        .routes(routes!(workspace::get_workspace, workspace::put_workspace))
+        .routes(routes!(keys::create_key, keys::list_keys))
+        .routes(routes!(keys::create_legacy_key))
+        .routes(routes!(keys::whoami))
+        .routes(routes!(keys::revoke_key))
+        .split_for_parts()
+}
+
+/// The whole service as a router: API routes, `/openapi.json`, Swagger UI at `/docs`, and the
+/// layers every request passes through.
+pub fn app(state: AppState) -> Router {
+    let (api, doc) = routes();
+    api.merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+        .fallback(middleware::not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(CatchPanicLayer::custom(middleware::panic_response))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            middleware::request_context,
+        ))
+        .with_state(state)
+}
+
+/// Serves until `shutdown` resolves, lets in-flight requests finish, then flushes pending key
+/// usage and closes the store.
+pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let served = axum::serve(listener, app(state.clone()))
+        .with_graceful_shutdown(shutdown)
+        .await;
+    let closed = state.shutdown().await;
+    served.map_err(|e| Error::internal(format!("HTTP server failed: {e}")))?;
+    closed
+}

@@ -1,0 +1,6 @@
+//! Thin HTTP adapters: extract, call the domain, wrap the result. One module per area.
+
+pub mod auth;
+pub mod keys;
+pub mod system;
+pub mod workspace;

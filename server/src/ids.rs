@@ -1,0 +1,88 @@
+//! Opaque, type-prefixed ids (`usr_`, `key_`, `req_`, ...) and the base62 alphabet they use.
+
+use rand::rngs::OsRng;
+use rand::Rng;
+
+const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// `n` random base62 characters from the OS generator (used for ids and key secrets alike).
+pub fn random_base62(n: usize) -> String {
+    let mut rng = OsRng;
+    (0..n)
+        .map(|_| BASE62[rng.gen_range(0..BASE62.len())] as char)
+        .collect()
+}
+
+/// Fixed-width base62 rendering of `value`, most significant digit first.
+pub fn base62_fixed(mut value: u64, width: usize) -> String {
+    let mut out = vec![b'0'; width];
+    for slot in out.iter_mut().rev() {
+        *slot = BASE62[(value % 62) as usize];
+        value /= 62;
+    }
+    out.into_iter().map(char::from).collect()
+}
+
+pub fn is_base62(s: &str) -> bool {
+    s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// A new id of the given kind: prefix plus 20 base62 characters (~119 bits).
+pub fn new_id(prefix: &str) -> String {
+    format!("{prefix}_{}", random_base62(20))
+}
+
+pub fn user_id() -> String {
+    new_id("usr")
+}
+
+pub fn key_id() -> String {
+    new_id("key")
+}
+
+pub fn request_id() -> String {
+    new_id("req")
+}
+
+/// A random nonzero workspace number (zero is the engine's global scope).
+pub fn workspace_number() -> u64 {
+    let mut rng = OsRng;
+    loop {
+        let n: u64 = rng.gen();
+        if n != 0 {
+            return n;
+        }
+    }
+}
+
+/// Lower-case hex of bytes (digests, secrets on disk).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_have_prefix_and_base62_body() {
+        let id = key_id();
+        let body = id.strip_prefix("key_").expect("prefix");
+        assert_eq!(body.len(), 20);
+        assert!(is_base62(body));
+        assert_ne!(key_id(), key_id());
+    }
+
+    #[test]
+    fn base62_fixed_pads_and_encodes() {
+        assert_eq!(base62_fixed(0, 6), "000000");
+        assert_eq!(base62_fixed(61, 2), "0z");
+        assert_eq!(base62_fixed(62, 2), "10");
+        assert_eq!(base62_fixed(u32::MAX as u64, 6), "4gfFC3");
+    }
+
+    #[test]
+    fn hex_renders_lowercase() {
+        assert_eq!(hex(&[0, 0xab, 0x10]), "00ab10");
+    }
+}

@@ -1,0 +1,533 @@
+//! Agent keys and legacy dashboard keys: minting, listing, revocation and lookup by plaintext.
+//!
+//! A key record lives inside its workspace; a global digest record maps the SHA-256 of the
+//! plaintext to (workspace, key id), so a request's key is found with two point reads.
+//! Revocation rewrites the key record before the DELETE returns, and every request reads it,
+//! so a revoked key is refused from the next request on.
+
+pub mod token;
+pub mod usage;
+
+use serde::{Deserialize, Serialize};
+
+use crate::capabilities::{self, Mode};
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::ids;
+use crate::store::{Record, RecordScan, Store, WorkspaceId};
+use crate::workspaces;
+pub use token::KeyKind;
+use usage::UsageTracker;
+
+/// DESIGN.md §4: default `rate_limit_per_min`.
+pub const DEFAULT_RATE_LIMIT_PER_MIN: u32 = 600;
+pub const MAX_RATE_LIMIT_PER_MIN: u32 = 1_000_000;
+const MAX_LABEL_CHARS: usize = 200;
+/// Bounds a listing; a workspace with more keys than this pages nothing away silently: the
+/// listing says `has_more`.
+pub const MAX_LISTED: usize = 1000;
+
+/// A key as stored (never its plaintext).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AgentKey {
+    pub id: String,
+    pub workspace: u64,
+    pub kind: KeyKind,
+    pub name: String,
+    pub agent: String,
+    pub scopes: Vec<String>,
+    pub grants: Vec<String>,
+    pub allowed_modes: Vec<String>,
+    pub auto_run: bool,
+    pub rate_limit_per_min: u32,
+    pub quota_override_monthly: Option<u64>,
+    pub prefix: String,
+    pub last_four: String,
+    pub created_at: String,
+    pub created_by: String,
+    pub last_used_at: Option<String>,
+    pub revoked_at: Option<String>,
+}
+
+impl Record for AgentKey {
+    const KIND: &'static str = "agent_key";
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+}
+
+impl AgentKey {
+    pub fn workspace_id(&self) -> WorkspaceId {
+        WorkspaceId(self.workspace)
+    }
+
+    pub fn is_revoked(&self) -> bool {
+        self.revoked_at.is_some()
+    }
+
+    pub fn allows_mode(&self, mode: Mode) -> bool {
+        self.allowed_modes.iter().any(|m| m == mode.as_str())
+    }
+
+    pub fn has_grant(&self, capability_id: &str) -> bool {
+        let grant = capabilities::grant_for(capability_id);
+        self.grants.iter().any(|g| *g == grant)
+    }
+}
+
+/// Global map from a plaintext's digest to its key.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KeyDigest {
+    pub digest: String,
+    pub workspace: u64,
+    pub key_id: String,
+}
+
+impl Record for KeyDigest {
+    const KIND: &'static str = "key_digest";
+    fn id(&self) -> String {
+        self.digest.clone()
+    }
+}
+
+/// `POST /api/v1/keys` body.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    /// Label of the key.
+    pub name: String,
+    /// Agent label; defaults to `name`.
+    pub agent: Option<String>,
+    /// Legacy scopes, each `v1:<area>:<verb>`.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    /// Capability grants, each `capability:<capability id>`.
+    #[serde(default)]
+    pub grants: Vec<String>,
+    /// Subset of `dry_run`, `queue`, `execute`; defaults to `["dry_run"]` (least privilege).
+    pub allowed_modes: Option<Vec<String>>,
+    #[serde(default)]
+    pub auto_run: bool,
+    /// Requests per minute; default 600.
+    pub rate_limit_per_min: Option<u32>,
+    /// Replaces the plan's monthly credit limit for this key's invocations.
+    pub quota_override_monthly: Option<u64>,
+}
+
+/// `POST /api/v1/keys/legacy` body.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateLegacyKey {
+    pub name: String,
+}
+
+/// Key metadata as listed (no plaintext, no digest).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct KeyView {
+    pub id: String,
+    pub kind: KeyKind,
+    pub workspace_id: String,
+    pub name: String,
+    pub agent: String,
+    pub scopes: Vec<String>,
+    pub grants: Vec<String>,
+    pub allowed_modes: Vec<String>,
+    pub auto_run: bool,
+    pub rate_limit_per_min: u32,
+    pub quota_override_monthly: Option<u64>,
+    /// First characters of the key, e.g. `svc_live_AbCd`.
+    pub prefix: String,
+    /// Last four characters of the key.
+    pub last_four: String,
+    pub created_at: String,
+    pub last_used_at: Option<String>,
+    pub revoked: bool,
+    pub revoked_at: Option<String>,
+}
+
+impl KeyView {
+    pub fn new(key: &AgentKey, usage: &UsageTracker) -> Self {
+        KeyView {
+            id: key.id.clone(),
+            kind: key.kind,
+            workspace_id: workspaces::render_id(key.workspace_id()),
+            name: key.name.clone(),
+            agent: key.agent.clone(),
+            scopes: key.scopes.clone(),
+            grants: key.grants.clone(),
+            allowed_modes: key.allowed_modes.clone(),
+            auto_run: key.auto_run,
+            rate_limit_per_min: key.rate_limit_per_min,
+            quota_override_monthly: key.quota_override_monthly,
+            prefix: key.prefix.clone(),
+            last_four: key.last_four.clone(),
+            created_at: key.created_at.clone(),
+            last_used_at: usage.last_used(key),
+            revoked: key.is_revoked(),
+            revoked_at: key.revoked_at.clone(),
+        }
+    }
+}
+
+/// `GET /api/v1/keys/whoami` response: the calling key as its agent sees it.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct WhoAmI {
+    pub workspace_id: String,
+    pub key_id: String,
+    pub name: String,
+    pub agent: String,
+    pub scopes: Vec<String>,
+    pub grants: Vec<String>,
+    pub allowed_modes: Vec<String>,
+    pub auto_run: bool,
+    pub rate_limit_per_min: u32,
+    pub quota_override_monthly: Option<u64>,
+    /// Includes the current request.
+    pub last_used_at: Option<String>,
+}
+
+impl WhoAmI {
+    pub fn new(key: &AgentKey, usage: &UsageTracker) -> Self {
+        WhoAmI {
+            workspace_id: workspaces::render_id(key.workspace_id()),
+            key_id: key.id.clone(),
+            name: key.name.clone(),
+            agent: key.agent.clone(),
+            scopes: key.scopes.clone(),
+            grants: key.grants.clone(),
+            allowed_modes: key.allowed_modes.clone(),
+            auto_run: key.auto_run,
+            rate_limit_per_min: key.rate_limit_per_min,
+            quota_override_monthly: key.quota_override_monthly,
+            last_used_at: usage.last_used(key),
+        }
+    }
+}
+
+/// The create response: metadata plus the plaintext, shown this once.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct CreatedKey {
+    #[serde(flatten)]
+    pub meta: KeyView,
+    /// The key itself. It is not stored and cannot be shown again.
+    pub key: String,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct KeyList {
+    pub keys: Vec<KeyView>,
+    pub has_more: bool,
+}
+
+/// Checks a create request and returns the normalized key settings.
+fn validate(req: CreateKey) -> Result<AgentKeySettings> {
+    let name = label("name", &req.name)?;
+    let agent = match req.agent.as_deref() {
+        Some(a) => label("agent", a)?,
+        None => name.clone(),
+    };
+    for (i, scope) in req.scopes.iter().enumerate() {
+        if !capabilities::is_legacy_scope(scope) {
+            return Err(Error::invalid_field(
+                &format!("scopes[{i}]"),
+                scope,
+                "expected v1:<area>:<verb>",
+            ));
+        }
+    }
+    for (i, grant) in req.grants.iter().enumerate() {
+        if capabilities::capability_of_grant(grant).is_none() {
+            return Err(Error::invalid_field(
+                &format!("grants[{i}]"),
+                grant,
+                "expected capability:<id> with a known capability id",
+            ));
+        }
+    }
+    let modes = req
+        .allowed_modes
+        .unwrap_or_else(|| vec![Mode::DryRun.as_str().to_owned()]);
+    for (i, mode) in modes.iter().enumerate() {
+        if Mode::parse(mode).is_none() {
+            return Err(Error::invalid_field(
+                &format!("allowed_modes[{i}]"),
+                mode,
+                "expected one of dry_run, queue, execute",
+            ));
+        }
+    }
+    let rate = req.rate_limit_per_min.unwrap_or(DEFAULT_RATE_LIMIT_PER_MIN);
+    if !(1..=MAX_RATE_LIMIT_PER_MIN).contains(&rate) {
+        return Err(Error::invalid_field(
+            "rate_limit_per_min",
+            &rate.to_string(),
+            &format!("must be between 1 and {MAX_RATE_LIMIT_PER_MIN}"),
+        ));
+    }
+    Ok(AgentKeySettings {
+        name,
+        agent,
+        scopes: sorted_unique(req.scopes),
+        grants: sorted_unique(req.grants),
+        allowed_modes: canonical_modes(&modes),
+        auto_run: req.auto_run,
+        rate_limit_per_min: rate,
+        quota_override_monthly: req.quota_override_monthly,
+    })
+}
+
+struct AgentKeySettings {
+    name: String,
+    agent: String,
+    scopes: Vec<String>,
+    grants: Vec<String>,
+    allowed_modes: Vec<String>,
+    auto_run: bool,
+    rate_limit_per_min: u32,
+    quota_override_monthly: Option<u64>,
+}
+
+fn label(field: &str, value: &str) -> Result<String> {
+    let v = value.trim();
+    if v.is_empty() || v.chars().count() > MAX_LABEL_CHARS {
+        return Err(Error::invalid_field(
+            field,
+            value,
+            &format!("must be 1 to {MAX_LABEL_CHARS} characters"),
+        ));
+    }
+    Ok(v.to_owned())
+}
+
+fn sorted_unique(mut v: Vec<String>) -> Vec<String> {
+    v.sort();
+    v.dedup();
+    v
+}
+
+/// Modes in their canonical order (dry_run, queue, execute), without repeats.
+fn canonical_modes(modes: &[String]) -> Vec<String> {
+    Mode::ALL
+        .iter()
+        .filter(|m| modes.iter().any(|s| s == m.as_str()))
+        .map(|m| m.as_str().to_owned())
+        .collect()
+}
+
+/// Mints an agent key in `ws` for `user_id`. The plaintext is in the result and nowhere else.
+pub async fn create(
+    store: &Store,
+    usage: &UsageTracker,
+    ws: WorkspaceId,
+    user_id: &str,
+    req: CreateKey,
+) -> Result<CreatedKey> {
+    let s = validate(req)?;
+    let minted = token::mint(KeyKind::Agent);
+    let key = AgentKey {
+        id: ids::key_id(),
+        workspace: ws.0,
+        kind: KeyKind::Agent,
+        name: s.name,
+        agent: s.agent,
+        scopes: s.scopes,
+        grants: s.grants,
+        allowed_modes: s.allowed_modes,
+        auto_run: s.auto_run,
+        rate_limit_per_min: s.rate_limit_per_min,
+        quota_override_monthly: s.quota_override_monthly,
+        prefix: minted.display_prefix.clone(),
+        last_four: minted.last_four.clone(),
+        created_at: clock::now_rfc3339(),
+        created_by: user_id.to_owned(),
+        last_used_at: None,
+        revoked_at: None,
+    };
+    store_new(store, key.clone(), minted.digest.clone()).await?;
+    Ok(CreatedKey {
+        meta: KeyView::new(&key, usage),
+        key: minted.plaintext,
+    })
+}
+
+/// Mints a legacy `dsk_` key: no grants, no modes; only event and webhook routes accept it.
+pub async fn create_legacy(
+    store: &Store,
+    usage: &UsageTracker,
+    ws: WorkspaceId,
+    user_id: &str,
+    req: CreateLegacyKey,
+) -> Result<CreatedKey> {
+    let name = label("name", &req.name)?;
+    let minted = token::mint(KeyKind::Legacy);
+    let key = AgentKey {
+        id: ids::key_id(),
+        workspace: ws.0,
+        kind: KeyKind::Legacy,
+        agent: name.clone(),
+        name,
+        scopes: Vec::new(),
+        grants: Vec::new(),
+        allowed_modes: Vec::new(),
+        auto_run: false,
+        rate_limit_per_min: DEFAULT_RATE_LIMIT_PER_MIN,
+        quota_override_monthly: None,
+        prefix: minted.display_prefix.clone(),
+        last_four: minted.last_four.clone(),
+        created_at: clock::now_rfc3339(),
+        created_by: user_id.to_owned(),
+        last_used_at: None,
+        revoked_at: None,
+    };
+    store_new(store, key.clone(), minted.digest.clone()).await?;
+    Ok(CreatedKey {
+        meta: KeyView::new(&key, usage),
+        key: minted.plaintext,
+    })
+}
+
+async fn store_new(store: &Store, key: AgentKey, digest: String) -> Result<()> {
+    store
+        .write(move |tx| {
+            let lookup = KeyDigest {
+                digest,
+                workspace: key.workspace,
+                key_id: key.id.clone(),
+            };
+            tx.put(key.workspace_id(), &key)?;
+            tx.put(WorkspaceId::GLOBAL, &lookup)
+        })
+        .await
+}
+
+/// Every key of the workspace, newest first, revoked ones included (they show `revoked`).
+pub async fn list(store: &Store, usage: &UsageTracker, ws: WorkspaceId) -> Result<KeyList> {
+    let scan = RecordScan {
+        limit: Some(MAX_LISTED + 1),
+        ..RecordScan::default()
+    };
+    let mut keys = store.scan::<AgentKey>(ws, scan).await?;
+    let has_more = keys.len() > MAX_LISTED;
+    keys.truncate(MAX_LISTED);
+    // Ids are random, so order by creation time (RFC 3339 UTC strings sort chronologically).
+    keys.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    Ok(KeyList {
+        keys: keys.iter().map(|k| KeyView::new(k, usage)).collect(),
+        has_more,
+    })
+}
+
+/// Revokes a key of `ws`; idempotent. A key of another workspace is "not found", like an
+/// unknown id. Returns after the revocation is durable.
+pub async fn revoke(
+    store: &Store,
+    usage: &UsageTracker,
+    ws: WorkspaceId,
+    key_id: &str,
+) -> Result<KeyView> {
+    let key_id = key_id.to_owned();
+    let key = store
+        .write(move |tx| {
+            let mut key = tx
+                .get::<AgentKey>(ws, &key_id)?
+                .ok_or_else(|| Error::not_found("key"))?;
+            if key.revoked_at.is_none() {
+                key.revoked_at = Some(clock::now_rfc3339());
+                tx.put(ws, &key)?;
+            }
+            Ok(key)
+        })
+        .await?;
+    Ok(KeyView::new(&key, usage))
+}
+
+/// The live (unrevoked) key whose plaintext is `candidate`, if any.
+pub async fn authenticate(store: &Store, candidate: &str) -> Result<Option<AgentKey>> {
+    let Some(kind) = token::parse(candidate) else {
+        return Ok(None);
+    };
+    let Some(lookup) = store
+        .get::<KeyDigest>(WorkspaceId::GLOBAL, token::digest(candidate))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let key = store
+        .get::<AgentKey>(WorkspaceId(lookup.workspace), lookup.key_id)
+        .await?;
+    Ok(key.filter(|k| k.kind == kind && !k.is_revoked()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req() -> CreateKey {
+        CreateKey {
+            name: " bot ".into(),
+            agent: None,
+            scopes: vec!["v1:context:read".into()],
+            grants: vec![
+                "capability:events.ingest".into(),
+                "capability:context.get".into(),
+            ],
+            allowed_modes: Some(vec!["execute".into(), "dry_run".into(), "execute".into()]),
+            auto_run: false,
+            rate_limit_per_min: None,
+            quota_override_monthly: Some(10),
+        }
+    }
+
+    #[test]
+    fn validation_normalizes() {
+        let s = validate(req()).expect("valid");
+        assert_eq!(s.name, "bot");
+        assert_eq!(s.agent, "bot");
+        assert_eq!(s.allowed_modes, ["dry_run", "execute"]);
+        assert_eq!(
+            s.grants,
+            ["capability:context.get", "capability:events.ingest"]
+        );
+        assert_eq!(s.rate_limit_per_min, DEFAULT_RATE_LIMIT_PER_MIN);
+    }
+
+    #[test]
+    fn validation_names_the_bad_value() {
+        let mut r = req();
+        r.grants.push("capability:teleport".into());
+        let e = validate(r).err().expect("invalid");
+        assert!(
+            e.message.contains("grants[2]") && e.message.contains("capability:teleport"),
+            "{}",
+            e.message
+        );
+
+        let mut r = req();
+        r.allowed_modes = Some(vec!["dry_run".into(), "yolo".into()]);
+        let e = validate(r).err().expect("invalid");
+        assert!(
+            e.message.contains("allowed_modes[1]") && e.message.contains("yolo"),
+            "{}",
+            e.message
+        );
+
+        let mut r = req();
+        r.rate_limit_per_min = Some(0);
+        assert!(validate(r).is_err());
+
+        let mut r = req();
+        r.name = "  ".into();
+        assert!(validate(r).is_err());
+    }
+
+    #[test]
+    fn default_modes_are_dry_run_only() {
+        let mut r = req();
+        r.allowed_modes = None;
+        assert_eq!(validate(r).expect("valid").allowed_modes, ["dry_run"]);
+    }
+}

@@ -1,0 +1,59 @@
+//! svc-server: the HTTP service (binary `svcd`) over the svc-engine store.
+//!
+//! Layout: domain modules hold the rules and know nothing of HTTP (`accounts`, `workspaces`,
+//! `keys`, `auth`, `capabilities`, `ratelimit`); `store` is the one door to the engine; `error`
+//! is the one error type with its code -> status table; `http` holds routing, middleware and
+//! thin adapters (`http::routes::*`). Later domains (gateway, ledger, events, crm, playbooks,
+//! brand, reporting) follow the same split: a domain module plus an adapter under
+//! `http::routes`, registered in `http::routes()`.
+
+pub mod accounts;
+pub mod auth;
+pub mod capabilities;
+pub mod clock;
+pub mod config;
+pub mod error;
+pub mod http;
+pub mod ids;
+pub mod keys;
+pub mod metrics;
+pub mod ratelimit;
+pub mod secrets;
+pub mod state;
+pub mod store;
+pub mod telemetry;
+pub mod workspaces;
+
+pub use config::{Config, LogFormat};
+pub use error::{Code, Error};
+pub use http::{app, serve};
+pub use state::AppState;
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(e) = tokio::signal::ctrl_c().await {
+            tracing::error!(error = %e, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+    tracing::info!("shutdown requested; finishing in-flight requests");
+}

@@ -1,0 +1,92 @@
+//! `svcd`: the service's process.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use svc_server::{AppState, Config, LogFormat};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "svcd",
+    version,
+    about = "Customer intelligence and agent action service"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP service.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "SVC_ADDR", default_value = "127.0.0.1:8080")]
+    addr: SocketAddr,
+    /// Data directory (store and generated secrets).
+    #[arg(long, env = "SVC_DATA_DIR", default_value = "./data")]
+    data_dir: PathBuf,
+    /// Log format on stderr.
+    #[arg(long, env = "SVC_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: Format,
+    /// JWT signing secret (at least 32 bytes); generated once into the data directory when
+    /// absent. Prefer the environment over the command line for secrets.
+    #[arg(long, env = "SVC_JWT_SECRET", hide_env_values = true)]
+    jwt_secret: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let Cli {
+        command: Command::Serve(args),
+    } = Cli::parse();
+    let mut config = Config::new(args.data_dir);
+    config.addr = args.addr;
+    config.log_format = match args.log_format {
+        Format::Text => LogFormat::Text,
+        Format::Json => LogFormat::Json,
+    };
+    config.jwt_secret = args.jwt_secret.map(String::into_bytes);
+    svc_server::telemetry::init(config.log_format);
+
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            tracing::error!(error = %e, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!(error = %e, "svcd stopped with an error");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> Result<(), svc_server::Error> {
+    let listener = tokio::net::TcpListener::bind(config.addr)
+        .await
+        .map_err(|e| svc_server::Error::internal(format!("binding {}: {e}", config.addr)))?;
+    let addr = listener.local_addr().map_err(svc_server::Error::internal)?;
+    tracing::info!(%addr, data_dir = %config.data_dir.display(), "svcd listening");
+    let state = AppState::open(config).await?;
+    svc_server::serve(listener, state, svc_server::shutdown_signal()).await?;
+    tracing::info!("svcd stopped cleanly");
+    Ok(())
+}

@@ -1,0 +1,125 @@
+//! Shared state of the running service and its lifecycle (open, background flushing, close).
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::auth::jwt::JwtKeys;
+use crate::auth::login_limiter::LoginLimiter;
+use crate::config::{Config, MIN_JWT_SECRET_BYTES};
+use crate::error::{Error, Result};
+use crate::keys::usage::UsageTracker;
+use crate::metrics::{Gauges, Metrics};
+use crate::ratelimit::RateLimiter;
+use crate::secrets;
+use crate::store::Store;
+
+/// Cheap-to-clone handle to everything request handlers share.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub struct Inner {
+    pub config: Config,
+    pub store: Store,
+    pub jwt: JwtKeys,
+    pub rate_limiter: RateLimiter,
+    pub login_limiter: LoginLimiter,
+    pub usage: UsageTracker,
+    pub metrics: Metrics,
+    flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
+}
+
+impl std::ops::Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.inner
+    }
+}
+
+impl AppState {
+    /// Opens the store and secrets of `config.data_dir` and starts the background flusher.
+    /// Must run inside a tokio runtime.
+    pub async fn open(config: Config) -> Result<AppState> {
+        let cfg = config.clone();
+        let (store, jwt_secret) = tokio::task::spawn_blocking(move || -> Result<_> {
+            std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
+                Error::internal(format!("creating {}: {e}", cfg.data_dir.display()))
+            })?;
+            let secret = match &cfg.jwt_secret {
+                Some(s) if s.len() >= MIN_JWT_SECRET_BYTES => s.clone(),
+                Some(_) => {
+                    return Err(Error::invalid_input(format!(
+                        "the JWT secret must be at least {MIN_JWT_SECRET_BYTES} bytes"
+                    )))
+                }
+                None => secrets::load_or_create(&cfg.data_dir, "jwt.secret", MIN_JWT_SECRET_BYTES)?,
+            };
+            Ok((Store::open(&cfg.store_dir())?, secret))
+        })
+        .await
+        .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
+
+        let state = AppState {
+            inner: Arc::new(Inner {
+                jwt: JwtKeys::new(&jwt_secret),
+                rate_limiter: RateLimiter::new(),
+                login_limiter: LoginLimiter::new(config.login_max_failures, config.login_window),
+                usage: UsageTracker::new(),
+                metrics: Metrics::new(),
+                store,
+                config,
+                flusher: Mutex::new(None),
+            }),
+        };
+        state.start_flusher();
+        Ok(state)
+    }
+
+    fn start_flusher(&self) {
+        let (stop_tx, mut stop_rx) = watch::channel(false);
+        let state = self.clone();
+        let period = self.config.usage_flush_interval;
+        let handle = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => {
+                        if let Err(e) = state.usage.flush(&state.store).await {
+                            tracing::warn!(error = %e, "flushing key usage failed; will retry");
+                        }
+                    }
+                    _ = stop_rx.changed() => break,
+                }
+            }
+        });
+        *self.flusher.lock() = Some((stop_tx, handle));
+    }
+
+    /// Values for the gauges of `/metrics`.
+    pub fn gauges(&self) -> Gauges {
+        Gauges {
+            rate_limiter_keys: self.rate_limiter.tracked(),
+            login_limiter_emails: self.login_limiter.tracked(),
+            pending_key_usage: self.usage.pending_count(),
+        }
+    }
+
+    /// Stops the flusher, writes pending key usage and closes the store. Call after the HTTP
+    /// server has drained its in-flight requests.
+    pub async fn shutdown(&self) -> Result<()> {
+        let flusher = self.flusher.lock().take();
+        if let Some((stop, handle)) = flusher {
+            let _ = stop.send(true);
+            let _ = handle.await;
+        }
+        let flushed = self.usage.flush(&self.store).await;
+        self.store.close();
+        flushed.map(|_| ())
+    }
+}

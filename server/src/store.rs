@@ -1,0 +1,156 @@
+//! The server's only door to the engine's typed record store.
+//!
+//! Everything that touches `svc_engine`'s record API goes through here, so the rest of the
+//! server depends on this small surface instead of the engine's exact signatures. Engine calls
+//! block, so every async entry point hops onto the blocking pool.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+pub use svc_engine::{EngineError, Graph, Record, RecordScan, WorkspaceId};
+use svc_engine::{GraphOptions, WriteTxn};
+
+use crate::error::{Error, Result};
+
+/// Records are plain serde types; this bound collects what the async wrappers need.
+pub trait StoredRecord: Record + Send + 'static {}
+impl<T: Record + Send + 'static> StoredRecord for T {}
+
+/// Handle to the open store. Cheap to clone. After [`Store::close`] every call fails with
+/// `unavailable`, and the database closes as soon as in-flight calls have finished.
+#[derive(Clone)]
+pub struct Store {
+    graph: Arc<RwLock<Option<Graph>>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    pub fn open(path: &Path) -> Result<Store> {
+        let graph = Graph::open(path, GraphOptions::default())?;
+        Ok(Store {
+            graph: Arc::new(RwLock::new(Some(graph))),
+        })
+    }
+
+    /// The engine handle, for the domains (graph, query, ingest) that work on nodes. Blocking
+    /// engine calls on it belong on the blocking pool.
+    pub fn graph(&self) -> Result<Graph> {
+        self.graph
+            .read()
+            .clone()
+            .ok_or_else(|| Error::from(EngineError::Closed("the service is shutting down".into())))
+    }
+
+    /// Lets go of the engine: the database closes once calls still running have returned.
+    pub fn close(&self) {
+        if let Some(graph) = self.graph.write().take() {
+            graph.close();
+        }
+    }
+
+    pub async fn get<T: StoredRecord>(
+        &self,
+        ws: WorkspaceId,
+        id: impl Into<String>,
+    ) -> Result<Option<T>> {
+        let graph = self.graph()?;
+        let id = id.into();
+        blocking(move || Ok(graph.get_record::<T>(ws, &id)?)).await
+    }
+
+    pub async fn find<T: StoredRecord>(
+        &self,
+        ws: WorkspaceId,
+        index: &'static str,
+        value: impl Into<String>,
+    ) -> Result<Vec<T>> {
+        let graph = self.graph()?;
+        let value = value.into();
+        blocking(move || Ok(graph.find_records::<T>(ws, index, &value)?)).await
+    }
+
+    pub async fn scan<T: StoredRecord>(&self, ws: WorkspaceId, scan: RecordScan) -> Result<Vec<T>> {
+        let graph = self.graph()?;
+        blocking(move || Ok(graph.scan_records::<T>(ws, &scan)?)).await
+    }
+
+    /// Proves the store accepts durable writes (readiness): rewrites one small record.
+    pub async fn probe_write(&self) -> Result<()> {
+        let probe = Probe {
+            at: crate::clock::now_rfc3339(),
+        };
+        self.write(move |tx| tx.put(WorkspaceId::GLOBAL, &probe))
+            .await
+    }
+
+    /// Runs `f` atomically on the engine's writer: its reads see every earlier commit, and its
+    /// writes commit together (durably) or, when it returns `Err`, not at all.
+    pub async fn write<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Tx<'_, '_>) -> Result<R> + Send + 'static,
+    {
+        let graph = self.graph()?;
+        blocking(move || graph.write(move |txn: &mut WriteTxn<'_>| f(&mut Tx { txn }))).await
+    }
+}
+
+/// The readiness probe's record.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Probe {
+    at: String,
+}
+
+impl Record for Probe {
+    const KIND: &'static str = "probe";
+    fn id(&self) -> String {
+        "readyz".to_owned()
+    }
+}
+
+/// A write transaction as the domain modules see it.
+#[derive(Debug)]
+pub struct Tx<'t, 'a> {
+    txn: &'t mut WriteTxn<'a>,
+}
+
+impl Tx<'_, '_> {
+    pub fn get<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<Option<T>> {
+        Ok(self.txn.workspace(ws).get_record::<T>(id)?)
+    }
+
+    pub fn find<T: Record>(
+        &mut self,
+        ws: WorkspaceId,
+        index: &'static str,
+        value: &str,
+    ) -> Result<Vec<T>> {
+        Ok(self.txn.workspace(ws).find_records::<T>(index, value)?)
+    }
+
+    pub fn put<T: Record>(&mut self, ws: WorkspaceId, record: &T) -> Result<()> {
+        self.txn.workspace(ws).put_record(record)?;
+        Ok(())
+    }
+
+    pub fn delete<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<()> {
+        self.txn.workspace(ws).delete_record::<T>(id)?;
+        Ok(())
+    }
+}
+
+async fn blocking<R, F>(f: F) -> Result<R>
+where
+    R: Send + 'static,
+    F: FnOnce() -> Result<R> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+}

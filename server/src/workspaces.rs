@@ -1,0 +1,328 @@
+//! Workspaces: the directory entry (global scope) and the per-workspace settings record
+//! (plan, read-only flag, policy).
+
+use serde::{Deserialize, Serialize};
+
+use crate::capabilities;
+use crate::error::{Error, Result};
+use crate::store::{Record, Store, Tx, WorkspaceId};
+
+/// Directory entry of a workspace, stored in the global scope under its `ws_` id.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkspaceEntry {
+    pub id: String,
+    pub number: u64,
+    pub name: String,
+    pub owner_user_id: String,
+    pub created_at: String,
+}
+
+impl Record for WorkspaceEntry {
+    const KIND: &'static str = "workspace";
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+}
+
+/// Billing plan; it fixes the monthly action-credit limit (SPEC.md, Limits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Plan {
+    Free,
+    Starter,
+    Growth,
+    Pro,
+    Enterprise,
+}
+
+impl Plan {
+    pub const ALL: [Plan; 5] = [
+        Plan::Free,
+        Plan::Starter,
+        Plan::Growth,
+        Plan::Pro,
+        Plan::Enterprise,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Plan::Free => "free",
+            Plan::Starter => "starter",
+            Plan::Growth => "growth",
+            Plan::Pro => "pro",
+            Plan::Enterprise => "enterprise",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Plan> {
+        Plan::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The fixed limit of the plan; `None` for enterprise, whose limit is configured.
+    pub fn fixed_monthly_limit(self) -> Option<u64> {
+        match self {
+            Plan::Free => Some(100),
+            Plan::Starter => Some(500),
+            Plan::Growth => Some(3000),
+            Plan::Pro => Some(15000),
+            Plan::Enterprise => None,
+        }
+    }
+}
+
+/// Capability ids the workspace forbids, and those the approval system approves on its own.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct Policy {
+    pub forbid: Vec<String>,
+    pub auto_approve: Vec<String>,
+}
+
+/// Per-workspace settings, stored inside the workspace under the fixed id `settings`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkspaceSettings {
+    pub plan: Plan,
+    /// Only for the enterprise plan.
+    pub enterprise_monthly_limit: Option<u64>,
+    pub read_only: bool,
+    pub policy: Policy,
+    pub updated_at: String,
+}
+
+impl Record for WorkspaceSettings {
+    const KIND: &'static str = "workspace_settings";
+    fn id(&self) -> String {
+        SETTINGS_ID.to_owned()
+    }
+}
+
+const SETTINGS_ID: &str = "settings";
+
+impl WorkspaceSettings {
+    pub fn new_default(now: &str) -> Self {
+        WorkspaceSettings {
+            plan: Plan::Free,
+            enterprise_monthly_limit: None,
+            read_only: false,
+            policy: Policy::default(),
+            updated_at: now.to_owned(),
+        }
+    }
+
+    /// The monthly action-credit limit the plan gives this workspace.
+    pub fn monthly_credit_limit(&self) -> u64 {
+        self.plan
+            .fixed_monthly_limit()
+            .or(self.enterprise_monthly_limit)
+            .unwrap_or(0)
+    }
+}
+
+/// A workspace as the API shows it.
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct WorkspaceView {
+    /// `ws_` + 16 hex digits.
+    pub id: String,
+    pub name: String,
+    pub plan: Plan,
+    /// Monthly action credits of the plan (configured for enterprise).
+    pub monthly_credit_limit: u64,
+    pub read_only: bool,
+    pub policy: Policy,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl WorkspaceView {
+    fn new(entry: &WorkspaceEntry, settings: &WorkspaceSettings) -> Self {
+        WorkspaceView {
+            id: entry.id.clone(),
+            name: entry.name.clone(),
+            plan: settings.plan,
+            monthly_credit_limit: settings.monthly_credit_limit(),
+            read_only: settings.read_only,
+            policy: settings.policy.clone(),
+            created_at: entry.created_at.clone(),
+            updated_at: settings.updated_at.clone(),
+        }
+    }
+}
+
+/// Partial update of the settings (`PUT /api/v1/workspace`); absent fields stay as they are.
+#[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceUpdate {
+    /// `free`, `starter`, `growth`, `pro` or `enterprise`.
+    pub plan: Option<String>,
+    /// Required with (and only allowed for) the enterprise plan.
+    pub monthly_credit_limit: Option<u64>,
+    pub read_only: Option<bool>,
+    pub policy: Option<PolicyUpdate>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyUpdate {
+    pub forbid: Option<Vec<String>>,
+    pub auto_approve: Option<Vec<String>>,
+}
+
+/// The workspace id as rendered on the wire.
+pub fn render_id(ws: WorkspaceId) -> String {
+    ws.to_string()
+}
+
+/// Inverse of [`render_id`]; `None` for anything that is not `ws_` + 16 hex digits.
+pub fn parse_id(s: &str) -> Option<WorkspaceId> {
+    let hex = s.strip_prefix("ws_")?;
+    if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u64::from_str_radix(hex, 16)
+        .ok()
+        .filter(|n| *n != 0)
+        .map(WorkspaceId)
+}
+
+/// Writes a new workspace's directory entry and default settings (inside the caller's
+/// transaction, so registration creates user and workspace together).
+pub fn create_in(tx: &mut Tx<'_, '_>, entry: &WorkspaceEntry, now: &str) -> Result<()> {
+    tx.put(WorkspaceId::GLOBAL, entry)?;
+    tx.put(
+        WorkspaceId(entry.number),
+        &WorkspaceSettings::new_default(now),
+    )
+}
+
+pub async fn get(store: &Store, ws: WorkspaceId) -> Result<WorkspaceView> {
+    let entry = store
+        .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, render_id(ws))
+        .await?
+        .ok_or_else(|| Error::not_found("workspace"))?;
+    let settings = settings(store, ws).await?;
+    Ok(WorkspaceView::new(&entry, &settings))
+}
+
+pub async fn settings(store: &Store, ws: WorkspaceId) -> Result<WorkspaceSettings> {
+    store
+        .get::<WorkspaceSettings>(ws, SETTINGS_ID)
+        .await?
+        .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))
+}
+
+/// Validates and applies a partial update atomically; returns the new view.
+pub async fn update(
+    store: &Store,
+    ws: WorkspaceId,
+    update: WorkspaceUpdate,
+) -> Result<WorkspaceView> {
+    let plan = match update.plan.as_deref() {
+        None => None,
+        Some(p) => Some(Plan::parse(p).ok_or_else(|| {
+            Error::invalid_field(
+                "plan",
+                p,
+                "expected one of free, starter, growth, pro, enterprise",
+            )
+        })?),
+    };
+    if let Some(policy) = &update.policy {
+        for (field, ids) in [
+            ("policy.forbid", &policy.forbid),
+            ("policy.auto_approve", &policy.auto_approve),
+        ] {
+            for (i, id) in ids.iter().flatten().enumerate() {
+                if !capabilities::is_known(id) {
+                    return Err(Error::invalid_field(
+                        &format!("{field}[{i}]"),
+                        id,
+                        "unknown capability id",
+                    ));
+                }
+            }
+        }
+    }
+    if update.monthly_credit_limit == Some(0) {
+        return Err(Error::invalid_input(
+            "monthly_credit_limit must be at least 1",
+        ));
+    }
+    let now = crate::clock::now_rfc3339();
+    let (entry, settings) = store
+        .write(move |tx| {
+            let entry = tx
+                .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, &render_id(ws))?
+                .ok_or_else(|| Error::not_found("workspace"))?;
+            let mut s = tx
+                .get::<WorkspaceSettings>(ws, SETTINGS_ID)?
+                .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
+            if let Some(plan) = plan {
+                s.plan = plan;
+            }
+            match (s.plan, update.monthly_credit_limit) {
+                (Plan::Enterprise, Some(limit)) => s.enterprise_monthly_limit = Some(limit),
+                (Plan::Enterprise, None) if s.enterprise_monthly_limit.is_none() => {
+                    return Err(Error::invalid_input(
+                        "the enterprise plan needs monthly_credit_limit (its limit is configurable)",
+                    ));
+                }
+                (Plan::Enterprise, None) => {}
+                (_, Some(_)) => {
+                    return Err(Error::invalid_input(
+                        "monthly_credit_limit can only be set on the enterprise plan",
+                    ));
+                }
+                (_, None) => s.enterprise_monthly_limit = None,
+            }
+            if let Some(read_only) = update.read_only {
+                s.read_only = read_only;
+            }
+            if let Some(policy) = update.policy {
+                if let Some(forbid) = policy.forbid {
+                    s.policy.forbid = dedup(forbid);
+                }
+                if let Some(auto) = policy.auto_approve {
+                    s.policy.auto_approve = dedup(auto);
+                }
+            }
+            s.updated_at = now;
+            tx.put(ws, &s)?;
+            Ok((entry, s))
+        })
+        .await?;
+    Ok(WorkspaceView::new(&entry, &settings))
+}
+
+fn dedup(mut ids: Vec<String>) -> Vec<String> {
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn workspace_ids_round_trip() {
+        let ws = WorkspaceId(0x00ab_cdef_0123_4567);
+        let s = render_id(ws);
+        assert_eq!(s, "ws_00abcdef01234567");
+        assert_eq!(parse_id(&s), Some(ws));
+        assert_eq!(parse_id("ws_0000000000000000"), None);
+        assert_eq!(parse_id("ws_123"), None);
+        assert_eq!(parse_id("usr_00abcdef01234567"), None);
+    }
+
+    #[test]
+    fn plan_limits_follow_spec() {
+        let limits: Vec<_> = Plan::ALL.iter().map(|p| p.fixed_monthly_limit()).collect();
+        assert_eq!(
+            limits,
+            [Some(100), Some(500), Some(3000), Some(15000), None]
+        );
+        let mut s = WorkspaceSettings::new_default("t");
+        s.plan = Plan::Enterprise;
+        s.enterprise_monthly_limit = Some(42);
+        assert_eq!(s.monthly_credit_limit(), 42);
+    }
+}

@@ -1,0 +1,288 @@
+//! Shared harness of the behaviour tests: a real `svcd` service on 127.0.0.1:0 over a
+//! temporary data directory, driven through HTTP only.
+
+use std::time::Duration;
+
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use serde_json::{json, Value};
+use svc_server::{AppState, Config};
+use tempfile::TempDir;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running service. Dropping it without [`TestServer::stop`] aborts it.
+pub struct TestServer {
+    pub base: String,
+    pub client: reqwest::Client,
+    dir: Option<TempDir>,
+    config: Config,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<Result<(), svc_server::Error>>>,
+}
+
+impl std::fmt::Debug for TestServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestServer")
+            .field("base", &self.base)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A registered user: their JWT and ids.
+#[derive(Clone, Debug)]
+pub struct Account {
+    pub email: String,
+    pub password: String,
+    pub token: String,
+    pub user_id: String,
+    pub workspace_id: String,
+}
+
+/// A minted key: plaintext and metadata from the create response.
+#[derive(Clone, Debug)]
+pub struct Key {
+    pub plaintext: String,
+    pub id: String,
+    pub meta: Value,
+}
+
+/// The test config: defaults, but a short usage flush so persistence is observable quickly.
+pub fn test_config(dir: &std::path::Path) -> Config {
+    let mut config = Config::new(dir);
+    config.usage_flush_interval = Duration::from_millis(200);
+    config
+}
+
+impl TestServer {
+    pub async fn start() -> TestServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let config = test_config(dir.path());
+        TestServer::start_with(dir, config).await
+    }
+
+    /// Starts on `dir` with `config` (whose data_dir should be inside `dir`).
+    pub async fn start_with(dir: TempDir, config: Config) -> TestServer {
+        let state = AppState::open(config.clone()).await.expect("open state");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let task = tokio::spawn(svc_server::serve(listener, state, async {
+            let _ = rx.await;
+        }));
+        let client = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        TestServer {
+            base: format!("http://{addr}"),
+            client,
+            dir: Some(dir),
+            config,
+            shutdown: Some(tx),
+            task: Some(task),
+        }
+    }
+
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.config.data_dir
+    }
+
+    /// Graceful stop: in-flight requests finish, pending usage is flushed, the store closes.
+    /// Returns the data directory for a restart.
+    pub async fn stop(mut self) -> (TempDir, Config) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.expect("server task").expect("clean shutdown");
+        }
+        (self.dir.take().expect("dir"), self.config.clone())
+    }
+
+    /// Stops and starts a new process-equivalent over the same data directory.
+    pub async fn restart(self) -> TestServer {
+        let (dir, config) = self.stop().await;
+        TestServer::start_with(dir, config).await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path))
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.request(Method::GET, path)
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.request(Method::POST, path)
+    }
+
+    /// Registers `email`; panics unless 201.
+    pub async fn register(&self, email: &str, password: &str, name: &str) -> Account {
+        let resp = self
+            .post("/api/auth/register")
+            .json(&json!({"email": email, "password": password, "name": name}))
+            .send()
+            .await
+            .expect("register");
+        let (status, body) = read(resp).await;
+        assert_eq!(status, StatusCode::CREATED, "register {email}: {body}");
+        Account {
+            email: email.to_owned(),
+            password: password.to_owned(),
+            token: str_at(&body, "/token"),
+            user_id: str_at(&body, "/user/id"),
+            workspace_id: str_at(&body, "/workspace/id"),
+        }
+    }
+
+    /// A new account with a unique email.
+    pub async fn account(&self) -> Account {
+        let email = format!("user-{}@example.com", unique());
+        self.register(&email, "correct horse battery", "Test User")
+            .await
+    }
+
+    /// Mints an agent key with `body`; panics unless 201.
+    pub async fn mint_key(&self, account: &Account, body: Value) -> Key {
+        let resp = self
+            .post("/api/v1/keys")
+            .bearer_auth(&account.token)
+            .json(&body)
+            .send()
+            .await
+            .expect("create key");
+        let (status, meta) = read(resp).await;
+        assert_eq!(status, StatusCode::CREATED, "create key: {meta}");
+        Key {
+            plaintext: str_at(&meta, "/key"),
+            id: str_at(&meta, "/id"),
+            meta,
+        }
+    }
+
+    /// A key holding every grant needed for events and context, all modes.
+    pub async fn agent_key(&self, account: &Account) -> Key {
+        self.mint_key(
+            account,
+            json!({
+                "name": "test agent",
+                "agent": "tester",
+                "grants": ["capability:context.get", "capability:events.ingest"],
+                "allowed_modes": ["dry_run", "queue", "execute"],
+            }),
+        )
+        .await
+    }
+
+    pub async fn legacy_key(&self, account: &Account) -> Key {
+        let resp = self
+            .post("/api/v1/keys/legacy")
+            .bearer_auth(&account.token)
+            .json(&json!({"name": "old dashboard"}))
+            .send()
+            .await
+            .expect("create legacy key");
+        let (status, meta) = read(resp).await;
+        assert_eq!(status, StatusCode::CREATED, "create legacy key: {meta}");
+        Key {
+            plaintext: str_at(&meta, "/key"),
+            id: str_at(&meta, "/id"),
+            meta,
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Status and JSON body (Null when the body is not JSON).
+pub async fn read(resp: Response) -> (StatusCode, Value) {
+    let status = resp.status();
+    let text = resp.text().await.expect("body");
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Asserts the error body of DESIGN.md §4 with `code`, and that its request id matches the
+/// `X-Request-Id` header. Returns the body.
+pub async fn expect_error(resp: Response, status: StatusCode, code: &str) -> Value {
+    let header_id = resp
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .expect("x-request-id header");
+    let (got, body) = read(resp).await;
+    assert_eq!(got, status, "body: {body}");
+    assert_eq!(
+        body.pointer("/error/code").and_then(Value::as_str),
+        Some(code),
+        "body: {body}"
+    );
+    assert!(
+        body.pointer("/error/message")
+            .and_then(Value::as_str)
+            .is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    assert_eq!(
+        body.pointer("/error/request_id").and_then(Value::as_str),
+        Some(header_id.as_str()),
+        "{body}"
+    );
+    assert!(header_id.starts_with("req_"), "{header_id}");
+    body
+}
+
+pub fn str_at(v: &Value, pointer: &str) -> String {
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("no string at {pointer} in {v}"))
+        .to_owned()
+}
+
+/// A process-unique suffix for emails and names.
+pub fn unique() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("{nanos:x}-{}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Every file under `dir`, read as bytes (for "secret never on disk" checks).
+pub fn all_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Ok(bytes) = std::fs::read(&p) {
+                out.push((p, bytes));
+            }
+        }
+    }
+    out
+}
+
+pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
