@@ -6,7 +6,7 @@
 //! swept whenever a shard grows, so only keys used within the last minute take space.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash, Hasher};
+use std::hash::BuildHasher;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -112,9 +112,7 @@ impl RateLimiter {
     }
 
     fn shard(&self, key: &str) -> &Mutex<Shard> {
-        let mut h = self.hasher.build_hasher();
-        key.hash(&mut h);
-        &self.shards[(h.finish() as usize) % SHARDS]
+        &self.shards[(self.hasher.hash_one(key) as usize) % SHARDS]
     }
 }
 

@@ -71,7 +71,7 @@ impl AgentKey {
 
     pub fn has_grant(&self, capability_id: &str) -> bool {
         let grant = capabilities::grant_for(capability_id);
-        self.grants.iter().any(|g| *g == grant)
+        self.grants.contains(&grant)
     }
 }
 
