@@ -54,6 +54,8 @@ pub mod error;
 mod eval;
 mod exec;
 mod functions;
+#[doc(hidden)]
+pub mod fuzzing;
 mod lexer;
 pub mod model;
 mod parser;

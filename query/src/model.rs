@@ -14,12 +14,14 @@ use svc_engine::{
     NodeId, Order, Properties, Value,
 };
 
-/// The property indexes the service declares (label, property, kind).
+/// The property indexes the service declares (label, property, kind); the same list as
+/// `svc_engine::schema::INDEXES` (a test keeps them equal).
 pub const DOMAIN_INDEXES: &[(&str, &str, IndexKind)] = &[
     ("Customer", "email", IndexKind::Equality),
     ("Customer", "phone", IndexKind::Equality),
     ("Customer", "externalId", IndexKind::Equality),
     ("Customer", "name", IndexKind::Equality),
+    ("Customer", "cio_id", IndexKind::Equality),
     ("Campaign", "campaignId", IndexKind::Equality),
     ("Campaign", "name", IndexKind::Equality),
     ("Stage", "name", IndexKind::Equality),
