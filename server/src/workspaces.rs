@@ -108,6 +108,17 @@ impl WorkspaceSettings {
         }
     }
 
+    /// Refuses mutations of workspace data while the workspace is read-only (SPEC.md: 403).
+    pub fn ensure_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::new(
+                crate::error::Code::ReadOnlyWorkspace,
+                "the workspace is read-only",
+            ));
+        }
+        Ok(())
+    }
+
     /// The monthly action-credit limit the plan gives this workspace.
     pub fn monthly_credit_limit(&self) -> u64 {
         self.plan

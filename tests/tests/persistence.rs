@@ -193,3 +193,47 @@ async fn plaintext_keys_and_passwords_never_reach_the_data_directory() {
     }
     drop(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn graceful_stop_finishes_in_flight_requests_and_keeps_their_writes() {
+    let s = TestServer::start().await;
+    // Registrations are slow (argon2), so some are mid-flight when the stop begins.
+    let mut in_flight = Vec::new();
+    for i in 0..16 {
+        let email = format!("drain-{i}-{}@example.com", svc_integration_tests::unique());
+        let req = s
+            .post("/api/auth/register")
+            .json(&json!({"email": email, "password": "drain password", "name": "D"}));
+        in_flight.push(tokio::spawn(async move {
+            (email, req.send().await.map(|r| r.status()))
+        }));
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let s = s.restart().await;
+
+    let mut created = Vec::new();
+    for t in in_flight {
+        let (email, outcome) = t.await.expect("task");
+        match outcome {
+            Ok(StatusCode::CREATED) => created.push(email),
+            // Never an error answer: a request is either served in full or never accepted.
+            Ok(other) => panic!("{email}: answered {other} during shutdown"),
+            Err(_) => {}
+        }
+    }
+    assert!(!created.is_empty(), "no registration finished");
+    for email in created {
+        let resp = s
+            .post("/api/auth/login")
+            .json(&json!({"email": email, "password": "drain password"}))
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(
+            resp.status(),
+            StatusCode::OK,
+            "{email} was acknowledged but not kept"
+        );
+    }
+    s.stop().await;
+}
