@@ -96,6 +96,10 @@ impl Store {
             o.set_block_based_table_factory(&table);
             o.set_write_buffer_size(options.write_buffer_bytes);
             o.set_compression_type(rocksdb::DBCompressionType::Lz4);
+            // Point lookups (identity misses for new customers, node reads) skip the memtable
+            // skiplist when its bloom filter says the key is absent.
+            o.set_memtable_whole_key_filtering(true);
+            o.set_memtable_prefix_bloom_ratio(0.05);
             if *cf == Cf::Labels {
                 o.set_merge_operator(
                     "svc_label_bitmap_v1",

@@ -649,7 +649,17 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
         let tp_id = NodeId(self.alloc_id()?);
         self.write_node(tp_id, None, Some(&tp_rec))?;
         mutated += 1;
-        self.create_edge(r.id, tp_id, schema::HAS_TOUCHPOINT, Properties::new())?;
+        // Both ends were just written by this transaction: no existence checks needed.
+        let has_tp = EdgeId(self.alloc_id()?);
+        self.insert_edge(
+            has_tp,
+            &EdgeRecord {
+                rel_type: schema::HAS_TOUCHPOINT.into(),
+                start: r.id,
+                end: tp_id,
+                properties: Properties::new(),
+            },
+        );
 
         if let Some(campaign) = &ev.campaign_id {
             let value = Value::String(campaign.clone());
@@ -666,7 +676,14 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                     self.create_node(&[schema::CAMPAIGN], p)?
                 }
             };
-            self.create_edge(tp_id, campaign_id, schema::INFLUENCED_BY, Properties::new())?;
+            let influenced = EdgeId(self.alloc_id()?);
+            let edge = EdgeRecord {
+                rel_type: schema::INFLUENCED_BY.into(),
+                start: tp_id,
+                end: campaign_id,
+                properties: Properties::new(),
+            };
+            self.insert_edge(influenced, &edge);
         }
         Ok(EventOutcome {
             customer_id: r.id,
