@@ -76,6 +76,9 @@ pub(crate) struct Cx<'g> {
     ticks: Cell<u32>,
     nodes: RefCell<HashMap<NodeId, Rc<Node>>>,
     edges: RefCell<HashMap<EdgeId, Rc<Edge>>>,
+    /// Label checks so far, and label id lists fetched for membership tests.
+    label_checks: RefCell<HashMap<String, u32>>,
+    label_ids: RefCell<HashMap<String, Option<Rc<Vec<NodeId>>>>>,
     /// Outer rows handed to `Argument` leaves (by argument id).
     pub args: RefCell<Vec<Row>>,
     /// Rows handed from a previous stage to a `StageInput` leaf.
@@ -102,6 +105,8 @@ impl<'g> Cx<'g> {
             ticks: Cell::new(0),
             nodes: RefCell::new(HashMap::new()),
             edges: RefCell::new(HashMap::new()),
+            label_checks: RefCell::new(HashMap::new()),
+            label_ids: RefCell::new(HashMap::new()),
             args: RefCell::new(Vec::new()),
             stage_input: RefCell::new(Vec::new()),
             profile: profile.then(|| RefCell::new(vec![(0, 0); operators])),
@@ -154,10 +159,59 @@ impl<'g> Cx<'g> {
         if labels.is_empty() {
             return Ok(true);
         }
+        if !self.nodes.borrow().contains_key(&id) {
+            // Many checks against one label: answer from its id list rather than loading
+            // every node (see NOTES-for-engine.md for a bitmap `has_label`).
+            let mut all_known = true;
+            for l in labels {
+                match self.label_members(l)? {
+                    Some(ids) if ids.binary_search(&id).is_err() => return Ok(false),
+                    Some(_) => {}
+                    None => all_known = false,
+                }
+            }
+            if all_known {
+                return Ok(true);
+            }
+        }
         Ok(match self.node(id)? {
             Some(n) => labels.iter().all(|l| n.has_label(l)),
             None => false,
         })
+    }
+}
+
+/// Label checks against one label before its ids are fetched for membership tests.
+const LABEL_CHECKS_BEFORE_SCAN: u32 = 64;
+/// Labels larger than this are never materialised.
+const MAX_MATERIALISED_LABEL: u64 = 2_000_000;
+
+impl Cx<'_> {
+    /// The sorted ids of a label, once it has been checked often enough to be worth fetching.
+    fn label_members(&self, label: &str) -> Result<Option<Rc<Vec<NodeId>>>, QueryError> {
+        if let Some(ids) = self.label_ids.borrow().get(label) {
+            return Ok(ids.clone());
+        }
+        let checks = {
+            let mut counts = self.label_checks.borrow_mut();
+            let n = counts.entry(label.to_owned()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        if checks < LABEL_CHECKS_BEFORE_SCAN {
+            return Ok(None);
+        }
+        let ids = if self.g.label_count(label)? <= MAX_MATERIALISED_LABEL {
+            let mut ids = self.g.label_scan(label)?;
+            ids.sort_unstable();
+            Some(Rc::new(ids))
+        } else {
+            None
+        };
+        self.label_ids
+            .borrow_mut()
+            .insert(label.to_owned(), ids.clone());
+        Ok(ids)
     }
 }
 

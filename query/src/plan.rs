@@ -100,7 +100,6 @@ pub(crate) enum Op {
     Filter {
         input: Box<Plan>,
         predicate: CExpr,
-        index_covered: bool,
     },
     Project {
         input: Box<Plan>,
@@ -288,7 +287,6 @@ pub(crate) fn plan(
                         Op::Filter {
                             input: Box::new(current),
                             predicate,
-                            index_covered: false,
                         },
                     );
                 }
@@ -344,8 +342,10 @@ struct Conjunct {
 
 /// How to find the candidates of one pattern node.
 struct ScanChoice {
-    /// Rough number of candidates (lower is better).
-    cost: u64,
+    /// (kind, estimated candidates), compared in that order: a seek beats a range scan beats
+    /// a label scan beats scanning every node, whatever the counts (the planner has no
+    /// selectivity statistics, and expanding from a small label can still fan out widely).
+    cost: (u8, u64),
     source: ScanSource,
     /// Labels the source does not guarantee.
     check_labels: Vec<String>,
@@ -858,10 +858,15 @@ impl<'a> Planner<'a> {
         for (i, c) in conjuncts.iter_mut().enumerate() {
             if !c.applied && c.slots.iter().all(|s| bound.contains(s)) {
                 c.applied = true;
+                if covered.contains(&i) {
+                    // The range scan returns exactly the nodes satisfying this comparison
+                    // (the `index_range` contract), so re-checking it would only cost a
+                    // node load per row.
+                    continue;
+                }
                 let op = Op::Filter {
                     input: Box::new(plan),
                     predicate: c.expr.clone(),
-                    index_covered: covered.contains(&i),
                 };
                 plan = Plan {
                     id: self.next_op,
@@ -909,7 +914,7 @@ impl<'a> Planner<'a> {
                         kind,
                     };
                     return Ok(ScanChoice {
-                        cost: 1,
+                        cost: (0, 1),
                         source,
                         check_labels: others(label),
                         covered: Vec::new(),
@@ -975,7 +980,7 @@ impl<'a> Planner<'a> {
                     limit: None,
                 };
                 return Ok(ScanChoice {
-                    cost: 2 + count / 4,
+                    cost: (1, count),
                     source,
                     check_labels: others(label),
                     covered,
@@ -992,13 +997,13 @@ impl<'a> Planner<'a> {
         }
         Ok(match best {
             Some((count, label)) => ScanChoice {
-                cost: 3 + count,
+                cost: (2, count),
                 source: ScanSource::Label(label.clone()),
                 check_labels: others(label),
                 covered: Vec::new(),
             },
             None => ScanChoice {
-                cost: 4 + self.g.node_count()?,
+                cost: (3, self.g.node_count()?),
                 source: ScanSource::AllNodes,
                 check_labels: Vec::new(),
                 covered: Vec::new(),
@@ -1302,7 +1307,7 @@ impl<'a> Planner<'a> {
             return;
         };
         // Walk down through the projection and covered filters to the scan.
-        let Some(cursor) = scan_below(plan, true) else {
+        let Some(cursor) = scan_below(plan) else {
             return;
         };
         let Op::Scan {
@@ -1639,22 +1644,11 @@ fn remap_create_slots(
     }
 }
 
-/// The scan under an optional projection and index-covered filters, if that is all there is.
-fn scan_below(plan: &mut Plan, allow_project: bool) -> Option<&mut Plan> {
-    let descend = match &plan.op {
-        Op::Project { .. } => allow_project,
-        Op::Filter {
-            index_covered: true,
-            ..
-        } => true,
-        Op::Scan { .. } => return Some(plan),
-        _ => return None,
-    };
-    if !descend {
-        return None;
-    }
+/// The scan directly under the projection, if that is all there is (no filter may drop
+/// rows between the index and the limit).
+fn scan_below(plan: &mut Plan) -> Option<&mut Plan> {
     match &mut plan.op {
-        Op::Project { input, .. } | Op::Filter { input, .. } => scan_below(input, false),
+        Op::Project { input, .. } if matches!(input.op, Op::Scan { .. }) => Some(input),
         _ => None,
     }
 }
