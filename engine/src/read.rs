@@ -34,6 +34,11 @@ pub trait GraphRead {
     fn label_count(&self, label: &str) -> Result<u64, EngineError>;
     /// Ids of the nodes carrying `label`, ascending.
     fn label_scan(&self, label: &str) -> Result<Vec<NodeId>, EngineError>;
+    /// Whether node `id` exists and carries `label`. Snapshots answer from the label bitmap
+    /// without reading the node.
+    fn has_label(&self, id: NodeId, label: &str) -> Result<bool, EngineError> {
+        Ok(self.node(id)?.is_some_and(|n| n.has_label(label)))
+    }
     /// Ids of every node of the workspace, ascending.
     fn all_nodes(&self) -> Result<Vec<NodeId>, EngineError>;
     /// Number of nodes in the workspace.

@@ -88,6 +88,9 @@ impl GraphRead for Snapshot<'_> {
     fn label_scan(&self, label: &str) -> Result<Vec<NodeId>, EngineError> {
         self.view().label_scan(label)
     }
+    fn has_label(&self, id: NodeId, label: &str) -> Result<bool, EngineError> {
+        self.view().has_label(id, label)
+    }
     fn all_nodes(&self) -> Result<Vec<NodeId>, EngineError> {
         self.view().all_nodes()
     }

@@ -151,6 +151,13 @@ impl GraphRead for View<'_> {
         Ok(bitmap_ids(&*self.labels.label_bitmap(self.ws, label)?))
     }
 
+    fn has_label(&self, id: NodeId, label: &str) -> Result<bool, EngineError> {
+        if label == schema::ALL_NODES {
+            return Ok(false);
+        }
+        Ok(self.labels.label_bitmap(self.ws, label)?.contains(id.0))
+    }
+
     fn all_nodes(&self) -> Result<Vec<NodeId>, EngineError> {
         Ok(bitmap_ids(
             &*self.labels.label_bitmap(self.ws, schema::ALL_NODES)?,

@@ -70,6 +70,11 @@ fn nodes_edges_and_properties_round_trip() {
     assert_eq!(snap.label_count("Customer").expect("count"), 1);
     assert_eq!(snap.label_count("Vip").expect("count"), 1);
     assert_eq!(snap.label_scan("Campaign").expect("scan"), vec![b]);
+    assert!(snap.has_label(a, "Vip").expect("has_label"));
+    assert!(!snap.has_label(b, "Vip").expect("has_label"));
+    assert!(!snap
+        .has_label(svc_engine::NodeId(424_242), "Vip")
+        .expect("has_label"));
     assert_eq!(snap.node_count().expect("count"), 2);
     assert_eq!(snap.all_nodes().expect("all"), vec![a, b]);
     drop(snap);
