@@ -55,6 +55,38 @@ pub fn workspace_number() -> u64 {
     }
 }
 
+/// Wire id of a Customer node: `cus_<engine node id>`.
+pub fn customer_id(id: svc_engine::NodeId) -> String {
+    format!("cus_{}", id.0)
+}
+
+/// Wire id of a Touchpoint node: `tp_<engine node id>`.
+pub fn touchpoint_id(id: svc_engine::NodeId) -> String {
+    format!("tp_{}", id.0)
+}
+
+/// The engine node id named by `cus_<n>`; `None` for anything else.
+pub fn parse_customer_id(s: &str) -> Option<svc_engine::NodeId> {
+    parse_node_id(s, "cus_")
+}
+
+/// The engine node id named by `tp_<n>`; `None` for anything else.
+pub fn parse_touchpoint_id(s: &str) -> Option<svc_engine::NodeId> {
+    parse_node_id(s, "tp_")
+}
+
+fn parse_node_id(s: &str, prefix: &str) -> Option<svc_engine::NodeId> {
+    let digits = s.strip_prefix(prefix)?;
+    // Canonical decimal only (no sign, no leading zeros), so one node has one wire id.
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if digits.len() > 1 && digits.starts_with('0') {
+        return None;
+    }
+    digits.parse().ok().map(svc_engine::NodeId)
+}
+
 /// Lower-case hex of bytes (digests, secrets on disk).
 pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -79,6 +111,25 @@ mod tests {
         assert_eq!(base62_fixed(61, 2), "0z");
         assert_eq!(base62_fixed(62, 2), "10");
         assert_eq!(base62_fixed(u32::MAX as u64, 6), "4gfFC3");
+    }
+
+    #[test]
+    fn node_ids_round_trip_and_refuse_other_forms() {
+        let id = svc_engine::NodeId(42);
+        assert_eq!(customer_id(id), "cus_42");
+        assert_eq!(parse_customer_id("cus_42"), Some(id));
+        assert_eq!(parse_touchpoint_id(&touchpoint_id(id)), Some(id));
+        for bad in [
+            "cus_",
+            "cus_042",
+            "cus_-1",
+            "cus_4a",
+            "tp_42",
+            "42",
+            "cus_99999999999999999999",
+        ] {
+            assert_eq!(parse_customer_id(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -13,6 +13,7 @@ pub mod capabilities;
 pub mod clock;
 pub mod config;
 pub mod error;
+pub mod events;
 pub mod http;
 pub mod ids;
 pub mod keys;

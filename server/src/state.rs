@@ -10,6 +10,7 @@ use crate::auth::jwt::JwtKeys;
 use crate::auth::login_limiter::LoginLimiter;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
 use crate::error::{Error, Result};
+use crate::events::Realtime;
 use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
 use crate::ratelimit::RateLimiter;
@@ -31,6 +32,8 @@ pub struct Inner {
     pub login_limiter: LoginLimiter,
     pub usage: UsageTracker,
     pub metrics: Metrics,
+    /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
+    pub realtime: Realtime,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -71,6 +74,7 @@ impl AppState {
                 login_limiter: LoginLimiter::new(config.login_max_failures, config.login_window),
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
+                realtime: Realtime::new(),
                 store,
                 config,
                 flusher: Mutex::new(None),

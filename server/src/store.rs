@@ -120,7 +120,7 @@ pub struct Tx<'t, 'a> {
     txn: &'t mut WriteTxn<'a>,
 }
 
-impl Tx<'_, '_> {
+impl<'a> Tx<'_, 'a> {
     pub fn get<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<Option<T>> {
         Ok(self.txn.workspace(ws).get_record::<T>(id)?)
     }
@@ -142,6 +142,18 @@ impl Tx<'_, '_> {
     pub fn delete<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<()> {
         self.txn.workspace(ws).delete_record::<T>(id)?;
         Ok(())
+    }
+
+    /// Graph and record operations on one workspace (event ingestion, merges, graph writes),
+    /// committed in the same batch as everything else of this transaction.
+    pub fn workspace(&mut self, ws: WorkspaceId) -> svc_engine::WorkspaceTxn<'_, 'a> {
+        self.txn.workspace(ws)
+    }
+
+    /// Runs `f`; when it fails, every write it made is undone and the rest of the transaction
+    /// carries on (one bad item of a batch never spoils the good ones).
+    pub fn attempt<R>(&mut self, f: impl FnOnce(&mut Tx<'_, 'a>) -> Result<R>) -> Result<R> {
+        self.txn.attempt(|txn| f(&mut Tx { txn }))
     }
 }
 

@@ -95,7 +95,7 @@ impl Record for WorkspaceSettings {
     }
 }
 
-const SETTINGS_ID: &str = "settings";
+pub const SETTINGS_ID: &str = "settings";
 
 impl WorkspaceSettings {
     pub fn new_default(now: &str) -> Self {
