@@ -76,9 +76,8 @@ pub(crate) struct Cx<'g> {
     ticks: Cell<u32>,
     nodes: RefCell<HashMap<NodeId, Rc<Node>>>,
     edges: RefCell<HashMap<EdgeId, Rc<Edge>>>,
-    /// Label checks so far, and label id lists fetched for membership tests.
-    label_checks: RefCell<HashMap<String, u32>>,
-    label_ids: RefCell<HashMap<String, Option<Rc<Vec<NodeId>>>>>,
+    /// Per label: checks so far, or its ids once fetched for membership tests.
+    label_ids: RefCell<HashMap<String, LabelIds>>,
     /// Outer rows handed to `Argument` leaves (by argument id).
     pub args: RefCell<Vec<Row>>,
     /// Rows handed from a previous stage to a `StageInput` leaf.
@@ -105,7 +104,6 @@ impl<'g> Cx<'g> {
             ticks: Cell::new(0),
             nodes: RefCell::new(HashMap::new()),
             edges: RefCell::new(HashMap::new()),
-            label_checks: RefCell::new(HashMap::new()),
             label_ids: RefCell::new(HashMap::new()),
             args: RefCell::new(Vec::new()),
             stage_input: RefCell::new(Vec::new()),
@@ -164,7 +162,7 @@ impl<'g> Cx<'g> {
             // every node (see NOTES-for-engine.md for a bitmap `has_label`).
             let mut all_known = true;
             for l in labels {
-                match self.label_members(l)? {
+                match self.label_members(l, 1)? {
                     Some(ids) if ids.binary_search(&id).is_err() => return Ok(false),
                     Some(_) => {}
                     None => all_known = false,
@@ -181,36 +179,67 @@ impl<'g> Cx<'g> {
     }
 }
 
-/// Label checks against one label before its ids are fetched for membership tests.
-const LABEL_CHECKS_BEFORE_SCAN: u32 = 64;
+/// Label checks against one label before its ids may be fetched for membership tests.
+const LABEL_CHECKS_BEFORE_SCAN: u64 = 64;
+/// Fetching a label's ids costs about as much as loading 1/256 of that many nodes, so the
+/// ids are fetched only once the checks pass that share of the label's size.
+const LABEL_SCAN_COST_RATIO: u64 = 256;
 /// Labels larger than this are never materialised.
 const MAX_MATERIALISED_LABEL: u64 = 2_000_000;
 
+/// What the executor knows about one label's membership.
+pub(crate) enum LabelIds {
+    /// Checks so far (and announced), and the label's size.
+    Counting { checks: u64, size: u64 },
+    /// The sorted ids (None when the label was too large to fetch).
+    Known(Option<Rc<Vec<NodeId>>>),
+}
+
 impl Cx<'_> {
-    /// The sorted ids of a label, once it has been checked often enough to be worth fetching.
-    fn label_members(&self, label: &str) -> Result<Option<Rc<Vec<NodeId>>>, QueryError> {
-        if let Some(ids) = self.label_ids.borrow().get(label) {
-            return Ok(ids.clone());
+    /// Announces `n` label checks about to happen (an adjacency list about to be filtered),
+    /// so a large batch fetches the label's ids at once instead of loading nodes first.
+    pub(crate) fn anticipate_label_checks(
+        &self,
+        labels: &[String],
+        n: usize,
+    ) -> Result<(), QueryError> {
+        for l in labels {
+            self.label_members(l, n as u64)?;
         }
-        let checks = {
-            let mut counts = self.label_checks.borrow_mut();
-            let n = counts.entry(label.to_owned()).or_insert(0);
-            *n += 1;
-            *n
+        Ok(())
+    }
+
+    /// The sorted ids of a label, once enough checks against it make fetching them cheaper
+    /// than loading the nodes one by one.
+    fn label_members(
+        &self,
+        label: &str,
+        extra: u64,
+    ) -> Result<Option<Rc<Vec<NodeId>>>, QueryError> {
+        let mut state = self.label_ids.borrow_mut();
+        if !state.contains_key(label) {
+            let size = self.g.label_count(label)?;
+            state.insert(label.to_owned(), LabelIds::Counting { checks: 0, size });
+        }
+        let size = match state.get_mut(label) {
+            Some(LabelIds::Known(ids)) => return Ok(ids.clone()),
+            Some(LabelIds::Counting { checks, size }) => {
+                *checks += extra;
+                if *checks < LABEL_CHECKS_BEFORE_SCAN.max(*size / LABEL_SCAN_COST_RATIO) {
+                    return Ok(None);
+                }
+                *size
+            }
+            None => return Ok(None),
         };
-        if checks < LABEL_CHECKS_BEFORE_SCAN {
-            return Ok(None);
-        }
-        let ids = if self.g.label_count(label)? <= MAX_MATERIALISED_LABEL {
+        let ids = if size <= MAX_MATERIALISED_LABEL {
             let mut ids = self.g.label_scan(label)?;
             ids.sort_unstable();
             Some(Rc::new(ids))
         } else {
             None
         };
-        self.label_ids
-            .borrow_mut()
-            .insert(label.to_owned(), ids.clone());
+        state.insert(label.to_owned(), LabelIds::Known(ids.clone()));
         Ok(ids)
     }
 }

@@ -459,7 +459,11 @@ impl Expand<'_> {
         let step = |node: NodeId, path: &[EdgeId]| -> Result<Vec<(EdgeId, NodeId)>, QueryError> {
             let mut out = Vec::new();
             for d in dirs {
-                for adj in cx.g.adjacent(node, *d, type_filter)? {
+                let adjacency = cx.g.adjacent(node, *d, type_filter)?;
+                if !*into {
+                    cx.anticipate_label_checks(to_labels, adjacency.len())?;
+                }
+                for adj in adjacency {
                     cx.tick()?;
                     if direction.is_none() && *d == Direction::Incoming && adj.neighbour == node {
                         continue; // an undirected self-loop was already seen as outgoing
