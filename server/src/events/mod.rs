@@ -11,6 +11,7 @@
 //!
 //! No HTTP types here: adapters live in `http::routes`.
 
+pub mod direct;
 pub mod realtime;
 
 use serde::{Deserialize, Serialize};
