@@ -263,6 +263,11 @@ pub enum Expr {
     },
     /// `count(*)`
     CountStar,
+    /// `n:Label:Other`: whether the node carries every label.
+    HasLabels {
+        expr: Box<Expr>,
+        labels: Vec<String>,
+    },
 }
 
 /// Binding strength, loosest first. Used by the parser's levels and by the printer.
@@ -329,7 +334,7 @@ impl Expr {
             Expr::Unary(UnaryOp::Not, _) => prec::NOT,
             Expr::Unary(_, _) => prec::UNARY,
             Expr::IsNull { .. } => prec::PREDICATE,
-            Expr::Property(..) | Expr::Index(..) => prec::POSTFIX,
+            Expr::Property(..) | Expr::Index(..) | Expr::HasLabels { .. } => prec::POSTFIX,
             _ => prec::ATOM,
         }
     }
@@ -358,7 +363,10 @@ impl Expr {
         f(self);
         match self {
             Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
-            Expr::Property(e, _) | Expr::Unary(_, e) | Expr::IsNull { expr: e, .. } => e.walk(f),
+            Expr::Property(e, _)
+            | Expr::Unary(_, e)
+            | Expr::IsNull { expr: e, .. }
+            | Expr::HasLabels { expr: e, .. } => e.walk(f),
             Expr::Index(a, b) | Expr::Binary(_, a, b) => {
                 a.walk(f);
                 b.walk(f);
@@ -565,6 +573,16 @@ impl Display for Expr {
                 f.write_char(')')
             }
             Expr::CountStar => f.write_str("count(*)"),
+            Expr::HasLabels { expr, labels } => {
+                // `(n:A):B` would print as `n:A:B`, which reads back as one label list.
+                let min = if matches!(**expr, Expr::HasLabels { .. }) {
+                    prec::ATOM + 1
+                } else {
+                    prec::POSTFIX
+                };
+                Operand(expr, min).fmt(f)?;
+                labels.iter().try_for_each(|l| write!(f, ":{}", Name(l)))
+            }
         }
     }
 }

@@ -991,7 +991,7 @@ fn unary(i: Input<'_>) -> PResult<'_, Expr> {
     }
 }
 
-// postfix = atom { "." name | "[" expr "]" }
+// postfix = atom { "." name | "[" expr "]" | label_list }
 fn postfix(i: Input<'_>) -> PResult<'_, Expr> {
     let (mut i, mut e) = atom(i)?;
     loop {
@@ -1006,6 +1006,13 @@ fn postfix(i: Input<'_>) -> PResult<'_, Expr> {
             }
             let (j, _) = punct("]")(j)?;
             e = Expr::Index(Box::new(e), Box::new(index));
+            i = j;
+        } else if i.is_punct(":") {
+            let (j, labels) = label_list(i)?;
+            e = Expr::HasLabels {
+                expr: Box::new(e),
+                labels,
+            };
             i = j;
         } else {
             i.expected(".");

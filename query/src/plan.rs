@@ -492,6 +492,7 @@ impl<'a> Planner<'a> {
             Expr::Binary(BinaryOp::Xor, a, b) => CExpr::Xor(c(a, aggs)?, c(b, aggs)?),
             Expr::Binary(op, a, b) => CExpr::Bin(*op, c(a, aggs)?, c(b, aggs)?),
             Expr::IsNull { expr, negated } => CExpr::IsNull(c(expr, aggs)?, *negated),
+            Expr::HasLabels { expr, labels } => CExpr::HasLabels(c(expr, aggs)?, labels.clone()),
             Expr::CountStar | Expr::Call { .. } if e.is_aggregate_call() => {
                 let Some(collector) = aggs.as_mut() else {
                     return Err(QueryError::semantic(format!(

@@ -132,6 +132,8 @@ fn tricky_text_round_trips() {
         "MATCH (a) REMOVE a.x, a:L:M DETACH DELETE a",
         "PROFILE OPTIONAL MATCH (n) RETURN n ORDER BY n.x ASC, n.y DESCENDING",
         "RETURN 1e300, 0.5, 1.0E-7, 'tab\\t\\u0001'",
+        // found by the proptest: nested label predicates need parentheses
+        "MATCH (n) WHERE (n:A):B AND n:C:D RETURN n:E, n.x:F",
     ] {
         verified(text);
     }

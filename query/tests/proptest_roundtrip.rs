@@ -62,6 +62,12 @@ fn expr() -> impl Strategy<Value = Expr> {
                 expr: Box::new(e),
                 negated
             }),
+            (inner.clone(), prop::collection::vec(name(), 1..3)).prop_map(|(e, labels)| {
+                Expr::HasLabels {
+                    expr: Box::new(e),
+                    labels,
+                }
+            }),
             (
                 prop::sample::select(vec!["count", "sum", "toLower", "coalesce", "f"]),
                 any::<bool>(),
