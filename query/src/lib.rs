@@ -22,6 +22,34 @@
 //! assert_eq!(serde_json::to_string(&result.rows).unwrap(), r#"[["Ann"]]"#);
 //! ```
 //!
+//! # The subset
+//!
+//! `MATCH` / `OPTIONAL MATCH` (node and relationship patterns with labels, types `:A|B`,
+//! directions, undirected `--`, inline property maps, chains, comma-separated patterns,
+//! bounded variable length `*min..max`), `WHERE` (comparisons, `AND OR XOR NOT`, `IN`,
+//! `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`, arithmetic, label predicates
+//! `n:Label`), `WITH` (with `WHERE`), `UNWIND`, `RETURN` (`DISTINCT`, aliases, `*`,
+//! `count sum avg min max collect`, `count(DISTINCT x)`, `count(*)`), `ORDER BY`, `SKIP`,
+//! `LIMIT`, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE` (with
+//! `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`. Functions:
+//! `id labels type keys properties startNode endNode size length coalesce toLower toUpper trim
+//! toString toInteger toFloat abs round floor ceil head last datetime`. Anything else (`CALL`,
+//! `LOAD CSV`, `FOREACH`, `UNION`, `CASE`, subqueries, comprehensions, named paths, schema
+//! commands, `=~`) is refused with `unsupported` and its position.
+//!
+//! Semantics follow Neo4j: three-valued logic, aggregates skip nulls, `ORDER BY` sorts nulls
+//! last ascending and first descending, relationships are not repeated within one `MATCH`.
+//!
+//! # Plans
+//!
+//! [`explain`] (or an `EXPLAIN` prefix) returns a [`PlanTree`]; `PROFILE` adds rows and
+//! inclusive time per operator. Operators: `NodeCountFromCountStore` (label bitmap
+//! cardinality), `NodeIndexSeek`, `NodeIndexRangeScan` (with a top-k limit for
+//! `ORDER BY n.p LIMIT k` over a range predicate on `n.p`), `NodeByLabelScan`, `AllNodesScan`,
+//! `Expand`, `ExpandInto`, `VarLengthExpand`, `Filter`, `Projection`, `Aggregation`,
+//! `Distinct`, `Sort`, `Top`, `Skip`, `Limit`, `Unwind`, `OptionalMatch`, `Argument`, `Eager`
+//! (a write stage boundary) and the write operators.
+//!
 //! # Safety of the read path
 //!
 //! [`run_read`] takes `&impl GraphRead`: it has no way to call a write method, whatever the
