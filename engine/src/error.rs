@@ -32,6 +32,7 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    #[cfg(feature = "storage")]
     pub(crate) fn invalid(what: &'static str, detail: impl Into<String>) -> Self {
         EngineError::Invalid {
             what,

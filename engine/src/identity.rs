@@ -86,6 +86,7 @@ impl IdentityKeys {
 }
 
 /// The normalised identity values a customer's properties carry.
+#[cfg(feature = "storage")]
 pub fn identities_of(properties: &Properties) -> Vec<(IdentityKind, String)> {
     IdentityKind::ALL
         .into_iter()

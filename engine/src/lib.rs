@@ -9,6 +9,9 @@
 //! - Typed domain records ([`Record`]) in the same database, committed atomically with graph
 //!   changes.
 //!
+//! Everything that touches RocksDB is behind the default `storage` feature; without it the
+//! crate is the data model and the [`GraphRead`] / [`GraphWrite`] interfaces alone.
+//!
 //! ```no_run
 //! use svc_engine::{EventInput, Graph, GraphOptions, GraphRead, IdentityKeys, WorkspaceId};
 //! let graph = Graph::open("./data", GraphOptions::default())?;
@@ -24,39 +27,58 @@
 //! # Ok::<(), svc_engine::EngineError>(())
 //! ```
 
+#[cfg(feature = "storage")]
 mod bitmap;
+#[cfg(feature = "storage")]
 mod codec;
 pub mod columns;
 mod error;
+#[cfg(feature = "storage")]
 mod graph;
 mod identity;
 pub mod keys;
+#[cfg(feature = "storage")]
 mod labels;
+#[cfg(feature = "storage")]
 mod migrate;
 mod model;
 mod read;
 mod record;
+#[cfg(feature = "storage")]
+mod record_io;
 pub mod schema;
+#[cfg(feature = "storage")]
 mod snapshot;
+#[cfg(feature = "storage")]
 mod store;
+#[cfg(feature = "storage")]
 mod txn;
+#[cfg(feature = "storage")]
 mod validate;
+#[cfg(feature = "storage")]
 mod view;
+#[cfg(feature = "storage")]
 mod writer;
 
 pub use error::EngineError;
+#[cfg(feature = "storage")]
 pub use graph::{Graph, GraphOptions};
 pub use identity::{
     normalize_email, normalize_external_id, normalize_phone, EventInput, EventOutcome, IdentityKeys,
 };
 pub use keys::IdentityKind;
+#[cfg(feature = "storage")]
 pub use migrate::FORMAT_VERSION;
 pub use model::{
     AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
 };
 pub use read::{GraphRead, GraphWrite, IndexKind, Order};
 pub use record::{Record, RecordScan};
+#[cfg(feature = "storage")]
 pub use snapshot::Snapshot;
+#[cfg(feature = "storage")]
 pub use store::StoreOptions;
+#[cfg(feature = "storage")]
 pub use txn::{MergeOutcome, WorkspaceTxn, WriteTxn};
+#[cfg(feature = "storage")]
 pub use validate::ValidationReport;

@@ -72,6 +72,7 @@ pub const HAS_TOUCHPOINT: &str = "HAS_TOUCHPOINT";
 pub const INFLUENCED_BY: &str = "INFLUENCED_BY";
 
 /// Internal label bitmap holding every node of a workspace (user labels are never empty).
+#[cfg(feature = "storage")]
 pub(crate) const ALL_NODES: &str = "";
 
 /// Longest label, relationship type or property key accepted, in bytes.

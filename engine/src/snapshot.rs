@@ -9,7 +9,8 @@ use crate::error::EngineError;
 use crate::labels::WorkspaceLabels;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Value, WorkspaceId};
 use crate::read::{GraphRead, IndexKind, Order};
-use crate::record::{self, Record, RecordScan};
+use crate::record::{Record, RecordScan};
+use crate::record_io as record;
 use crate::store::StoreSnapshot;
 use crate::view::{LabelSource, View};
 

@@ -22,7 +22,8 @@ use crate::model::{
     AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
 };
 use crate::read::{GraphRead, GraphWrite, IndexKind, Order};
-use crate::record::{self, Record, RecordScan};
+use crate::record::{Record, RecordScan};
+use crate::record_io as record;
 use crate::schema;
 use crate::store::{Batch, KvRead, Store};
 use crate::view::{self, LabelSource, View};
