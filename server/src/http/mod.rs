@@ -21,7 +21,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{auth, events, keys, system, workspace};
+use routes::{auth, events, gateway, keys, system, workspace};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -40,6 +40,10 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(keys::create_legacy_key))
         .routes(routes!(keys::whoami))
         .routes(routes!(keys::revoke_key))
+        .routes(routes!(gateway::list_capabilities))
+        .routes(routes!(gateway::invoke))
+        .routes(routes!(gateway::usage))
+        .routes(routes!(gateway::receipt))
         .routes(routes!(events::track))
         .routes(routes!(events::identify))
         .routes(routes!(events::batch))

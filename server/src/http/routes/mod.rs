@@ -2,6 +2,7 @@
 
 pub mod auth;
 pub mod events;
+pub mod gateway;
 pub mod keys;
 pub mod system;
 pub mod workspace;

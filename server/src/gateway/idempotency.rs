@@ -1,0 +1,228 @@
+//! Idempotency keys with Stripe's contract (DESIGN.md §4): scoped to (workspace, agent key,
+//! capability); the first completed response is stored with the invocation's other writes and
+//! replayed byte for byte; the same key with a different request is refused (422); the same
+//! key while the first request is still running is refused (409). Failures are not stored: an
+//! invocation that fails leaves nothing behind (its transaction is rolled back), so a retry
+//! runs afresh. Stored responses are kept (at least 24 hours; currently never purged).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use svc_engine::{WorkspaceId, WorkspaceTxn};
+
+use crate::capabilities::Mode;
+use crate::error::{Code, Error, Result};
+use crate::ids;
+use crate::store::Record;
+
+/// SHA-256 of what makes two requests "the same": the mode and the input (canonical JSON:
+/// object keys sorted). `source` is not part of it, so a CLI retry of an MCP call replays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fingerprint([u8; 32]);
+
+impl Fingerprint {
+    pub fn of(mode: Mode, input: &Value) -> Fingerprint {
+        let mut h = Sha256::new();
+        h.update(mode.as_str().as_bytes());
+        h.update([0]);
+        canonical(input, &mut h);
+        Fingerprint(h.finalize().into())
+    }
+
+    fn hex(&self) -> String {
+        ids::hex(&self.0)
+    }
+}
+
+/// Feeds a rendering of `v` with object keys sorted (serde_json may keep insertion order).
+fn canonical(v: &Value, h: &mut Sha256) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            h.update(b"{");
+            for k in keys {
+                h.update(Value::String(k.clone()).to_string().as_bytes());
+                h.update(b":");
+                if let Some(x) = m.get(k) {
+                    canonical(x, h);
+                }
+                h.update(b",");
+            }
+            h.update(b"}");
+        }
+        Value::Array(items) => {
+            h.update(b"[");
+            for x in items {
+                canonical(x, h);
+                h.update(b",");
+            }
+            h.update(b"]");
+        }
+        other => h.update(other.to_string().as_bytes()),
+    }
+}
+
+/// The stored first response of an idempotency key.
+#[derive(Clone, Debug)]
+pub struct StoredResponse {
+    pub fingerprint: Fingerprint,
+    pub request_id: String,
+    pub body: String,
+    pub created_at: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct IdempotencyRecord {
+    id: String,
+    fingerprint: String,
+    request_id: String,
+    body: String,
+    created_at: String,
+}
+
+impl Record for IdempotencyRecord {
+    const KIND: &'static str = "idempotency";
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+}
+
+fn record_id(key_id: &str, capability: &str, idem: &str) -> String {
+    format!("{key_id}/{capability}/{idem}")
+}
+
+fn mismatch() -> Error {
+    Error::new(
+        Code::IdempotencyMismatch,
+        "this idempotency key was already used with a different request",
+    )
+}
+
+/// The stored response for this key, when its first request completed: `Ok(Some)` to replay,
+/// `Err(422)` when the stored request differs.
+pub fn lookup(
+    w: &WorkspaceTxn<'_, '_>,
+    key_id: &str,
+    capability: &str,
+    idem: &str,
+    fingerprint: Fingerprint,
+) -> Result<Option<StoredResponse>> {
+    let Some(rec) = w.get_record::<IdempotencyRecord>(&record_id(key_id, capability, idem))? else {
+        return Ok(None);
+    };
+    if rec.fingerprint != fingerprint.hex() {
+        return Err(mismatch());
+    }
+    Ok(Some(StoredResponse {
+        fingerprint,
+        request_id: rec.request_id,
+        body: rec.body,
+        created_at: rec.created_at,
+    }))
+}
+
+/// Stores the first completed response (in the invocation's own transaction).
+pub fn store(
+    w: &mut WorkspaceTxn<'_, '_>,
+    key_id: &str,
+    capability: &str,
+    idem: &str,
+    response: StoredResponse,
+) -> Result<()> {
+    w.put_record(&IdempotencyRecord {
+        id: record_id(key_id, capability, idem),
+        fingerprint: response.fingerprint.hex(),
+        request_id: response.request_id,
+        body: response.body,
+        created_at: response.created_at,
+    })?;
+    Ok(())
+}
+
+type Slot = (u64, String, String, String);
+
+fn in_flight() -> &'static Mutex<HashMap<Slot, Fingerprint>> {
+    // Process-wide: key ids are unique across workspaces and the service is one process.
+    static MAP: OnceLock<Mutex<HashMap<Slot, Fingerprint>>> = OnceLock::new();
+    MAP.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Marks an idempotency key as running until dropped (also on error, panic or cancellation).
+#[derive(Debug)]
+pub struct InFlight {
+    slot: Slot,
+}
+
+impl InFlight {
+    pub fn enter(
+        ws: WorkspaceId,
+        key_id: &str,
+        capability: &str,
+        idem: &str,
+        fingerprint: Fingerprint,
+    ) -> Result<InFlight> {
+        let slot = (
+            ws.0,
+            key_id.to_owned(),
+            capability.to_owned(),
+            idem.to_owned(),
+        );
+        let mut map = in_flight().lock();
+        if let Some(running) = map.get(&slot) {
+            return Err(if *running == fingerprint {
+                Error {
+                    retry_after: Some(1),
+                    ..Error::new(
+                        Code::IdempotencyInFlight,
+                        "a request with this idempotency key is still in flight; retry shortly",
+                    )
+                }
+            } else {
+                mismatch()
+            });
+        }
+        map.insert(slot.clone(), fingerprint);
+        Ok(InFlight { slot })
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        in_flight().lock().remove(&self.slot);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fingerprint_ignores_key_order_but_not_values_or_mode() {
+        let a = Fingerprint::of(Mode::Execute, &json!({"a": 1, "b": 2}));
+        let b = Fingerprint::of(Mode::Execute, &json!({"b": 2, "a": 1}));
+        assert_eq!(a, b);
+        assert_ne!(a, Fingerprint::of(Mode::Execute, &json!({"a": 1, "b": 3})));
+        assert_ne!(a, Fingerprint::of(Mode::DryRun, &json!({"a": 1, "b": 2})));
+    }
+
+    #[test]
+    fn second_entry_is_refused_until_the_first_leaves() {
+        let f = Fingerprint::of(Mode::Execute, &json!({}));
+        let g = Fingerprint::of(Mode::Execute, &json!({"x": 1}));
+        let ws = WorkspaceId(7);
+        let first = InFlight::enter(ws, "key_t", "c", "k", f).expect("first");
+        let busy = InFlight::enter(ws, "key_t", "c", "k", f).expect_err("busy");
+        assert_eq!(busy.code, Code::IdempotencyInFlight);
+        let other = InFlight::enter(ws, "key_t", "c", "k", g).expect_err("other body");
+        assert_eq!(other.code, Code::IdempotencyMismatch);
+        InFlight::enter(ws, "key_t", "c2", "k", f).expect("other capability is another scope");
+        drop(first);
+        InFlight::enter(ws, "key_t", "c", "k", f).expect("free again");
+    }
+}

@@ -1,0 +1,974 @@
+//! The capability catalogue: one descriptor per capability id of `crate::capabilities` (the ids
+//! live there and only there), with its contract: grant, legacy scope, modes, cost, side effect,
+//! approval behaviour, MCP tool name, draft 2020-12 input and output schemas and examples.
+//!
+//! Schemas are compiled once, on first use, and kept for the life of the process.
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::capabilities::{self, Mode, CAPABILITY_IDS};
+use crate::error::{Error, Result};
+
+/// Contract version shown on every descriptor (SPEC.md: a date).
+pub const CONTRACT_VERSION: &str = "2026-11-15";
+
+/// Legacy scope that satisfies the grant check of every read-only capability (side effect
+/// `none`). It never opens a side-effecting capability.
+pub const LEGACY_INVOKE_SCOPE: &str = "v1:capabilities:invoke";
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    None,
+    Memory,
+    EventIngest,
+    OutboundEmail,
+    VoiceCall,
+    CrmMutation,
+    CampaignWrite,
+    ReportWrite,
+}
+
+/// How execution is gated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// Read-only: nothing to approve.
+    None,
+    /// Low-risk writeback: commits in execute mode.
+    Direct,
+    /// Only ever queued for a person to approve.
+    QueueRequired,
+    /// Execute commits only with key auto_run, workspace policy and approval-system auto-approval.
+    ApprovalGated,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ApprovalBehavior {
+    pub kind: ApprovalKind,
+    pub description: &'static str,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Example {
+    pub title: &'static str,
+    pub mode: &'static str,
+    pub input: Value,
+    /// The `result` object such an invocation returns (committed), when shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub output: Option<Value>,
+}
+
+/// A capability's full contract, as listed (before key filtering of `allowed_modes`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Descriptor {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub description: &'static str,
+    pub version: &'static str,
+    pub grant: String,
+    pub legacy_scope: &'static str,
+    pub allowed_modes: Vec<&'static str>,
+    pub action_credit_cost: u64,
+    pub side_effect: SideEffect,
+    pub approval_behavior: ApprovalBehavior,
+    pub mcp_tool_name: &'static str,
+    pub input_schema: Value,
+    pub output_schema: Value,
+    pub examples: Vec<Example>,
+}
+
+impl Descriptor {
+    pub fn modes(&self) -> impl Iterator<Item = Mode> + '_ {
+        self.allowed_modes.iter().filter_map(|m| Mode::parse(m))
+    }
+
+    pub fn allows_mode(&self, mode: Mode) -> bool {
+        self.modes().any(|m| m == mode)
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.side_effect == SideEffect::None
+    }
+
+    /// The mode used when a request names none: the most direct mode the capability has
+    /// (execute, else queue).
+    pub fn default_mode(&self) -> Mode {
+        if self.allows_mode(Mode::Execute) {
+            Mode::Execute
+        } else if self.allows_mode(Mode::Queue) {
+            Mode::Queue
+        } else {
+            Mode::DryRun
+        }
+    }
+}
+
+/// A compiled descriptor: its validators are built once.
+pub struct Entry {
+    pub descriptor: Descriptor,
+    input: jsonschema::Validator,
+    output: jsonschema::Validator,
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("id", &self.descriptor.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Entry {
+    /// Checks an invocation's input; the error lists every violation with its JSON pointer.
+    pub fn validate_input(&self, input: &Value) -> Result<()> {
+        check(&self.input, input, "input")
+    }
+
+    /// Checks an executor's result against the declared output schema.
+    pub fn validate_output(&self, output: &Value) -> Result<()> {
+        check(&self.output, output, "output")
+    }
+}
+
+fn check(validator: &jsonschema::Validator, instance: &Value, what: &str) -> Result<()> {
+    let errors: Vec<Value> = validator
+        .iter_errors(instance)
+        .take(20)
+        .map(|e| json!({ "path": e.instance_path().as_str(), "message": e.to_string() }))
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    let first = errors[0]["message"].as_str().unwrap_or_default().to_owned();
+    let path = errors[0]["path"].as_str().unwrap_or_default().to_owned();
+    let at = if path.is_empty() {
+        "/".to_owned()
+    } else {
+        path
+    };
+    Err(Error::invalid_input(format!(
+        "{what} does not match the capability schema at {at}: {first}"
+    ))
+    .with_details(json!({ "errors": errors })))
+}
+
+/// The compiled catalogue, in the order of `CAPABILITY_IDS`.
+pub fn all() -> &'static [Entry] {
+    static CATALOGUE: OnceLock<Vec<Entry>> = OnceLock::new();
+    CATALOGUE.get_or_init(|| {
+        CAPABILITY_IDS
+            .iter()
+            .filter_map(|id| describe(id))
+            .filter_map(|d| {
+                // Schemas are constants of this file, covered by unit tests; a schema that does
+                // not compile would drop its capability rather than take the process down.
+                let input = jsonschema::draft202012::new(&d.input_schema)
+                    .map_err(|e| tracing::error!(id = d.id, error = %e, "bad input schema"))
+                    .ok()?;
+                let output = jsonschema::draft202012::new(&d.output_schema)
+                    .map_err(|e| tracing::error!(id = d.id, error = %e, "bad output schema"))
+                    .ok()?;
+                Some(Entry {
+                    descriptor: d,
+                    input,
+                    output,
+                })
+            })
+            .collect()
+    })
+}
+
+pub fn get(id: &str) -> Option<&'static Entry> {
+    all().iter().find(|e| e.descriptor.id == id)
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    })
+}
+
+fn customer_ref() -> Value {
+    json!({
+        "type": "string", "minLength": 1, "maxLength": 320,
+        "description": "Customer id (cus_...), email, phone or external id."
+    })
+}
+
+fn quota_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "plan": {"type": "string"},
+            "limit": {"type": "integer", "minimum": 0},
+            "used": {"type": "integer", "minimum": 0},
+            "remaining": {"type": "integer", "minimum": 0}
+        },
+        "required": ["plan", "limit", "used", "remaining"]
+    })
+}
+
+const TS: &str = "2026-11-20T10:15:00.000Z";
+
+struct Base {
+    title: &'static str,
+    description: &'static str,
+    legacy_scope: &'static str,
+    modes: &'static [&'static str],
+    cost: u64,
+    side_effect: SideEffect,
+    approval: ApprovalKind,
+    mcp: &'static str,
+}
+
+const READ_MODES: &[&str] = &["dry_run", "execute"];
+const QUEUE_MODES: &[&str] = &["dry_run", "queue"];
+const GATED_MODES: &[&str] = &["dry_run", "queue", "execute"];
+
+fn approval_text(kind: ApprovalKind) -> &'static str {
+    match kind {
+        ApprovalKind::None => "Read-only; runs in execute mode without approval.",
+        ApprovalKind::Direct => "Low-risk writeback; commits in execute mode.",
+        ApprovalKind::QueueRequired => {
+            "Always queued as an approval request; a person approves before it runs."
+        }
+        ApprovalKind::ApprovalGated => {
+            "Execute commits only when the key has auto_run, workspace policy allows it and the \
+             approval system auto-approves it; otherwise it is queued."
+        }
+    }
+}
+
+/// The contract of one capability id; `None` for an id this catalogue does not know.
+fn describe(id: &'static str) -> Option<Descriptor> {
+    let (base, input, output, examples) = contract(id)?;
+    Some(Descriptor {
+        id,
+        title: base.title,
+        description: base.description,
+        version: CONTRACT_VERSION,
+        grant: capabilities::grant_for(id),
+        legacy_scope: base.legacy_scope,
+        allowed_modes: base.modes.to_vec(),
+        action_credit_cost: base.cost,
+        side_effect: base.side_effect,
+        approval_behavior: ApprovalBehavior {
+            kind: base.approval,
+            description: approval_text(base.approval),
+        },
+        mcp_tool_name: base.mcp,
+        input_schema: input,
+        output_schema: output,
+        examples,
+    })
+}
+
+type Contract = (Base, Value, Value, Vec<Example>);
+
+fn contract(id: &str) -> Option<Contract> {
+    Some(match id {
+        "context.get" => context_get(),
+        "account.get" => account_get(),
+        "events.ingest" => events_ingest(),
+        "memory.write" => memory_write(),
+        "score.churn" => score("churn"),
+        "score.conversion" => score("conversion"),
+        "plan.goal" => plan_goal(),
+        "draft.outreach" => draft_outreach(),
+        "queue.outreach" => outreach(false),
+        "execute.outreach" => outreach(true),
+        "queue.call" => call(false),
+        "execute.call" => call(true),
+        "crm.mutate" => crm_mutate(),
+        "cio.write" => cio_write(),
+        "report.generate" => report_generate(),
+        _ => return None,
+    })
+}
+
+fn context_get() -> Contract {
+    let base = Base {
+        title: "Get customer context",
+        description: "The customer's current picture for choosing the next move: lifecycle stage, \
+                      30-day sentiment trajectory, intent signals, open loops, blockers and recent \
+                      agent decisions, derived from the customer's touchpoints, memory notes and \
+                      the action ledger.",
+        legacy_scope: "v1:context:read",
+        modes: READ_MODES,
+        cost: 1,
+        side_effect: SideEffect::None,
+        approval: ApprovalKind::None,
+        mcp: "get_customer_context",
+    };
+    let input = object(json!({ "customer": customer_ref() }), &["customer"]);
+    let item = json!({"type": "object", "properties": {
+        "kind": {"type": "string"}, "text": {"type": "string"}, "since": {"type": "string"}
+    }, "required": ["kind", "text", "since"]});
+    let output = object(
+        json!({
+            "customer": {"type": "string"},
+            "customer_id": {"type": "string", "pattern": "^cus_"},
+            "lifecycle_stage": {"enum": ["lead", "engaged", "opportunity", "customer", "at_risk", "churned"]},
+            "sentiment_trajectory": {"type": "object", "properties": {
+                "window_days": {"const": 30},
+                "direction": {"enum": ["improving", "declining", "stable"]},
+                "trigger": {"type": ["string", "null"]},
+                "recent_score": {"type": "number"},
+                "prior_score": {"type": "number"}
+            }, "required": ["window_days", "direction", "trigger"]},
+            "intent_signals": {"type": "array", "items": {"type": "string"}},
+            "open_loops": {"type": "array", "items": item},
+            "blockers": {"type": "array", "items": item},
+            "recent_decisions": {"type": "array", "items": {"type": "object", "properties": {
+                "agent": {"type": "string"}, "action": {"type": "string"},
+                "outcome": {"type": "string"}, "ts": {"type": "string"}
+            }, "required": ["agent", "action", "outcome", "ts"]}},
+            "touchpoint_count": {"type": "integer", "minimum": 0},
+            "last_seen": {"type": ["string", "null"]}
+        }),
+        &[
+            "customer",
+            "customer_id",
+            "lifecycle_stage",
+            "sentiment_trajectory",
+            "intent_signals",
+            "open_loops",
+            "blockers",
+            "recent_decisions",
+        ],
+    );
+    let example = Example {
+        title: "Context of a customer by email",
+        mode: "execute",
+        input: json!({"customer": "ada@example.com"}),
+        output: Some(json!({
+            "customer": "Ada Lovelace", "customer_id": "cus_42", "lifecycle_stage": "opportunity",
+            "sentiment_trajectory": {"window_days": 30, "direction": "improving",
+                "trigger": "meeting_booked", "recent_score": 1.0, "prior_score": 0.0},
+            "intent_signals": ["pricing_viewed", "demo_requested"],
+            "open_loops": [{"kind": "open_loop", "text": "demo_requested", "since": TS}],
+            "blockers": [],
+            "recent_decisions": [{"agent": "sdr-bot", "action": "memory.write",
+                "outcome": "committed", "ts": TS}],
+            "touchpoint_count": 7, "last_seen": TS
+        })),
+    };
+    (base, input, output, vec![example])
+}
+
+fn account_get() -> Contract {
+    let base = Base {
+        title: "Get account",
+        description: "The workspace account as the calling key sees it: plan, monthly action \
+                      credits (limit, used, remaining), the key's own settings and usage, and \
+                      counts of the workspace's graph.",
+        legacy_scope: "v1:account:read",
+        modes: READ_MODES,
+        cost: 1,
+        side_effect: SideEffect::None,
+        approval: ApprovalKind::None,
+        mcp: "get_account",
+    };
+    let input = object(json!({}), &[]);
+    let output = object(
+        json!({
+            "workspace_id": {"type": "string", "pattern": "^ws_"},
+            "workspace_name": {"type": "string"},
+            "plan": {"type": "string"},
+            "read_only": {"type": "boolean"},
+            "month": {"type": "string", "pattern": "^[0-9]{4}-[0-9]{2}$"},
+            "quota": quota_schema(),
+            "workspace_credits_used": {"type": "integer", "minimum": 0},
+            "key": {"type": "object", "properties": {
+                "id": {"type": "string"}, "agent": {"type": "string"},
+                "grants": {"type": "array", "items": {"type": "string"}},
+                "allowed_modes": {"type": "array", "items": {"type": "string"}},
+                "auto_run": {"type": "boolean"},
+                "quota_override_monthly": {"type": ["integer", "null"]},
+                "credits_used": {"type": "integer", "minimum": 0}
+            }, "required": ["id", "agent", "grants", "allowed_modes", "auto_run", "credits_used"]},
+            "counts": {"type": "object", "properties": {
+                "customers": {"type": "integer"}, "touchpoints": {"type": "integer"},
+                "campaigns": {"type": "integer"}, "opportunities": {"type": "integer"},
+                "memory_notes": {"type": "integer"}
+            }, "required": ["customers", "touchpoints", "campaigns", "opportunities"]}
+        }),
+        &[
+            "workspace_id",
+            "plan",
+            "month",
+            "quota",
+            "workspace_credits_used",
+            "key",
+            "counts",
+        ],
+    );
+    let example = Example {
+        title: "The account of the calling key",
+        mode: "execute",
+        input: json!({}),
+        output: Some(json!({
+            "workspace_id": "ws_00000000000000ff", "workspace_name": "Acme", "plan": "free",
+            "read_only": false, "month": "2026-11",
+            "quota": {"plan": "free", "limit": 100, "used": 4, "remaining": 96},
+            "workspace_credits_used": 4,
+            "key": {"id": "key_x", "agent": "sdr-bot", "grants": ["capability:account.get"],
+                "allowed_modes": ["dry_run", "execute"], "auto_run": false,
+                "quota_override_monthly": null, "credits_used": 4},
+            "counts": {"customers": 12, "touchpoints": 80, "campaigns": 2, "opportunities": 1,
+                "memory_notes": 3}
+        })),
+    };
+    (base, input, output, vec![example])
+}
+
+fn events_ingest() -> Contract {
+    let base = Base {
+        title: "Ingest an event",
+        description: "Records one marketing event and the resulting touchpoint in the customer \
+                      timeline. Use for observations and actions that become customer history: \
+                      pages observed, emails sent, calls placed, signals fired, imported activity.",
+        legacy_scope: "v1:events:write",
+        modes: READ_MODES,
+        cost: 1,
+        side_effect: SideEffect::EventIngest,
+        approval: ApprovalKind::Direct,
+        mcp: "ingest_event",
+    };
+    let s = |d: &str| json!({"type": "string", "minLength": 1, "description": d});
+    let input = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
+            "event": {"type": "string", "minLength": 1, "maxLength": 255, "description": "Stable event name."},
+            "customer": s("Customer id, email, phone or external id."),
+            "customerId": s("Canonical customer id."),
+            "email": s("Identity match key."),
+            "phone": s("Identity match key."),
+            "external_id": s("External customer id."),
+            "externalId": s("Alias of external_id."),
+            "properties": {"type": "object", "description": "Free-form touchpoint properties."},
+            "channel": {"type": "string", "minLength": 1, "maxLength": 255},
+            "campaignId": {"type": "string", "minLength": 1, "maxLength": 255},
+            "timestamp": {"type": "string", "description": "ISO-8601 with timezone; defaults to now."}
+        },
+        "required": ["event"],
+        "anyOf": [
+            {"required": ["customer"]}, {"required": ["customerId"]}, {"required": ["email"]},
+            {"required": ["phone"]}, {"required": ["external_id"]}, {"required": ["externalId"]}
+        ],
+        "additionalProperties": false
+    });
+    let output = object(
+        json!({
+            "customer_id": {"type": "string"},
+            "touchpoint_id": {"type": "string"},
+            "is_new": {"type": "boolean"},
+            "nodes_mutated": {"type": "integer", "minimum": 0},
+            "received_at": {"type": "string"}
+        }),
+        &[
+            "customer_id",
+            "touchpoint_id",
+            "is_new",
+            "nodes_mutated",
+            "received_at",
+        ],
+    );
+    let example = Example {
+        title: "A page view by email",
+        mode: "execute",
+        input: json!({"event": "pricing_viewed", "email": "ada@example.com",
+            "channel": "web", "properties": {"path": "/pricing"}}),
+        output: Some(
+            json!({"customer_id": "cus_42", "touchpoint_id": "tp_43", "is_new": false,
+            "nodes_mutated": 2, "received_at": TS}),
+        ),
+    };
+    (base, input, output, vec![example])
+}
+
+fn memory_write() -> Contract {
+    let base = Base {
+        title: "Write a memory note",
+        description: "Attaches a memory note to a customer: a plain note, an open loop to \
+                      close, a blocker, or a decision taken. Notes feed context.get.",
+        legacy_scope: "v1:memory:write",
+        modes: READ_MODES,
+        cost: 1,
+        side_effect: SideEffect::Memory,
+        approval: ApprovalKind::Direct,
+        mcp: "write_memory",
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "text": {"type": "string", "minLength": 1, "maxLength": 4000},
+            "kind": {"enum": ["note", "open_loop", "blocker", "decision"], "default": "note"},
+            "tags": {"type": "array", "maxItems": 20,
+                "items": {"type": "string", "minLength": 1, "maxLength": 60}}
+        }),
+        &["customer", "text"],
+    );
+    let output = object(
+        json!({
+            "memory_id": {"type": "string", "pattern": "^mem_"},
+            "customer_id": {"type": "string", "pattern": "^cus_"},
+            "kind": {"enum": ["note", "open_loop", "blocker", "decision"]},
+            "created_at": {"type": "string"}
+        }),
+        &["memory_id", "customer_id", "kind", "created_at"],
+    );
+    let example = Example {
+        title: "Record a blocker",
+        mode: "execute",
+        input: json!({"customer": "cus_42", "kind": "blocker",
+            "text": "Security review pending", "tags": ["security"]}),
+        output: Some(
+            json!({"memory_id": "mem_0000000001", "customer_id": "cus_42",
+            "kind": "blocker", "created_at": TS}),
+        ),
+    };
+    (base, input, output, vec![example])
+}
+
+fn score(which: &'static str) -> Contract {
+    let (title, description, mcp): (&str, &str, &str) = if which == "churn" {
+        (
+            "Score churn risk",
+            "Churn-risk score of a customer (0 to 1) with the factors behind it.",
+            "score_churn",
+        )
+    } else {
+        (
+            "Score conversion likelihood",
+            "Conversion-likelihood score of a customer (0 to 1) with the factors behind it.",
+            "score_conversion",
+        )
+    };
+    let base = Base {
+        title,
+        description,
+        legacy_scope: "v1:scores:read",
+        modes: READ_MODES,
+        cost: 1,
+        side_effect: SideEffect::None,
+        approval: ApprovalKind::None,
+        mcp,
+    };
+    let input = object(json!({ "customer": customer_ref() }), &["customer"]);
+    let output = object(
+        json!({
+            "customer_id": {"type": "string"},
+            "score": {"type": "number", "minimum": 0, "maximum": 1},
+            "factors": {"type": "array", "items": {"type": "object", "properties": {
+                "name": {"type": "string"}, "weight": {"type": "number"}
+            }, "required": ["name", "weight"]}}
+        }),
+        &["customer_id", "score", "factors"],
+    );
+    let example = Example {
+        title: "Score one customer",
+        mode: "execute",
+        input: json!({"customer": "ada@example.com"}),
+        output: Some(json!({"customer_id": "cus_42", "score": 0.27,
+            "factors": [{"name": "declining_sentiment", "weight": 0.2}]})),
+    };
+    (base, input, output, vec![example])
+}
+
+fn plan_goal() -> Contract {
+    let base = Base {
+        title: "Plan toward a goal",
+        description: "Ordered next steps toward a goal for a customer or segment.",
+        legacy_scope: "v1:plans:read",
+        modes: READ_MODES,
+        cost: 2,
+        side_effect: SideEffect::None,
+        approval: ApprovalKind::None,
+        mcp: "plan_goal",
+    };
+    let input = object(
+        json!({
+            "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
+            "customer": customer_ref(),
+            "horizon_days": {"type": "integer", "minimum": 1, "maximum": 365}
+        }),
+        &["goal"],
+    );
+    let output = object(
+        json!({"steps": {"type": "array", "items": {"type": "object", "properties": {
+            "capability": {"type": "string"}, "rationale": {"type": "string"}
+        }, "required": ["capability", "rationale"]}}}),
+        &["steps"],
+    );
+    let example = Example {
+        title: "Plan a renewal",
+        mode: "execute",
+        input: json!({"goal": "Renew before the end of the quarter", "customer": "cus_42"}),
+        output: Some(json!({"steps": [{"capability": "context.get",
+            "rationale": "read the current picture"}]})),
+    };
+    (base, input, output, vec![example])
+}
+
+fn draft_outreach() -> Contract {
+    let base = Base {
+        title: "Draft outreach",
+        description: "Drafts an outreach message in the workspace's brand voice; sends nothing.",
+        legacy_scope: "v1:outreach:read",
+        modes: READ_MODES,
+        cost: 2,
+        side_effect: SideEffect::None,
+        approval: ApprovalKind::None,
+        mcp: "draft_outreach",
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "channel": {"enum": ["email", "sms", "linkedin"]},
+            "intent": {"type": "string", "minLength": 1, "maxLength": 1000}
+        }),
+        &["customer", "channel", "intent"],
+    );
+    let output = object(
+        json!({"subject": {"type": ["string", "null"]}, "body": {"type": "string"}}),
+        &["body"],
+    );
+    let example = Example {
+        title: "Draft a follow-up email",
+        mode: "execute",
+        input: json!({"customer": "cus_42", "channel": "email", "intent": "follow up on the demo"}),
+        output: Some(json!({"subject": "Following up", "body": "Hi Ada, ..."})),
+    };
+    (base, input, output, vec![example])
+}
+
+fn outreach(execute: bool) -> Contract {
+    let base = Base {
+        title: if execute {
+            "Send outreach"
+        } else {
+            "Queue outreach"
+        },
+        description: if execute {
+            "Sends an outbound email to a customer; approval-gated."
+        } else {
+            "Queues an outbound email for a person to approve and send."
+        },
+        legacy_scope: "v1:outreach:write",
+        modes: if execute { GATED_MODES } else { QUEUE_MODES },
+        cost: if execute { 5 } else { 3 },
+        side_effect: SideEffect::OutboundEmail,
+        approval: if execute {
+            ApprovalKind::ApprovalGated
+        } else {
+            ApprovalKind::QueueRequired
+        },
+        mcp: if execute {
+            "execute_outreach"
+        } else {
+            "queue_outreach"
+        },
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "subject": {"type": "string", "minLength": 1, "maxLength": 200},
+            "body": {"type": "string", "minLength": 1, "maxLength": 20000}
+        }),
+        &["customer", "subject", "body"],
+    );
+    let output = object(
+        json!({"message_id": {"type": "string"}, "status": {"enum": ["sent", "queued"]}}),
+        &["message_id", "status"],
+    );
+    let example = Example {
+        title: "Email a customer",
+        mode: if execute { "execute" } else { "queue" },
+        input: json!({"customer": "cus_42", "subject": "Your trial", "body": "Hi Ada, ..."}),
+        output: None,
+    };
+    (base, input, output, vec![example])
+}
+
+fn call(execute: bool) -> Contract {
+    let base = Base {
+        title: if execute {
+            "Place a call"
+        } else {
+            "Queue a call"
+        },
+        description: if execute {
+            "Places an outbound voice call with a script; approval-gated."
+        } else {
+            "Queues an outbound voice call for a person to approve."
+        },
+        legacy_scope: "v1:calls:write",
+        modes: if execute { GATED_MODES } else { QUEUE_MODES },
+        cost: if execute { 10 } else { 5 },
+        side_effect: SideEffect::VoiceCall,
+        approval: if execute {
+            ApprovalKind::ApprovalGated
+        } else {
+            ApprovalKind::QueueRequired
+        },
+        mcp: if execute {
+            "execute_call"
+        } else {
+            "queue_call"
+        },
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "script": {"type": "string", "minLength": 1, "maxLength": 8000},
+            "objective": {"type": "string", "maxLength": 500}
+        }),
+        &["customer", "script"],
+    );
+    let output = object(
+        json!({"call_id": {"type": "string"}, "status": {"enum": ["placed", "queued"]}}),
+        &["call_id", "status"],
+    );
+    let example = Example {
+        title: "Call about a renewal",
+        mode: if execute { "execute" } else { "queue" },
+        input: json!({"customer": "cus_42", "script": "Introduce the renewal offer."}),
+        output: None,
+    };
+    (base, input, output, vec![example])
+}
+
+fn crm_mutate() -> Contract {
+    let base = Base {
+        title: "Change a CRM record",
+        description: "Sets or removes properties of a customer in the CRM graph; approval-gated.",
+        legacy_scope: "v1:crm:write",
+        modes: GATED_MODES,
+        cost: 2,
+        side_effect: SideEffect::CrmMutation,
+        approval: ApprovalKind::ApprovalGated,
+        mcp: "mutate_crm",
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "set": {"type": "object", "maxProperties": 50,
+                "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_]{0,63}$"}},
+            "unset": {"type": "array", "maxItems": 50, "items": {"type": "string"}}
+        }),
+        &["customer"],
+    );
+    let output = object(
+        json!({"customer_id": {"type": "string"},
+            "changed": {"type": "array", "items": {"type": "string"}}}),
+        &["customer_id", "changed"],
+    );
+    let example = Example {
+        title: "Mark a customer's tier",
+        mode: "queue",
+        input: json!({"customer": "cus_42", "set": {"tier": "gold"}}),
+        output: Some(json!({"customer_id": "cus_42", "changed": ["tier"]})),
+    };
+    (base, input, output, vec![example])
+}
+
+fn cio_write() -> Contract {
+    let base = Base {
+        title: "Write to the campaign tool",
+        description: "Adds a customer to a campaign or segment of the connected campaign tool; \
+                      approval-gated.",
+        legacy_scope: "v1:campaigns:write",
+        modes: GATED_MODES,
+        cost: 2,
+        side_effect: SideEffect::CampaignWrite,
+        approval: ApprovalKind::ApprovalGated,
+        mcp: "write_campaign",
+    };
+    let input = object(
+        json!({
+            "customer": customer_ref(),
+            "campaign_id": {"type": "string", "minLength": 1, "maxLength": 255},
+            "action": {"enum": ["add", "remove"]}
+        }),
+        &["customer", "campaign_id", "action"],
+    );
+    let output = object(
+        json!({"customer_id": {"type": "string"}, "campaign_id": {"type": "string"},
+            "applied": {"type": "boolean"}}),
+        &["customer_id", "campaign_id", "applied"],
+    );
+    let example = Example {
+        title: "Add a customer to a nurture campaign",
+        mode: "queue",
+        input: json!({"customer": "cus_42", "campaign_id": "nurture-q4", "action": "add"}),
+        output: None,
+    };
+    (base, input, output, vec![example])
+}
+
+fn report_generate() -> Contract {
+    let base = Base {
+        title: "Generate a report",
+        description: "Builds and stores an activity report of the workspace over a window: \
+                      touchpoints by action and channel, active and new customers.",
+        legacy_scope: "v1:reports:write",
+        modes: READ_MODES,
+        cost: 5,
+        side_effect: SideEffect::ReportWrite,
+        approval: ApprovalKind::Direct,
+        mcp: "generate_report",
+    };
+    let input = object(
+        json!({
+            "kind": {"enum": ["activity"], "default": "activity"},
+            "window_days": {"type": "integer", "minimum": 1, "maximum": 90, "default": 7}
+        }),
+        &[],
+    );
+    let counts = json!({"type": "object", "additionalProperties": {"type": "integer"}});
+    let output = object(
+        json!({
+            "report_id": {"type": ["string", "null"]},
+            "kind": {"const": "activity"},
+            "window_days": {"type": "integer"},
+            "from": {"type": "string"},
+            "to": {"type": "string"},
+            "touchpoints": {"type": "integer", "minimum": 0},
+            "active_customers": {"type": "integer", "minimum": 0},
+            "customers_total": {"type": "integer", "minimum": 0},
+            "by_action": counts.clone(),
+            "by_channel": counts,
+            "truncated": {"type": "boolean"}
+        }),
+        &[
+            "report_id",
+            "kind",
+            "window_days",
+            "from",
+            "to",
+            "touchpoints",
+            "active_customers",
+            "customers_total",
+            "by_action",
+            "by_channel",
+        ],
+    );
+    let example = Example {
+        title: "Last week's activity",
+        mode: "execute",
+        input: json!({"kind": "activity", "window_days": 7}),
+        output: Some(
+            json!({"report_id": "rpt_0000000001", "kind": "activity", "window_days": 7,
+            "from": "2026-11-13T10:15:00.000Z", "to": TS, "touchpoints": 40,
+            "active_customers": 9, "customers_total": 12,
+            "by_action": {"pricing_viewed": 30, "demo_requested": 10},
+            "by_channel": {"web": 40}, "truncated": false}),
+        ),
+    };
+    (base, input, output, vec![example])
+}
+
+/// Descriptor lookup by id, as a map (for listing in a stable order).
+pub fn by_id() -> BTreeMap<&'static str, &'static Entry> {
+    all().iter().map(|e| (e.descriptor.id, e)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_capability_id_has_a_compiled_descriptor() {
+        let ids: Vec<_> = all().iter().map(|e| e.descriptor.id).collect();
+        assert_eq!(ids, CAPABILITY_IDS.to_vec());
+        for id in CAPABILITY_IDS {
+            let d = describe(id).expect("described");
+            jsonschema::draft202012::new(&d.input_schema).expect("input schema compiles");
+            jsonschema::draft202012::new(&d.output_schema).expect("output schema compiles");
+        }
+    }
+
+    #[test]
+    fn every_example_validates_against_its_own_schemas() {
+        for e in all() {
+            assert!(!e.descriptor.examples.is_empty(), "{}", e.descriptor.id);
+            for ex in &e.descriptor.examples {
+                e.validate_input(&ex.input)
+                    .unwrap_or_else(|err| panic!("{} input: {err}", e.descriptor.id));
+                if let Some(out) = &ex.output {
+                    e.validate_output(out)
+                        .unwrap_or_else(|err| panic!("{} output: {err}", e.descriptor.id));
+                }
+                let mode = Mode::parse(ex.mode).expect("example mode");
+                assert!(e.descriptor.allows_mode(mode), "{}", e.descriptor.id);
+            }
+        }
+    }
+
+    #[test]
+    fn descriptors_follow_the_decision_table() {
+        let row = |id: &str| get(id).expect("known").descriptor.clone();
+        let d = row("events.ingest");
+        assert_eq!(d.legacy_scope, "v1:events:write");
+        assert_eq!(d.mcp_tool_name, "ingest_event");
+        assert_eq!(d.side_effect, SideEffect::EventIngest);
+        assert_eq!(d.allowed_modes, ["dry_run", "execute"]);
+        assert_eq!(d.action_credit_cost, 1);
+        assert_eq!(row("context.get").mcp_tool_name, "get_customer_context");
+        assert_eq!(row("context.get").legacy_scope, "v1:context:read");
+        assert_eq!(row("execute.call").action_credit_cost, 10);
+        assert_eq!(
+            row("queue.call").approval_behavior.kind,
+            ApprovalKind::QueueRequired
+        );
+        assert_eq!(row("plan.goal").action_credit_cost, 2);
+        assert_eq!(row("report.generate").action_credit_cost, 5);
+        let mut names = HashSet::new();
+        for e in all() {
+            let d = &e.descriptor;
+            assert_eq!(d.grant, format!("capability:{}", d.id));
+            assert!(capabilities::is_legacy_scope(d.legacy_scope), "{}", d.id);
+            assert!(d.mcp_tool_name.len() <= 64);
+            assert!(names.insert(d.mcp_tool_name), "duplicate tool name");
+            assert_eq!(d.version.len(), 10);
+            assert_eq!(
+                d.is_read_only(),
+                d.approval_behavior.kind == ApprovalKind::None
+            );
+        }
+    }
+
+    #[test]
+    fn input_errors_name_the_path() {
+        let e = get("memory.write").expect("known");
+        let err = e
+            .validate_input(&json!({"customer": "cus_1", "text": "", "kind": "x"}))
+            .expect_err("invalid");
+        let details = err.details.expect("details");
+        let paths: Vec<_> = details["errors"]
+            .as_array()
+            .expect("list")
+            .iter()
+            .map(|e| e["path"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        assert!(paths.contains(&"/text".to_owned()), "{paths:?}");
+        assert!(paths.contains(&"/kind".to_owned()), "{paths:?}");
+        let ingest = get("events.ingest").expect("known");
+        assert!(ingest.validate_input(&json!({"event": "x"})).is_err());
+        assert!(ingest
+            .validate_input(&json!({"event": "x", "email": "a@b.c"}))
+            .is_ok());
+    }
+}

@@ -1,0 +1,872 @@
+//! Capability gateway through real HTTP: listing, the invocation pipeline and its error codes,
+//! credits and quota (also under concurrency), idempotency (also under concurrency), receipts
+//! and usage, and the executors' real outputs.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use svc_integration_tests::{expect_error, read, str_at, Account, Key, TestServer};
+
+async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) -> Key {
+    let grants: Vec<String> = grants.iter().map(|g| format!("capability:{g}")).collect();
+    s.mint_key(
+        a,
+        json!({"name": "gw", "agent": "gw-bot", "grants": grants, "allowed_modes": modes}),
+    )
+    .await
+}
+
+const ALL_IMPLEMENTED: &[&str] = &[
+    "context.get",
+    "account.get",
+    "memory.write",
+    "report.generate",
+];
+
+fn invoke_req(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::RequestBuilder {
+    s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
+        .bearer_auth(key)
+        .json(&body)
+}
+
+async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> (StatusCode, Value) {
+    read(invoke_req(s, key, cap, body).send().await.expect("send")).await
+}
+
+async fn invoke_ok(s: &TestServer, key: &str, cap: &str, body: Value) -> Value {
+    let (status, v) = invoke(s, key, cap, body).await;
+    assert_eq!(status, StatusCode::OK, "{cap}: {v}");
+    v
+}
+
+async fn track(s: &TestServer, key: &str, body: Value) -> Value {
+    let resp = s
+        .post("/api/v1/events/track")
+        .header("x-api-key", key)
+        .json(&body)
+        .send()
+        .await
+        .expect("track");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn usage(s: &TestServer, key: &str, limit: u32) -> Value {
+    let resp = s
+        .get(&format!("/api/v1/capabilities/usage/actions?limit={limit}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("usage");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn set_workspace(s: &TestServer, a: &Account, body: Value) {
+    let resp = s
+        .request(reqwest::Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&a.token)
+        .json(&body)
+        .send()
+        .await
+        .expect("put workspace");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+}
+
+#[tokio::test]
+async fn listing_follows_grants_scopes_and_modes() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let k = key_with(
+        &s,
+        &a,
+        &["context.get", "memory.write", "execute.call"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    let resp = s
+        .get("/api/v1/capabilities")
+        .bearer_auth(&k.plaintext)
+        .send()
+        .await
+        .expect("list");
+    let (status, body) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let ids: Vec<&str> = body["capabilities"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    // execute.call is granted but has no working executor yet: not listed.
+    assert_eq!(ids, ["context.get", "memory.write"]);
+    let ctx = &body["capabilities"][0];
+    assert_eq!(ctx["grant"], "capability:context.get");
+    assert_eq!(ctx["legacy_scope"], "v1:context:read");
+    assert_eq!(ctx["mcp_tool_name"], "get_customer_context");
+    assert_eq!(ctx["side_effect"], "none");
+    assert_eq!(ctx["approval_behavior"]["kind"], "none");
+    assert_eq!(ctx["action_credit_cost"], 1);
+    assert_eq!(ctx["allowed_modes"], json!(["dry_run", "execute"]));
+    assert_eq!(ctx["input_schema"]["type"], "object");
+    assert!(ctx["output_schema"]["properties"]["sentiment_trajectory"].is_object());
+    assert!(ctx["version"].as_str().is_some_and(|v| v.len() == 10));
+    assert!(!ctx["examples"].as_array().expect("examples").is_empty());
+    assert_eq!(
+        body["capabilities"][1]["approval_behavior"]["kind"],
+        "direct"
+    );
+    assert_eq!(body["key"]["id"], json!(k.id));
+    assert_eq!(body["key"]["agent"], "gw-bot");
+    assert_eq!(body["key"]["auto_run"], false);
+    assert_eq!(body["key"]["allowed_modes"], json!(["dry_run", "execute"]));
+
+    // A dry-run-only key sees dry_run only.
+    let dry = key_with(&s, &a, &["context.get"], &["dry_run"]).await;
+    let resp = s
+        .get("/api/v1/capabilities")
+        .header("x-api-key", &dry.plaintext)
+        .send()
+        .await
+        .expect("list");
+    let (_, body) = read(resp).await;
+    assert_eq!(body["capabilities"][0]["allowed_modes"], json!(["dry_run"]));
+
+    // Legacy scopes: the capability's own scope, and the invoke scope for read-only ones only.
+    let legacy = s
+        .mint_key(
+            &a,
+            json!({"name": "old", "scopes": ["v1:capabilities:invoke", "v1:memory:write"],
+                   "allowed_modes": ["execute"]}),
+        )
+        .await;
+    let resp = s
+        .get("/api/v1/capabilities")
+        .bearer_auth(&legacy.plaintext)
+        .send()
+        .await
+        .expect("list");
+    let (_, body) = read(resp).await;
+    let ids: HashSet<&str> = body["capabilities"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        ids,
+        HashSet::from(["context.get", "account.get", "memory.write"])
+    );
+
+    // A key holding every grant sees exactly the capabilities whose executors work.
+    let all_grants: Vec<String> = [
+        "context.get",
+        "account.get",
+        "events.ingest",
+        "memory.write",
+        "score.churn",
+        "score.conversion",
+        "plan.goal",
+        "draft.outreach",
+        "queue.outreach",
+        "execute.outreach",
+        "queue.call",
+        "execute.call",
+        "crm.mutate",
+        "cio.write",
+        "report.generate",
+    ]
+    .iter()
+    .map(|g| format!("capability:{g}"))
+    .collect();
+    let every = s
+        .mint_key(
+            &a,
+            json!({"name": "all", "allowed_modes": ["dry_run", "queue", "execute"],
+                   "grants": all_grants}),
+        )
+        .await;
+    let resp = s
+        .get("/api/v1/capabilities")
+        .bearer_auth(&every.plaintext)
+        .send()
+        .await
+        .expect("list");
+    let (_, body) = read(resp).await;
+    let ids: HashSet<&str> = body["capabilities"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ALL_IMPLEMENTED.iter().copied().collect::<HashSet<_>>());
+
+    // JWTs and no credential are refused.
+    let resp = s
+        .get("/api/v1/capabilities")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("list");
+    expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+    let resp = s.get("/api/v1/capabilities").send().await.expect("list");
+    expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+}
+
+#[tokio::test]
+async fn pipeline_checks_in_order_with_their_codes() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let k = key_with(&s, &a, &["memory.write", "account.get"], &["dry_run"]).await;
+    let key = k.plaintext.as_str();
+    let send = |cap: &'static str, body: Value| invoke_req(&s, key, cap, body).send();
+
+    // Unknown, and known but not available, capability ids.
+    let r = send("nope.nothing", json!({"mode": "dry_run", "input": {}})).await;
+    expect_error(
+        r.expect("send"),
+        StatusCode::NOT_FOUND,
+        "capability_not_found",
+    )
+    .await;
+    let r = send("execute.call", json!({"mode": "dry_run", "input": {}})).await;
+    expect_error(
+        r.expect("send"),
+        StatusCode::NOT_FOUND,
+        "capability_not_found",
+    )
+    .await;
+    // Grant comes before mode and input.
+    let r = send("context.get", json!({"mode": "bogus", "input": 5})).await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "grant_denied").await;
+    // Mode: not offered by the capability, not allowed to the key, unknown.
+    let r = send("memory.write", json!({"mode": "queue", "input": 5})).await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
+    let r = send("memory.write", json!({"mode": "execute", "input": 5})).await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
+    let r = send("memory.write", json!({"mode": "fast", "input": {}})).await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
+    // The default mode is execute, which this key may not use.
+    let r = send("account.get", json!({"input": {}})).await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
+    // Input against the schema, with JSON paths in details.
+    let r = send(
+        "memory.write",
+        json!({"mode": "dry_run", "input": {"customer": "cus_1", "text": "", "extra": 1}}),
+    )
+    .await;
+    let body = expect_error(r.expect("send"), StatusCode::BAD_REQUEST, "invalid_input").await;
+    let paths: Vec<&str> = body["error"]["details"]["errors"]
+        .as_array()
+        .expect("errors")
+        .iter()
+        .map(|e| e["path"].as_str().expect("path"))
+        .collect();
+    assert!(paths.contains(&"/text"), "{body}");
+    let r = send(
+        "account.get",
+        json!({"mode": "dry_run", "input": {}, "idempotency_key": "x".repeat(256)}),
+    )
+    .await;
+    expect_error(r.expect("send"), StatusCode::BAD_REQUEST, "invalid_input").await;
+    let r = send("account.get", json!({"mode": "dry_run", "surprise": 1})).await;
+    expect_error(r.expect("send"), StatusCode::BAD_REQUEST, "invalid_input").await;
+    // An unknown customer is a 404 and costs nothing.
+    let r = send(
+        "memory.write",
+        json!({"mode": "dry_run", "input": {"customer": "nobody@example.com", "text": "hi"}}),
+    )
+    .await;
+    expect_error(r.expect("send"), StatusCode::NOT_FOUND, "not_found").await;
+    // None of the failures cost anything or left a ledger row.
+    let u = usage(&s, key, 100).await;
+    assert_eq!(u["used"], 0);
+    assert_eq!(u["rows"], json!([]));
+}
+
+#[tokio::test]
+async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let k = key_with(
+        &s,
+        &a,
+        &["account.get", "report.generate"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    let key = k.plaintext.as_str();
+
+    let preview = invoke_ok(
+        &s,
+        key,
+        "account.get",
+        json!({"mode": "dry_run", "input": {}}),
+    )
+    .await;
+    assert_eq!(preview["status"], "preview");
+    assert_eq!(preview["action_credit_cost"], 0);
+    assert_eq!(preview["pending_action_id"], Value::Null);
+    assert_eq!(preview["quota"]["used"], 0);
+
+    let env = invoke_ok(
+        &s,
+        key,
+        "account.get",
+        json!({"mode": "execute", "source": "api", "input": {}}),
+    )
+    .await;
+    assert_eq!(env["status"], "committed");
+    assert_eq!(env["action_credit_cost"], 1);
+    assert_eq!(
+        env["quota"],
+        json!({"plan": "free", "limit": 100, "used": 1, "remaining": 99, "allowed": true})
+    );
+    let result = &env["result"];
+    assert_eq!(result["workspace_id"], json!(a.workspace_id));
+    assert_eq!(result["plan"], "free");
+    assert_eq!(result["quota"]["used"], 1);
+    assert_eq!(result["key"]["id"], json!(k.id));
+    assert_eq!(result["counts"]["customers"], 0);
+    let request_id = str_at(&env, "/request_id");
+    assert!(request_id.starts_with("req_"));
+    assert_eq!(
+        env["receipt_url"],
+        json!(format!("/api/v1/capabilities/actions/{request_id}"))
+    );
+
+    // report.generate costs 5 and stores a report.
+    let rep = invoke_ok(
+        &s,
+        key,
+        "report.generate",
+        json!({"mode": "execute", "input": {"window_days": 3}}),
+    )
+    .await;
+    assert_eq!(rep["action_credit_cost"], 5);
+    assert!(str_at(&rep, "/result/report_id").starts_with("rpt_"));
+    assert_eq!(rep["result"]["window_days"], 3);
+    assert_eq!(rep["quota"]["used"], 6);
+    let rep_preview = invoke_ok(
+        &s,
+        key,
+        "report.generate",
+        json!({"mode": "dry_run", "input": {}}),
+    )
+    .await;
+    assert_eq!(rep_preview["result"]["report_id"], Value::Null);
+    assert_eq!(rep_preview["quota"]["used"], 6);
+
+    // The receipt: ledger row, sanitized response.
+    let resp = s
+        .get(&format!("/api/v1/capabilities/actions/{request_id}"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("receipt");
+    let (status, receipt) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{receipt}");
+    assert_eq!(receipt["request_id"], json!(request_id));
+    assert_eq!(receipt["capability"], "account.get");
+    assert_eq!(receipt["status"], "committed");
+    assert_eq!(receipt["ledger_row"]["credits"], 1);
+    assert_eq!(receipt["ledger_row"]["key_id"], json!(k.id));
+    assert_eq!(receipt["ledger_row"]["source"], "api");
+    assert_eq!(receipt["response"]["result"]["plan"], "free");
+    assert_eq!(receipt["pending_action"], Value::Null);
+
+    // Usage: month totals and the newest rows first (previews are recorded at 0 credits).
+    let u = usage(&s, key, 25).await;
+    assert_eq!(u["used"], 6);
+    assert_eq!(u["remaining"], 94);
+    assert_eq!(u["limit"], 100);
+    assert_eq!(u["plan"], "free");
+    let rows = u["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 4);
+    assert_eq!(rows[0]["capability"], "report.generate");
+    assert_eq!(rows[0]["status"], "preview");
+    assert_eq!(rows[0]["credits"], 0);
+    let total: i64 = rows
+        .iter()
+        .map(|r| r["credits"].as_i64().expect("credits"))
+        .sum();
+    assert_eq!(total, 6);
+    assert_eq!(
+        usage(&s, key, 1).await["rows"].as_array().map(Vec::len),
+        Some(1)
+    );
+
+    // Receipts are per workspace: another workspace's key cannot read it.
+    let b = s.account().await;
+    let other = key_with(&s, &b, &["account.get"], &["execute"]).await;
+    let resp = s
+        .get(&format!("/api/v1/capabilities/actions/{request_id}"))
+        .bearer_auth(&other.plaintext)
+        .send()
+        .await
+        .expect("receipt");
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+}
+
+#[tokio::test]
+async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let ingest = s.agent_key(&a).await;
+    let k = key_with(
+        &s,
+        &a,
+        &["context.get", "memory.write"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    let key = k.plaintext.as_str();
+    let first = track(
+        &s,
+        &ingest.plaintext,
+        json!({"action": "pricing_viewed", "email": "ada@example.com", "channel": "web"}),
+    )
+    .await;
+    let cid = str_at(&first, "/customer_id");
+    for action in [
+        "demo_requested",
+        "trial_started",
+        "meeting_booked",
+        "payment_failed",
+    ] {
+        track(
+            &s,
+            &ingest.plaintext,
+            json!({"action": action, "customerId": cid}),
+        )
+        .await;
+    }
+
+    // dry_run writes nothing and masks the contact in the preview.
+    let preview = invoke_ok(
+        &s,
+        key,
+        "memory.write",
+        json!({"mode": "dry_run", "input": {"customer": "ada@example.com",
+               "kind": "blocker", "text": "legal asks ada@example.com for a DPA"}}),
+    )
+    .await;
+    assert_eq!(preview["status"], "preview");
+    assert_eq!(preview["result"]["customer_id"], json!(cid));
+    assert_eq!(
+        preview["result"]["text"],
+        "legal asks a***@example.com for a DPA"
+    );
+
+    let ctx0 = invoke_ok(
+        &s,
+        key,
+        "context.get",
+        json!({"mode": "execute", "input": {"customer": "ADA@example.com"}}),
+    )
+    .await;
+    let c = &ctx0["result"];
+    assert_eq!(c["customer_id"], json!(cid));
+    assert_eq!(c["customer"], "ada@example.com");
+    assert_eq!(
+        c["blockers"],
+        json!([{"kind": "touchpoint", "text": "payment_failed",
+        "since": c["blockers"][0]["since"]}])
+    );
+    assert_eq!(c["recent_decisions"], json!([]));
+    assert_eq!(c["touchpoint_count"], 5);
+
+    let note = invoke_ok(
+        &s,
+        key,
+        "memory.write",
+        json!({"mode": "execute", "input": {"customer": cid, "kind": "blocker",
+               "text": "Security review pending", "tags": ["security"]}}),
+    )
+    .await;
+    assert!(str_at(&note, "/result/memory_id").starts_with("mem_"));
+    assert_eq!(note["result"]["kind"], "blocker");
+    invoke_ok(
+        &s,
+        key,
+        "memory.write",
+        json!({"mode": "execute", "input": {"customer": cid, "kind": "decision",
+               "text": "offer annual discount"}}),
+    )
+    .await;
+
+    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    let c = &ctx["result"];
+    assert_eq!(ctx["status"], "committed");
+    // Purchase-free, with demo/trial activity: an opportunity.
+    assert_eq!(c["lifecycle_stage"], "opportunity");
+    let intents: HashSet<&str> = c["intent_signals"]
+        .as_array()
+        .expect("intents")
+        .iter()
+        .map(|v| v.as_str().expect("str"))
+        .collect();
+    assert_eq!(
+        intents,
+        HashSet::from(["pricing_viewed", "demo_requested", "trial_started"])
+    );
+    let loops: Vec<&str> = c["open_loops"]
+        .as_array()
+        .expect("loops")
+        .iter()
+        .map(|l| l["text"].as_str().expect("text"))
+        .collect();
+    // A requested demo and a started trial with no follow-up are open.
+    assert_eq!(loops, ["demo_requested", "trial_started"]);
+    let blockers: Vec<&str> = c["blockers"]
+        .as_array()
+        .expect("blockers")
+        .iter()
+        .map(|l| l["text"].as_str().expect("text"))
+        .collect();
+    assert_eq!(blockers, ["Security review pending", "payment_failed"]);
+    let traj = &c["sentiment_trajectory"];
+    assert_eq!(traj["window_days"], 30);
+    assert!(
+        ["improving", "declining", "stable"].contains(&traj["direction"].as_str().expect("dir"))
+    );
+    // Two memory.write commits from the ledger and one decision note; context reads are not
+    // decisions.
+    let decisions = c["recent_decisions"].as_array().expect("decisions");
+    assert_eq!(decisions.len(), 3, "{decisions:?}");
+    assert!(decisions.iter().all(|d| d["agent"] == "gw-bot"));
+    assert!(decisions
+        .iter()
+        .any(|d| d["action"] == "offer annual discount" && d["outcome"] == "recorded"));
+    assert_eq!(
+        decisions
+            .iter()
+            .filter(|d| d["action"] == "memory.write" && d["outcome"] == "committed")
+            .count(),
+        2
+    );
+    // A customer of another workspace is not found.
+    let b = s.account().await;
+    let kb = key_with(&s, &b, &["context.get"], &["execute"]).await;
+    let r = invoke_req(
+        &s,
+        &kb.plaintext,
+        "context.get",
+        json!({"input": {"customer": cid}}),
+    )
+    .send()
+    .await
+    .expect("send");
+    expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+}
+
+#[tokio::test]
+async fn policy_read_only_and_quota_refusals_cost_nothing() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let ingest = s.agent_key(&a).await;
+    let cid = str_at(
+        &track(
+            &s,
+            &ingest.plaintext,
+            json!({"action": "x", "email": "p@example.com"}),
+        )
+        .await,
+        "/customer_id",
+    );
+    let k = key_with(
+        &s,
+        &a,
+        &["memory.write", "account.get"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    let key = k.plaintext.as_str();
+    let write = json!({"mode": "execute", "input": {"customer": cid, "text": "n"}});
+
+    set_workspace(&s, &a, json!({"policy": {"forbid": ["memory.write"]}})).await;
+    let r = invoke_req(&s, key, "memory.write", write.clone())
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "policy_forbid").await;
+    // A preview of a forbidden capability is still allowed.
+    let p = invoke_ok(
+        &s,
+        key,
+        "memory.write",
+        json!({"mode": "dry_run", "input": {"customer": cid, "text": "n"}}),
+    )
+    .await;
+    assert_eq!(p["status"], "preview");
+    set_workspace(&s, &a, json!({"policy": {"forbid": []}, "read_only": true})).await;
+    let r = invoke_req(&s, key, "memory.write", write.clone())
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    // Reads still work in a read-only workspace.
+    invoke_ok(
+        &s,
+        key,
+        "account.get",
+        json!({"mode": "execute", "input": {}}),
+    )
+    .await;
+    set_workspace(&s, &a, json!({"read_only": false})).await;
+    invoke_ok(&s, key, "memory.write", write.clone()).await;
+
+    // Per-key override replaces the plan limit and counts that key's own usage.
+    let small = s
+        .mint_key(
+            &a,
+            json!({"name": "small", "grants": ["capability:account.get"],
+                   "allowed_modes": ["dry_run", "execute"], "quota_override_monthly": 2}),
+        )
+        .await;
+    for used in 1..=2 {
+        let env = invoke_ok(&s, &small.plaintext, "account.get", json!({"input": {}})).await;
+        assert_eq!(env["quota"]["limit"], 2);
+        assert_eq!(env["quota"]["used"], used);
+    }
+    let r = invoke_req(&s, &small.plaintext, "account.get", json!({"input": {}}))
+        .send()
+        .await
+        .expect("send");
+    let body = expect_error(r, StatusCode::PAYMENT_REQUIRED, "quota_exceeded").await;
+    assert_eq!(body["error"]["details"]["quota"]["remaining"], 0);
+    // Previews still run at 0 credits.
+    let p = invoke_ok(
+        &s,
+        &small.plaintext,
+        "account.get",
+        json!({"mode": "dry_run", "input": {}}),
+    )
+    .await;
+    assert_eq!(p["action_credit_cost"], 0);
+    let u = usage(&s, &small.plaintext, 100).await;
+    assert_eq!(
+        (u["used"].as_i64(), u["key_used"].as_i64()),
+        (Some(2), Some(2))
+    );
+    // The workspace pool saw every charge: 2 (account.get, memory.write) + 2 from the small key.
+    assert_eq!(u["workspace_used"], 4);
+}
+
+#[tokio::test]
+async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let ingest = s.agent_key(&a).await;
+    let cid = str_at(
+        &track(
+            &s,
+            &ingest.plaintext,
+            json!({"action": "x", "email": "i@example.com"}),
+        )
+        .await,
+        "/customer_id",
+    );
+    let k = key_with(
+        &s,
+        &a,
+        &["memory.write", "account.get"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    let key = k.plaintext.as_str();
+    let body = json!({"mode": "execute", "idempotency_key": "note-1",
+                      "input": {"customer": cid, "text": "hello"}});
+    let first = invoke_req(&s, key, "memory.write", body.clone())
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(first.status(), StatusCode::OK);
+    assert!(first.headers().get("idempotent-replayed").is_none());
+    let first_text = first.text().await.expect("text");
+
+    // A retry from another client (source differs) with keys in another order replays.
+    let retry = json!({"source": "mcp", "input": {"text": "hello", "customer": cid},
+                       "idempotency_key": "note-1", "mode": "execute"});
+    let again = invoke_req(&s, key, "memory.write", retry)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(again.status(), StatusCode::OK);
+    assert_eq!(
+        again
+            .headers()
+            .get("idempotent-replayed")
+            .and_then(|v| v.to_str().ok()),
+        Some("true")
+    );
+    assert_eq!(again.text().await.expect("text"), first_text);
+
+    // Same key, different body: 422. Same key on another capability: its own scope.
+    let changed = json!({"mode": "execute", "idempotency_key": "note-1",
+                         "input": {"customer": cid, "text": "bye"}});
+    let r = invoke_req(&s, key, "memory.write", changed)
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::UNPROCESSABLE_ENTITY, "idempotency_conflict").await;
+    let other = invoke_ok(
+        &s,
+        key,
+        "account.get",
+        json!({"idempotency_key": "note-1", "input": {}}),
+    )
+    .await;
+    assert_eq!(other["status"], "committed");
+
+    // Failures are not stored: a request refused for its input can be retried fixed.
+    let bad = json!({"mode": "execute", "idempotency_key": "note-2",
+                     "input": {"customer": "ghost@example.com", "text": "x"}});
+    let r = invoke_req(&s, key, "memory.write", bad)
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
+    let fixed = json!({"mode": "execute", "idempotency_key": "note-2",
+                       "input": {"customer": cid, "text": "x"}});
+    invoke_ok(&s, key, "memory.write", fixed).await;
+
+    let u = usage(&s, key, 100).await;
+    // memory.write x2 (note-1 once, note-2 once) + account.get.
+    assert_eq!(u["used"], 3);
+    assert_eq!(u["rows"].as_array().map(Vec::len), Some(3));
+}
+
+#[tokio::test]
+async fn concurrent_retries_with_one_key_execute_once_and_charge_once() {
+    let s = Arc::new(TestServer::start().await);
+    let a = s.account().await;
+    let ingest = s.agent_key(&a).await;
+    let cid = str_at(
+        &track(
+            &s,
+            &ingest.plaintext,
+            json!({"action": "x", "email": "c@example.com"}),
+        )
+        .await,
+        "/customer_id",
+    );
+    let k = key_with(&s, &a, &["memory.write", "context.get"], &["execute"]).await;
+    for round in 0..10 {
+        let body = json!({"mode": "execute", "idempotency_key": format!("round-{round}"),
+                          "input": {"customer": cid, "text": format!("note {round}")}});
+        let mut tasks = Vec::new();
+        for _ in 0..20 {
+            let s = Arc::clone(&s);
+            let key = k.plaintext.clone();
+            let body = body.clone();
+            tasks.push(tokio::spawn(async move {
+                let resp = invoke_req(&s, &key, "memory.write", body)
+                    .send()
+                    .await
+                    .expect("send");
+                let status = resp.status();
+                let replayed = resp.headers().get("idempotent-replayed").is_some();
+                (status, replayed, resp.text().await.expect("text"))
+            }));
+        }
+        let mut fresh = Vec::new();
+        let mut bodies = HashSet::new();
+        for t in tasks {
+            let (status, replayed, text) = t.await.expect("task");
+            match status {
+                StatusCode::OK => {
+                    if !replayed {
+                        fresh.push(text.clone());
+                    }
+                    bodies.insert(text);
+                }
+                StatusCode::CONFLICT => {
+                    let v: Value = serde_json::from_str(&text).expect("json");
+                    assert_eq!(v["error"]["code"], "idempotency_conflict");
+                }
+                other => panic!("unexpected {other}: {text}"),
+            }
+        }
+        assert_eq!(fresh.len(), 1, "round {round}: exactly one execution");
+        assert_eq!(
+            bodies.len(),
+            1,
+            "round {round}: every success is the same bytes"
+        );
+    }
+    let u = usage(&s, &k.plaintext, 100).await;
+    assert_eq!(u["used"], 10);
+    assert_eq!(u["rows"].as_array().map(Vec::len), Some(10));
+    // One memory note per round: ten memory.write decisions in the customer's context.
+    let ctx = invoke_ok(
+        &s,
+        &k.plaintext,
+        "context.get",
+        json!({"input": {"customer": cid}}),
+    )
+    .await;
+    assert_eq!(
+        ctx["result"]["recent_decisions"].as_array().map(Vec::len),
+        Some(10)
+    );
+}
+
+#[tokio::test]
+async fn concurrent_invocations_never_pass_the_limit() {
+    let s = Arc::new(TestServer::start().await);
+    let a = s.account().await;
+    // 100 credits on the free plan; spend 50 first, then race 200 calls for the other 50.
+    let k = key_with(&s, &a, &["account.get"], &["execute"]).await;
+    for _ in 0..50 {
+        invoke_ok(&s, &k.plaintext, "account.get", json!({"input": {}})).await;
+    }
+    assert_eq!(usage(&s, &k.plaintext, 1).await["used"], 50);
+    let mut tasks = Vec::new();
+    for _ in 0..200 {
+        let s = Arc::clone(&s);
+        let key = k.plaintext.clone();
+        tasks.push(tokio::spawn(async move {
+            invoke(&s, &key, "account.get", json!({"input": {}})).await
+        }));
+    }
+    let (mut ok, mut refused) = (0, 0);
+    let mut used_seen = HashSet::new();
+    for t in tasks {
+        let (status, v) = t.await.expect("task");
+        match status {
+            StatusCode::OK => {
+                ok += 1;
+                let used = v["quota"]["used"].as_u64().expect("used");
+                assert!(used <= 100, "{v}");
+                assert!(
+                    used_seen.insert(used),
+                    "two charges saw the same balance: {used}"
+                );
+            }
+            StatusCode::PAYMENT_REQUIRED => {
+                assert_eq!(v["error"]["code"], "quota_exceeded");
+                refused += 1;
+            }
+            other => panic!("unexpected {other}: {v}"),
+        }
+    }
+    assert_eq!((ok, refused), (50, 150));
+    let u = usage(&s, &k.plaintext, 100).await;
+    assert_eq!(
+        (u["used"].as_u64(), u["remaining"].as_u64()),
+        (Some(100), Some(0))
+    );
+    let rows = u["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 100);
+    let sum: i64 = rows
+        .iter()
+        .map(|r| r["credits"].as_i64().expect("credits"))
+        .sum();
+    assert_eq!(sum, 100, "the ledger sum equals the counter");
+}
