@@ -65,6 +65,23 @@ pub fn touchpoint_id(id: svc_engine::NodeId) -> String {
     format!("tp_{}", id.0)
 }
 
+/// Wire id of any node: `cus_<n>` for customers, `tp_<n>` for touchpoints, `node_<n>` for
+/// every other label (campaigns are also keyed by their `campaignId` property).
+pub fn node_id(labels: &[String], id: svc_engine::NodeId) -> String {
+    if labels.iter().any(|l| l == svc_engine::schema::CUSTOMER) {
+        customer_id(id)
+    } else if labels.iter().any(|l| l == svc_engine::schema::TOUCHPOINT) {
+        touchpoint_id(id)
+    } else {
+        format!("node_{}", id.0)
+    }
+}
+
+/// Wire id of an edge: `rel_<n>`.
+pub fn edge_id(id: svc_engine::EdgeId) -> String {
+    format!("rel_{}", id.0)
+}
+
 /// The engine node id named by `cus_<n>`; `None` for anything else.
 pub fn parse_customer_id(s: &str) -> Option<svc_engine::NodeId> {
     parse_node_id(s, "cus_")

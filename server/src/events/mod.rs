@@ -27,7 +27,6 @@ use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::ids;
 use crate::store::{Store, WorkspaceId};
-use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
 pub use realtime::{Realtime, StreamMessage};
 
 /// Largest accepted event, as compact JSON (DESIGN.md §4).
@@ -405,9 +404,7 @@ pub fn apply(
     ev: &ValidEvent,
     received_at: OffsetDateTime,
 ) -> Result<IngestResult> {
-    if let Some(settings) = w.get_record::<WorkspaceSettings>(SETTINGS_ID)? {
-        settings.ensure_writable()?;
-    }
+    crate::graph_api::ensure_writable(w)?;
     let received_us = micros(received_at)?;
     if let Some(mid) = &ev.message_id {
         if let Some(seen) = w.get_record::<SeenMessage>(mid)? {

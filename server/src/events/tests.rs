@@ -3,6 +3,7 @@ use svc_engine::GraphRead;
 use time::macros::datetime;
 
 use super::*;
+use crate::workspaces::WorkspaceSettings;
 
 const WS: WorkspaceId = WorkspaceId(7);
 

@@ -21,7 +21,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{auth, events, gateway, keys, system, workspace};
+use routes::{auth, customers, events, gateway, keys, system, workspace};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -47,6 +47,12 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(events::track))
         .routes(routes!(events::identify))
         .routes(routes!(events::batch))
+        .routes(routes!(customers::list_customers))
+        .routes(routes!(customers::dedupe_customers))
+        .routes(routes!(customers::get_customer))
+        .routes(routes!(customers::customer_timeline))
+        .routes(routes!(customers::list_campaigns))
+        .routes(routes!(customers::list_opportunities))
         .split_for_parts()
 }
 

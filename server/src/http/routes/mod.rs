@@ -1,6 +1,7 @@
 //! Thin HTTP adapters: extract, call the domain, wrap the result. One module per area.
 
 pub mod auth;
+pub mod customers;
 pub mod events;
 pub mod gateway;
 pub mod keys;

@@ -1,0 +1,130 @@
+//! `/v1/customers`, `/v1/campaigns`, `/v1/opportunities` (bearer token: JWT or agent key).
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+
+use crate::auth::Principal;
+use crate::customers::{
+    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
+};
+use crate::error::Error;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
+use crate::state::AppState;
+
+/// The 100 most recently seen customers, most recent first.
+#[utoipa::path(get, path = "/v1/customers", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = CustomerList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_customers(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<CustomerList>, Error> {
+    Ok(ApiJson(customers::list(&state.store, p.workspace()).await?))
+}
+
+/// A customer (by `cus_...` id or email) with its 100 most recent touchpoints.
+#[utoipa::path(get, path = "/v1/customers/{id}", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Customer id (`cus_...`) or email")), responses(
+    (status = 200, body = CustomerProfile),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn get_customer(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<CustomerProfile>, Error> {
+    Ok(ApiJson(
+        customers::profile(&state.store, p.workspace(), id).await?,
+    ))
+}
+
+/// Every touchpoint of the customer, oldest first.
+#[utoipa::path(get, path = "/v1/customers/{id}/timeline", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Customer id (`cus_...`) or email")), responses(
+    (status = 200, body = Timeline),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn customer_timeline(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<Timeline>, Error> {
+    Ok(ApiJson(
+        customers::timeline(&state.store, p.workspace(), id).await?,
+    ))
+}
+
+/// Merge Customer records sharing an email into one canonical record (cio_id, then edge count,
+/// then smallest id). `?dry_run=true` returns the plan and changes nothing. Idempotent.
+#[utoipa::path(post, path = "/v1/customers/dedupe", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("dry_run" = Option<bool>, Query, description = "Only report the plan")), responses(
+    (status = 200, body = DedupeReport),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+))]
+pub async fn dedupe_customers(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<ApiJson<DedupeReport>, Error> {
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let dry_run = match query.get("dry_run").map(String::as_str) {
+        None | Some("false") | Some("0") => false,
+        Some("true") | Some("1") | Some("") => true,
+        Some(other) => {
+            return Err(Error::invalid_field(
+                "dry_run",
+                other,
+                "must be true or false",
+            ))
+        }
+    };
+    let actor = match &p {
+        Principal::User(s) => s.user.id.clone(),
+        Principal::Key(k) => k.id.clone(),
+    };
+    Ok(ApiJson(
+        customers::dedupe(&state.store, p.workspace(), actor, dry_run).await?,
+    ))
+}
+
+/// Campaigns with their attributed touchpoint counts, most touchpoints first.
+#[utoipa::path(get, path = "/v1/campaigns", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = CampaignList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_campaigns(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<CampaignList>, Error> {
+    Ok(ApiJson(
+        customers::campaigns(&state.store, p.workspace()).await?,
+    ))
+}
+
+/// The 50 opportunities with the highest score.
+#[utoipa::path(get, path = "/v1/opportunities", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = OpportunityList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_opportunities(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<OpportunityList>, Error> {
+    Ok(ApiJson(
+        customers::opportunities(&state.store, p.workspace()).await?,
+    ))
+}
