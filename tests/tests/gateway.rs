@@ -21,6 +21,7 @@ async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) 
 const ALL_IMPLEMENTED: &[&str] = &[
     "context.get",
     "account.get",
+    "events.ingest",
     "memory.write",
     "report.generate",
 ];
@@ -869,4 +870,158 @@ async fn concurrent_invocations_never_pass_the_limit() {
         .map(|r| r["credits"].as_i64().expect("credits"))
         .sum();
     assert_eq!(sum, 100, "the ledger sum equals the counter");
+}
+
+#[tokio::test]
+async fn events_ingest_goes_through_the_ingestion_pipeline() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let k = key_with(
+        &s,
+        &a,
+        &["events.ingest", "context.get", "account.get"],
+        &["dry_run", "queue", "execute"],
+    )
+    .await;
+    let key = k.plaintext.as_str();
+    let ev = json!({"event": "pricing_viewed", "email": "Eve@Example.com", "channel": "web",
+                    "properties": {"path": "/pricing"}, "timestamp": "2026-11-20T10:00:00+01:00"});
+
+    // dry_run validates and resolves nothing into the graph.
+    let p = invoke_ok(
+        &s,
+        key,
+        "events.ingest",
+        json!({"mode": "dry_run", "input": ev}),
+    )
+    .await;
+    assert_eq!(p["status"], "preview");
+    assert_eq!(p["action_credit_cost"], 0);
+    assert_eq!(p["result"]["would_ingest"], "pricing_viewed");
+    assert_eq!(p["result"]["timestamp"], "2026-11-20T09:00:00.000Z");
+    assert_eq!(p["result"]["identity"]["email"], "E***@Example.com");
+    let acct = invoke_ok(&s, key, "account.get", json!({"input": {}})).await;
+    assert_eq!(acct["result"]["counts"]["customers"], 0);
+
+    let first = invoke_ok(
+        &s,
+        key,
+        "events.ingest",
+        json!({"mode": "execute", "input": ev}),
+    )
+    .await;
+    assert_eq!(first["status"], "committed");
+    assert_eq!(first["action_credit_cost"], 1);
+    let r = &first["result"];
+    let cid = str_at(r, "/customer_id");
+    assert!(cid.starts_with("cus_"));
+    assert!(str_at(r, "/touchpoint_id").starts_with("tp_"));
+    assert_eq!(r["is_new"], true);
+    assert!(r["nodes_mutated"].as_u64().is_some_and(|n| n >= 2), "{r}");
+    assert!(str_at(r, "/received_at").ends_with('Z'));
+    let keys: HashSet<&str> = r
+        .as_object()
+        .expect("obj")
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        HashSet::from([
+            "customer_id",
+            "touchpoint_id",
+            "is_new",
+            "nodes_mutated",
+            "received_at"
+        ])
+    );
+    // The default mode is execute; the `customer` field reads an email.
+    let second = invoke_ok(
+        &s,
+        key,
+        "events.ingest",
+        json!({"input": {"event": "demo_requested", "customer": "eve@example.com"}}),
+    )
+    .await;
+    assert_eq!(second["result"]["customer_id"], json!(cid));
+    assert_eq!(second["result"]["is_new"], false);
+    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    assert_eq!(ctx["result"]["touchpoint_count"], 2);
+    // Ingested observations are not agent decisions.
+    assert_eq!(ctx["result"]["recent_decisions"], json!([]));
+
+    // Idempotent ingest: one touchpoint however often it is retried.
+    let once = json!({"idempotency_key": "ev-1", "input": {"event": "x", "customerId": cid}});
+    let a1 = invoke_ok(&s, key, "events.ingest", once.clone()).await;
+    let a2 = invoke_ok(&s, key, "events.ingest", once).await;
+    assert_eq!(a1, a2);
+    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    assert_eq!(ctx["result"]["touchpoint_count"], 3);
+
+    // events.ingest codes and statuses of SPEC.md.
+    let send = |body: Value| invoke_req(&s, key, "events.ingest", body).send();
+    let r = send(json!({"input": {"event": "x"}})).await.expect("send");
+    expect_error(r, StatusCode::BAD_REQUEST, "invalid_input").await;
+    let r = send(json!({"input": {"email": "x@example.com"}}))
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::BAD_REQUEST, "invalid_input").await;
+    let r = send(json!({"input": {"event": "x", "email": "x@example.com",
+                                   "timestamp": "2026-11-20T10:00:00"}}))
+    .await
+    .expect("send");
+    expect_error(r, StatusCode::BAD_REQUEST, "invalid_timestamp").await;
+    let r = send(json!({"mode": "queue", "input": {"event": "x", "email": "x@example.com"}}))
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "mode_denied").await;
+    let reader = key_with(&s, &a, &["context.get"], &["execute"]).await;
+    let r = invoke_req(
+        &s,
+        &reader.plaintext,
+        "events.ingest",
+        json!({"input": {"event": "x", "email": "x@example.com"}}),
+    )
+    .send()
+    .await
+    .expect("send");
+    expect_error(r, StatusCode::FORBIDDEN, "grant_denied").await;
+    // The legacy events-write scope satisfies the grant check.
+    let legacy = s
+        .mint_key(
+            &a,
+            json!({"name": "legacy", "scopes": ["v1:events:write"], "allowed_modes": ["execute"],
+                   "rate_limit_per_min": 2}),
+        )
+        .await;
+    let body = json!({"input": {"event": "x", "email": "l@example.com"}});
+    invoke_ok(&s, &legacy.plaintext, "events.ingest", body.clone()).await;
+    invoke_ok(&s, &legacy.plaintext, "events.ingest", body.clone()).await;
+    let r = invoke_req(&s, &legacy.plaintext, "events.ingest", body)
+        .send()
+        .await
+        .expect("send");
+    assert!(r.headers().get("retry-after").is_some());
+    expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    let r = s
+        .post("/api/v1/capabilities/events.ingest/invoke")
+        .header("x-api-key", "svc_live_not-a-key")
+        .json(&json!({"input": {"event": "x", "email": "l@example.com"}}))
+        .send()
+        .await
+        .expect("send");
+    expect_error(r, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+
+    // Every committed ingest cost one credit (and the reads one each).
+    let u = usage(&s, key, 100).await;
+    let ingests: Vec<&Value> = u["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .filter(|r| r["capability"] == "events.ingest" && r["status"] == "committed")
+        .collect();
+    assert_eq!(ingests.len(), 3);
+    assert!(ingests
+        .iter()
+        .all(|r| r["credits"] == 1 && r["customer_id"] == json!(cid)));
 }

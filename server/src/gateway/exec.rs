@@ -14,6 +14,7 @@ use time::OffsetDateTime;
 
 use crate::clock;
 use crate::error::{Error, Result};
+use crate::events::{self, MarketingEvent, StreamMessage, ValidEvent};
 use crate::ids;
 use crate::keys::AgentKey;
 use crate::ledger::{self, Budget};
@@ -39,14 +40,74 @@ pub(super) struct Outcome {
     pub result: Value,
     /// The customer acted on, recorded on the ledger row.
     pub customer_id: Option<String>,
+    /// Real-time message to publish once the invocation has committed.
+    pub stream: Option<StreamMessage>,
 }
 
 /// Capabilities with a working executor in this build.
 pub(super) fn implemented(id: &str) -> bool {
     matches!(
         id,
-        "context.get" | "account.get" | "memory.write" | "report.generate"
+        "context.get" | "account.get" | "events.ingest" | "memory.write" | "report.generate"
     )
+}
+
+/// Input checks beyond the JSON schema that belong to "input validity" (before the quota):
+/// for events.ingest, the ingestion pipeline's own validation (timestamp, sizes, identity).
+pub(super) fn prevalidate(id: &str, input: &Value, now: OffsetDateTime) -> Result<()> {
+    match id {
+        "events.ingest" => valid_event(input, now).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// The gateway input as the ingestion pipeline's event (the schema already fixed its shape).
+fn valid_event(input: &Value, now: OffsetDateTime) -> Result<ValidEvent> {
+    let event: MarketingEvent = serde_json::from_value(input.clone())
+        .map_err(|e| Error::invalid_input(format!("input: {e}")))?;
+    event.validate(now)
+}
+
+/// events.ingest through the one ingestion pipeline, inside this invocation's transaction: the
+/// event, its touchpoint and the ledger row commit in one batch.
+fn events_ingest(
+    w: &mut WorkspaceTxn<'_, '_>,
+    ctx: &Ctx<'_>,
+    input: &Value,
+    commit: bool,
+) -> Result<Outcome> {
+    let ev = valid_event(input, ctx.now)?;
+    if !commit {
+        let keys = &ev.input.keys;
+        return Ok(Outcome {
+            result: json!({
+                "would_ingest": ev.event_name(),
+                "timestamp": micros_rfc3339(ev.input.ts),
+                "channel": ev.input.channel,
+                "identity": {
+                    "customer_id": keys.customer_id.map(ids::customer_id),
+                    "email": keys.email,
+                    "phone": keys.phone,
+                    "external_id": keys.external_id,
+                },
+            }),
+            customer_id: None,
+            stream: None,
+        });
+    }
+    let r = events::apply(w, &ev, ctx.now)?;
+    let stream = events::stream_message(&ev, &r);
+    Ok(Outcome {
+        result: json!({
+            "customer_id": r.customer_id,
+            "touchpoint_id": r.touchpoint_id,
+            "is_new": r.is_new,
+            "nodes_mutated": r.nodes_mutated,
+            "received_at": r.received_at,
+        }),
+        customer_id: Some(r.customer_id),
+        stream,
+    })
 }
 
 pub(super) fn execute(
@@ -58,6 +119,7 @@ pub(super) fn execute(
     match id {
         "context.get" => context_get(w, ctx, input),
         "account.get" => account_get(w, ctx),
+        "events.ingest" => events_ingest(w, ctx, input, true),
         "memory.write" => memory_write(w, ctx, input, true),
         "report.generate" => report_generate(w, ctx, input, true),
         _ => Err(Error::internal(format!("no executor for {id}"))),
@@ -72,6 +134,7 @@ pub(super) fn preview(
     input: &Value,
 ) -> Result<Outcome> {
     match id {
+        "events.ingest" => events_ingest(w, ctx, input, false),
         "memory.write" => memory_write(w, ctx, input, false),
         "report.generate" => report_generate(w, ctx, input, false),
         other => execute(other, w, ctx, input),
@@ -442,8 +505,11 @@ fn context_get(w: &mut WorkspaceTxn<'_, '_>, ctx: &Ctx<'_>, input: &Value) -> Re
     // Decisions: side-effecting invocations on this customer (the ledger) and decision notes.
     let mut decisions: Vec<Value> = Vec::new();
     for row in ledger::rows_for_customer(w, &customer_id)? {
-        let side_effecting =
-            registry::get(&row.capability).is_some_and(|e| !e.descriptor.is_read_only());
+        // Recorded observations (events.ingest) are history, not decisions.
+        let side_effecting = registry::get(&row.capability).is_some_and(|e| {
+            !e.descriptor.is_read_only()
+                && e.descriptor.side_effect != registry::SideEffect::EventIngest
+        });
         if side_effecting && row.status != "preview" {
             decisions.push(json!({"agent": row.agent, "action": row.capability,
                 "outcome": row.status, "ts": row.created_at}));
@@ -490,6 +556,7 @@ fn context_get(w: &mut WorkspaceTxn<'_, '_>, ctx: &Ctx<'_>, input: &Value) -> Re
     Ok(Outcome {
         result,
         customer_id: Some(customer_id),
+        stream: None,
     })
 }
 
@@ -568,6 +635,7 @@ fn account_get(w: &mut WorkspaceTxn<'_, '_>, ctx: &Ctx<'_>) -> Result<Outcome> {
     Ok(Outcome {
         result,
         customer_id: None,
+        stream: None,
     })
 }
 
@@ -598,6 +666,7 @@ fn memory_write(
             result: json!({"would_write": "memory_note", "customer_id": customer_id,
                 "kind": kind, "text": text, "tags": tags}),
             customer_id: Some(customer_id),
+            stream: None,
         });
     }
     let note = MemoryNote {
@@ -616,6 +685,7 @@ fn memory_write(
         result: json!({"memory_id": note.id, "customer_id": customer_id, "kind": note.kind,
             "created_at": note.created_at}),
         customer_id: Some(customer_id),
+        stream: None,
     })
 }
 
@@ -711,5 +781,6 @@ fn report_generate(
     Ok(Outcome {
         result: body,
         customer_id: None,
+        stream: None,
     })
 }

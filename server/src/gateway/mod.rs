@@ -72,6 +72,9 @@ pub struct Envelope {
 pub struct InvokeResponse {
     pub body: String,
     pub replayed: bool,
+    /// Real-time message for the workspace's stream (events.ingest commits); the caller
+    /// publishes it. Never set on a replay.
+    pub stream: Option<crate::events::StreamMessage>,
 }
 
 /// Receipt of an invocation (stored by request id).
@@ -237,6 +240,7 @@ fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Res
     }
     let input = req.input.unwrap_or_else(|| json!({}));
     entry.validate_input(&input)?;
+    exec::prevalidate(d.id, &input, clock::now())?;
     let source = req.source.unwrap_or_else(|| "api".to_owned());
     if source.is_empty()
         || source.len() > MAX_SOURCE
@@ -335,6 +339,7 @@ fn run_in_txn(
         return Ok(InvokeResponse {
             body: stored.body,
             replayed: true,
+            stream: None,
         });
     }
     if c.mode != Mode::DryRun {
@@ -437,6 +442,7 @@ fn run_in_txn(
     Ok(InvokeResponse {
         body,
         replayed: false,
+        stream: outcome.stream,
     })
 }
 

@@ -49,7 +49,10 @@ pub async fn invoke(
     ApiJson(req): ApiJson<InvokeRequest>,
 ) -> Result<Response, Error> {
     let request_id = context::request_id().unwrap_or_else(crate::ids::request_id);
-    let out = gateway::invoke(&state.store, &key, &id, req, request_id).await?;
+    let mut out = gateway::invoke(&state.store, &key, &id, req, request_id).await?;
+    if let Some(msg) = out.stream.take() {
+        state.realtime.publish(key.workspace_id(), msg);
+    }
     let mut response = (
         [(
             header::CONTENT_TYPE,
