@@ -44,6 +44,8 @@ codes! {
     InvalidTimestamp => ("invalid_timestamp", 400),
     /// Two headers carry different valid credentials.
     AmbiguousCredentials => ("ambiguous_credentials", 400),
+    /// A graph query failed to parse, plan or run (`details.query_code`, line, column).
+    InvalidQuery => ("invalid_query", 400),
     /// No valid credential.
     Unauthenticated => ("unauthenticated", 401),
     /// Monthly action credits exhausted.
@@ -60,6 +62,8 @@ codes! {
     PolicyForbid => ("policy_forbid", 403),
     /// Execution needs operator approval.
     ApprovalRequired => ("approval_required", 403),
+    /// A graph query that writes, sent with an API key.
+    WriteNotAllowed => ("write_not_allowed", 403),
     /// Unknown route or object, including objects of other workspaces.
     NotFound => ("not_found", 404),
     /// Unknown capability id.

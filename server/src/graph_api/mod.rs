@@ -1,6 +1,9 @@
 //! Graph access for the customer, graph-export and graph-query domains: consistent snapshots on
 //! the blocking pool, the read-only guard inside write transactions, and node rendering.
 
+pub mod export;
+pub mod query;
+
 use svc_engine::{GraphRead, Node, NodeId, Snapshot, WorkspaceTxn};
 
 use crate::error::{Error, Result};

@@ -21,7 +21,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{auth, customers, events, gateway, keys, system, workspace};
+use routes::{auth, customers, events, gateway, graph, keys, system, workspace};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -53,6 +53,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(customers::customer_timeline))
         .routes(routes!(customers::list_campaigns))
         .routes(routes!(customers::list_opportunities))
+        .routes(routes!(graph::get_graph))
+        .routes(routes!(graph::query_graph))
         .split_for_parts()
 }
 

@@ -4,6 +4,7 @@ pub mod auth;
 pub mod customers;
 pub mod events;
 pub mod gateway;
+pub mod graph;
 pub mod keys;
 pub mod system;
 pub mod workspace;

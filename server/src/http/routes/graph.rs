@@ -1,0 +1,75 @@
+//! `/v1/graph` (export; optional auth, demo data without credentials) and `/v1/graph/query`
+//! (JWT or agent key; writes for JWT users only).
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::graph_api::export::{self, ExportMode, GraphExport};
+use crate::graph_api::query::{self, Access, QueryRequest};
+use crate::graph_api::with_snapshot;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{AnyAuth, ApiJson};
+use crate::state::AppState;
+
+/// The workspace's entities and relationships (`mode=full`, the default) or all but the
+/// Touchpoints (`mode=summary`). Without credentials: a fixed demo graph (`demo: true`); an
+/// invalid credential is still 401.
+#[utoipa::path(get, path = "/v1/graph", tag = "graph",
+    security((), ("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("mode" = Option<String>, Query, description = "`full` (default) or `summary`")),
+    responses(
+    (status = 200, body = GraphExport),
+    (status = 400, body = ErrorBody),
+    (status = 401, description = "a credential was presented and is not valid", body = ErrorBody),
+))]
+pub async fn get_graph(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    auth: Result<AnyAuth, Error>,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<ApiJson<GraphExport>, Error> {
+    let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let mode = ExportMode::parse(params.get("mode").map(String::as_str))?;
+    let presented = headers.contains_key("authorization") || headers.contains_key("x-api-key");
+    match auth {
+        Ok(AnyAuth(p)) => Ok(ApiJson(
+            with_snapshot(&state.store, p.workspace(), move |snap| {
+                export::export(snap, mode, false)
+            })
+            .await?,
+        )),
+        Err(e) if presented => Err(e),
+        Err(_) => Ok(ApiJson(export::demo(mode)?)),
+    }
+}
+
+/// Run a Cypher-style query. Result `{columns, rows, stats, plan?}`. Agent keys may only read
+/// (a writing statement is 403 `write_not_allowed`, decided from the parse tree); JWT users
+/// may write. Query errors are 400 `invalid_query` with `details.query_code` and, for errors
+/// in the text, `details.line` / `details.column`.
+#[utoipa::path(post, path = "/v1/graph/query", tag = "graph",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), request_body = QueryRequest,
+    responses(
+    (status = 200, description = "`{columns, rows, stats, plan?}`", body = Object),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "a write from an agent key, or a read-only workspace", body = ErrorBody),
+))]
+pub async fn query_graph(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiJson(req): ApiJson<QueryRequest>,
+) -> Result<ApiJson<svc_query::QueryResult>, Error> {
+    let access = match p {
+        Principal::User(_) => Access::ReadWrite,
+        Principal::Key(_) => Access::ReadOnly,
+    };
+    Ok(ApiJson(
+        query::run(&state.store, p.workspace(), access, req).await?,
+    ))
+}

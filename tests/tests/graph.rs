@@ -1,0 +1,370 @@
+//! Graph export, graph queries (write-blocking for API keys), and dedupe of records that
+//! graph writes created.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use svc_integration_tests::{expect_error, read, str_at, Account, TestServer};
+
+async fn query(s: &TestServer, token: &str, q: &str, params: Value) -> (StatusCode, Value) {
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(token)
+        .json(&json!({"query": q, "params": params}))
+        .send()
+        .await
+        .expect("send");
+    read(resp).await
+}
+
+async fn query_ok(s: &TestServer, token: &str, q: &str, params: Value) -> Value {
+    let (status, v) = query(s, token, q, params).await;
+    assert_eq!(status, StatusCode::OK, "{q}: {v}");
+    v
+}
+
+async fn track(s: &TestServer, key: &str, body: Value) -> Value {
+    let resp = s
+        .post("/api/v1/events/track")
+        .header("x-api-key", key)
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn graph(s: &TestServer, a: &Account, mode: &str) -> Value {
+    let resp = s
+        .get(&format!("/v1/graph?mode={mode}"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+fn labels_of(v: &Value) -> Vec<String> {
+    v["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .flat_map(|n| n["labels"].as_array().cloned().unwrap_or_default())
+        .filter_map(|l| l.as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test]
+async fn unauthenticated_callers_get_the_demo_graph() {
+    let s = TestServer::start().await;
+    let resp = s.get("/v1/graph").send().await.expect("send");
+    let (status, full) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{full}");
+    assert_eq!(full["demo"], json!(true));
+    assert_eq!(full["mode"], json!("full"));
+    assert!(labels_of(&full).contains(&"Touchpoint".to_owned()));
+    assert!(!full["relationships"].as_array().expect("rels").is_empty());
+    let resp = s.get("/v1/graph?mode=summary").send().await.expect("send");
+    let (_, summary) = read(resp).await;
+    assert!(!labels_of(&summary).contains(&"Touchpoint".to_owned()));
+    assert!(labels_of(&summary).contains(&"Customer".to_owned()));
+    // A bad credential is not "no credential".
+    let resp = s
+        .get("/v1/graph")
+        .bearer_auth("not-a-token")
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+    let resp = s
+        .get("/v1/graph?mode=everything")
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::BAD_REQUEST, "invalid_input").await;
+    // The demo never touches a workspace.
+    let a = s.account().await;
+    let mine = graph(&s, &a, "full").await;
+    assert_eq!(
+        (mine["demo"].clone(), mine["nodes"].clone()),
+        (json!(false), json!([]))
+    );
+}
+
+#[tokio::test]
+async fn export_holds_the_workspace_entities_and_relationships() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let b = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let r = track(
+        &s,
+        &key,
+        json!({"action": "click", "email": "g@x.io", "campaignId": "spring"}),
+    )
+    .await;
+    let cid = str_at(&r, "/customer_id");
+    let tid = str_at(&r, "/touchpoint_id");
+    let full = graph(&s, &a, "full").await;
+    let ids: Vec<String> = full["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| str_at(n, "/id"))
+        .collect();
+    assert_eq!(ids.len(), 3);
+    assert!(ids.contains(&cid) && ids.contains(&tid), "{full}");
+    let rels: Vec<(String, String, String)> = full["relationships"]
+        .as_array()
+        .expect("rels")
+        .iter()
+        .map(|r| {
+            (
+                str_at(r, "/type"),
+                str_at(r, "/source"),
+                str_at(r, "/target"),
+            )
+        })
+        .collect();
+    assert!(rels.contains(&("HAS_TOUCHPOINT".into(), cid.clone(), tid.clone())));
+    assert!(rels
+        .iter()
+        .any(|(t, s, _)| t == "INFLUENCED_BY" && *s == tid));
+    let summary = graph(&s, &a, "summary").await;
+    assert_eq!(summary["nodes"].as_array().map(Vec::len), Some(2));
+    assert_eq!(summary["relationships"], json!([]));
+    // Agent keys export too; another workspace sees none of it.
+    let resp = s
+        .get("/v1/graph")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("send");
+    let (_, via_key) = read(resp).await;
+    assert_eq!(via_key["nodes"].as_array().map(Vec::len), Some(3));
+    let other = graph(&s, &b, "full").await;
+    assert_eq!(other["nodes"], json!([]));
+}
+
+#[tokio::test]
+async fn api_keys_read_but_never_write() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    track(&s, &key, json!({"action": "x", "email": "k@x.io"})).await;
+    let v = query_ok(
+        &s,
+        &key,
+        "MATCH (c:Customer) WHERE c.email = $e RETURN count(c) AS n",
+        json!({"e": "k@x.io"}),
+    )
+    .await;
+    assert_eq!(
+        (v["columns"].clone(), v["rows"].clone()),
+        (json!(["n"]), json!([[1]]))
+    );
+    for q in [
+        "CREATE (:Customer {email: 'evil@x.io'})",
+        "MATCH (c:Customer) SET c.name = 'pwned'",
+        "MATCH (c:Customer) DETACH DELETE c",
+        "MERGE (c:Customer {email: 'm@x.io'})",
+        "MATCH (c:Customer) REMOVE c.email",
+    ] {
+        let resp = s
+            .post("/v1/graph/query")
+            .bearer_auth(&key)
+            .json(&json!({ "query": q }))
+            .send()
+            .await
+            .expect("send");
+        expect_error(resp, StatusCode::FORBIDDEN, "write_not_allowed").await;
+    }
+    // Keywords inside strings do not make a read a write.
+    let v = query_ok(
+        &s,
+        &key,
+        "MATCH (c:Customer) WHERE c.email <> 'CREATE DELETE SET' RETURN c.email AS e, c.name AS n",
+        json!({}),
+    )
+    .await;
+    assert_eq!(v["rows"], json!([["k@x.io", null]]));
+}
+
+#[tokio::test]
+async fn jwt_users_write_and_errors_have_positions() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let v = query_ok(
+        &s,
+        &a.token,
+        "UNWIND $scores AS s CREATE (o:Opportunity {name: toString(s), score: s}) RETURN count(o) AS n",
+        json!({"scores": (1..=55).collect::<Vec<i64>>()}),
+    )
+    .await;
+    assert_eq!(v["rows"], json!([[55]]));
+    assert_eq!(v["stats"]["nodes_created"], json!(55));
+    let resp = s
+        .get("/v1/opportunities")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (_, opps) = read(resp).await;
+    let scores: Vec<i64> = opps["opportunities"]
+        .as_array()
+        .expect("opps")
+        .iter()
+        .filter_map(|o| o["score"].as_i64())
+        .collect();
+    assert_eq!(scores.len(), 50);
+    assert_eq!((scores[0], scores[49]), (55, 6));
+
+    let (status, err) = query(&s, &a.token, "MATCH (n)\nRETURN n.name AS", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["error"]["code"], json!("invalid_query"));
+    assert_eq!(err["error"]["details"]["query_code"], json!("syntax_error"));
+    assert_eq!(err["error"]["details"]["line"], json!(2));
+    let (status, err) = query(&s, &a.token, "CALL db.labels()", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    assert_eq!(err["error"]["details"]["query_code"], json!("unsupported"));
+    let (status, err) = query(&s, &a.token, "MATCH (n) RETURN $missing", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+
+    // Read-only workspaces refuse writes but still answer reads.
+    let resp = s
+        .request(reqwest::Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&a.token)
+        .json(&json!({"read_only": true}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(&a.token)
+        .json(&json!({"query": "CREATE (:Stage {name: 'x'})"}))
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    query_ok(
+        &s,
+        &a.token,
+        "MATCH (o:Opportunity) RETURN count(*) AS n",
+        json!({}),
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn dedupe_merges_graph_created_duplicates_by_the_spec_rules() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let original = track(&s, &key, json!({"action": "a", "email": "dup@x.io"})).await;
+    track(&s, &key, json!({"action": "b", "email": "dup@x.io"})).await;
+    let orig_id = str_at(&original, "/customer_id");
+    // Two more records with the same email (any case); one carries a cio_id.
+    query_ok(
+        &s,
+        &a.token,
+        "CREATE (:Customer {email: 'DUP@x.io', cio_id: 'cio-1', name: 'From CIO'}), \
+                (:Customer {email: 'dup@x.io ', plan: 'pro'})",
+        json!({}),
+    )
+    .await;
+    let v = query_ok(
+        &s,
+        &a.token,
+        "MATCH (c:Customer) WHERE c.cio_id = 'cio-1' RETURN id(c) AS id",
+        json!({}),
+    )
+    .await;
+    let cio_id = format!("cus_{}", v["rows"][0][0].as_u64().expect("id"));
+
+    let resp = s
+        .post("/v1/customers/dedupe?dry_run=true")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (status, plan) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{plan}");
+    assert_eq!(plan["merged"], json!(2));
+    assert_eq!(plan["groups"][0]["email"], json!("dup@x.io"));
+    assert_eq!(plan["groups"][0]["canonical"], json!(cio_id));
+    assert_eq!(plan["groups"][0]["edges_moved"], json!(2));
+    let count = query_ok(
+        &s,
+        &a.token,
+        "MATCH (c:Customer) RETURN count(c) AS n",
+        json!({}),
+    )
+    .await;
+    assert_eq!(count["rows"], json!([[3]]));
+
+    let resp = s
+        .post("/v1/customers/dedupe")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (status, done) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{done}");
+    assert_eq!(done["merged"], json!(2));
+    assert!(str_at(&done, "/groups/0/merge_id").starts_with("mrg_"));
+    let count = query_ok(
+        &s,
+        &a.token,
+        "MATCH (c:Customer) RETURN count(c) AS n",
+        json!({}),
+    )
+    .await;
+    assert_eq!(count["rows"], json!([[1]]));
+
+    // The canonical record now has the touchpoints and the properties it lacked, and identity
+    // resolution answers with it.
+    let resp = s
+        .get(&format!("/v1/customers/{cio_id}/timeline"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (_, t) = read(resp).await;
+    assert_eq!(t["touchpoints"].as_array().map(Vec::len), Some(2));
+    let resp = s
+        .get(&format!("/v1/customers/{cio_id}"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (_, p) = read(resp).await;
+    assert_eq!(p["customer"]["name"], json!("From CIO"));
+    assert_eq!(p["customer"]["properties"]["plan"], json!("pro"));
+    assert!(p["customer"]["lastSeen"].is_string());
+    let resp = s
+        .get(&format!("/v1/customers/{orig_id}"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+    let again = track(&s, &key, json!({"action": "c", "email": "dup@x.io"})).await;
+    assert_eq!(str_at(&again, "/customer_id"), cio_id);
+
+    // Idempotent.
+    let resp = s
+        .post("/v1/customers/dedupe")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    let (_, second) = read(resp).await;
+    assert_eq!(
+        (second["merged"].clone(), second["groups"].clone()),
+        (json!(0), json!([]))
+    );
+}
