@@ -13,6 +13,7 @@ pub mod capabilities;
 pub mod clock;
 pub mod config;
 pub mod customers;
+pub mod customers_insights;
 pub mod error;
 pub mod events;
 pub mod gateway;

@@ -266,3 +266,92 @@ async fn dedupe_on_a_clean_workspace_changes_nothing() {
     let v = get(&s, "/v1/customers", &a.token).await;
     assert_eq!(v["customers"].as_array().map(Vec::len), Some(2));
 }
+
+#[tokio::test]
+async fn segments_journeys_cohorts_and_products() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let ev = |email: &str, action: &str, day: u32, campaign: Option<&str>, props: Value| {
+        let mut e = json!({"type": "track", "action": action, "email": email,
+                           "timestamp": format!("2026-01-{day:02}T00:00:00Z"), "properties": props});
+        if let Some(c) = campaign {
+            e["campaignId"] = json!(c);
+        }
+        e
+    };
+    batch(
+        &s,
+        &key,
+        vec![
+            ev("a@x.io", "visit", 1, Some("spring"), json!({"sku": "A1"})),
+            ev("a@x.io", "visit", 2, None, json!({})),
+            ev(
+                "a@x.io",
+                "buy",
+                3,
+                None,
+                json!({"products": ["A1", {"sku": "B2"}]}),
+            ),
+            ev(
+                "b@x.io",
+                "visit",
+                4,
+                Some("spring"),
+                json!({"product": "A1"}),
+            ),
+            ev("b@x.io", "buy", 5, Some("fall"), json!({})),
+            ev("c@x.io", "visit", 6, Some("winter"), json!({})),
+            ev("d@x.io", "signup", 7, None, json!({})),
+        ],
+    )
+    .await;
+    let seg = get(&s, "/v1/segments", &a.token).await;
+    let total: u64 = seg["segments"]
+        .as_array()
+        .expect("segments")
+        .iter()
+        .filter(|s| s["kind"] == json!("recency"))
+        .map(|s| s["size"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(total, 4, "{seg}");
+
+    let j = get(&s, "/v1/journeys", &key).await;
+    assert_eq!(j["journeys"][0]["path"], json!(["visit", "buy"]));
+    assert_eq!(j["journeys"][0]["customers"], json!(2));
+
+    let c = get(&s, "/v1/cohorts", &a.token).await;
+    assert!(c["method"]
+        .as_str()
+        .is_some_and(|m| m.contains("connected components")));
+    let sizes: Vec<(u64, Value)> = c["cohorts"]
+        .as_array()
+        .expect("cohorts")
+        .iter()
+        .map(|c| (c["size"].as_u64().unwrap_or(0), c["campaigns"].clone()))
+        .collect();
+    assert_eq!(
+        sizes,
+        [
+            (2, json!(["fall", "spring"])),
+            (1, json!(["winter"])),
+            (1, json!([]))
+        ]
+    );
+
+    let p = get(&s, "/v1/products", &a.token).await;
+    assert_eq!(
+        p["products"],
+        json!([{"id": "A1", "touchpoints": 3, "customers": 2},
+               {"id": "B2", "touchpoints": 1, "customers": 1}])
+    );
+    for path in [
+        "/v1/segments",
+        "/v1/journeys",
+        "/v1/cohorts",
+        "/v1/products",
+    ] {
+        let resp = s.get(path).send().await.expect("send");
+        expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+    }
+}

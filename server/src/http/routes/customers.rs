@@ -9,6 +9,7 @@ use crate::auth::Principal;
 use crate::customers::{
     self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
 };
+use crate::customers_insights::{self, CohortList, JourneyList, ProductList, SegmentList};
 use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
@@ -126,5 +127,65 @@ pub async fn list_opportunities(
 ) -> Result<ApiJson<OpportunityList>, Error> {
     Ok(ApiJson(
         customers::opportunities(&state.store, p.workspace()).await?,
+    ))
+}
+
+/// Rule-based segments: activity recency (from `lastSeen`) and lifecycle stage.
+#[utoipa::path(get, path = "/v1/segments", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = SegmentList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_segments(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<SegmentList>, Error> {
+    Ok(ApiJson(
+        customers_insights::segments(&state.store, p.workspace()).await?,
+    ))
+}
+
+/// The most common ordered paths of touchpoint actions (first 5 steps, repeats collapsed).
+#[utoipa::path(get, path = "/v1/journeys", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = JourneyList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_journeys(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<JourneyList>, Error> {
+    Ok(ApiJson(
+        customers_insights::journeys(&state.store, p.workspace()).await?,
+    ))
+}
+
+/// Cohorts discovered as connected components of the customer-campaign graph.
+#[utoipa::path(get, path = "/v1/cohorts", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = CohortList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_cohorts(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<CohortList>, Error> {
+    Ok(ApiJson(
+        customers_insights::cohorts(&state.store, p.workspace()).await?,
+    ))
+}
+
+/// Products named in touchpoint properties, with touchpoint and customer counts.
+#[utoipa::path(get, path = "/v1/products", tag = "customers",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = ProductList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_products(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<ProductList>, Error> {
+    Ok(ApiJson(
+        customers_insights::products(&state.store, p.workspace()).await?,
     ))
 }
