@@ -96,7 +96,7 @@ use std::time::Instant;
 
 pub use ast::Statement;
 pub use error::{Position, QueryError};
-pub use parser::MAX_DEPTH;
+pub use parser::{MAX_CHAIN, MAX_DEPTH};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,
 };

@@ -16,15 +16,24 @@ use crate::ast::*;
 use crate::error::{position_of, QueryError};
 use crate::lexer::{tokenize, Tok, Token};
 
-/// How deeply expressions may nest before the parser gives up (a guard against stack overflow
-/// on hostile input).
+/// How deeply expressions may nest (parentheses, lists, maps, calls, NOT and unary minus)
+/// before the parser gives up: a guard against stack overflow on hostile input.
 pub const MAX_DEPTH: u32 = 64;
+
+/// How long the chains of binary operators, predicates and postfix lookups on one path of the
+/// tree may grow in total (`a + b + c ...` nests to the left without recursing in the parser,
+/// but printing and evaluating recurse over it).
+pub const MAX_CHAIN: u32 = 128;
+
+/// The deepest expression tree accepted, however it was written.
+pub const MAX_TREE_DEPTH: u32 = 160;
 
 /// Parses one statement.
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
     let tokens = tokenize(text)?;
     let ctx = Ctx {
         depth: Cell::new(0),
+        chain: Cell::new(0),
         furthest: RefCell::new((usize::MAX, Vec::new())),
     };
     let input = Input {
@@ -39,10 +48,7 @@ pub fn parse(text: &str) -> Result<Statement, QueryError> {
             Err(match kind {
                 Fatal::Unsupported(what) => QueryError::Unsupported { position, what },
                 Fatal::Invalid(message) => QueryError::InvalidToken { position, message },
-                Fatal::TooDeep => QueryError::TooDeep {
-                    position,
-                    limit: MAX_DEPTH,
-                },
+                Fatal::TooDeep(limit) => QueryError::TooDeep { position, limit },
             })
         }
         Err(_) => {
@@ -77,6 +83,7 @@ fn describe_expected(mut expected: Vec<&'static str>) -> String {
 
 struct Ctx {
     depth: Cell<u32>,
+    chain: Cell<u32>,
     /// (tokens remaining at the furthest failure, what was expected there)
     furthest: RefCell<(usize, Vec<&'static str>)>,
 }
@@ -159,7 +166,7 @@ enum PErr {
 enum Fatal {
     Unsupported(String),
     Invalid(String),
-    TooDeep,
+    TooDeep(u32),
 }
 
 impl<'a> nom::error::ParseError<Input<'a>> for PErr {
@@ -184,12 +191,20 @@ struct DepthGuard<'a>(&'a Cell<u32>);
 
 impl<'a> DepthGuard<'a> {
     fn enter(i: Input<'a>) -> Result<Self, nom::Err<PErr>> {
-        let depth = i.ctx.depth.get() + 1;
-        if depth > MAX_DEPTH {
-            return Err(i.fatal(Fatal::TooDeep));
+        Self::count(i, &i.ctx.depth, MAX_DEPTH)
+    }
+
+    fn chain(i: Input<'a>) -> Result<Self, nom::Err<PErr>> {
+        Self::count(i, &i.ctx.chain, MAX_CHAIN)
+    }
+
+    fn count(i: Input<'a>, counter: &'a Cell<u32>, limit: u32) -> Result<Self, nom::Err<PErr>> {
+        let n = counter.get() + 1;
+        if n > limit {
+            return Err(i.fatal(Fatal::TooDeep(limit)));
         }
-        i.ctx.depth.set(depth);
-        Ok(DepthGuard(&i.ctx.depth))
+        counter.set(n);
+        Ok(DepthGuard(counter))
     }
 }
 
@@ -829,8 +844,40 @@ fn var_length(i: Input<'_>) -> PResult<'_, VarLength> {
 
 // expr = or_expr
 fn expr(i: Input<'_>) -> PResult<'_, Expr> {
-    let _guard = DepthGuard::enter(i)?;
-    or_expr(i)
+    let guard = DepthGuard::enter(i)?;
+    let outermost = i.ctx.depth.get() == 1;
+    let (rest, e) = or_expr(i)?;
+    drop(guard);
+    // Chains inside parentheses stack up (`((a + b) + c) + d`), so check the finished tree.
+    if outermost && tree_depth(&e) > MAX_TREE_DEPTH as usize {
+        return Err(i.fatal(Fatal::TooDeep(MAX_TREE_DEPTH)));
+    }
+    Ok((rest, e))
+}
+
+/// Depth of an expression tree, without recursion (the tree may be too deep to recurse over).
+fn tree_depth(e: &Expr) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(e, 1usize)];
+    while let Some((e, d)) = stack.pop() {
+        max = max.max(d);
+        match e {
+            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
+            Expr::Property(x, _)
+            | Expr::Unary(_, x)
+            | Expr::IsNull { expr: x, .. }
+            | Expr::HasLabels { expr: x, .. } => stack.push((x, d + 1)),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                stack.push((a, d + 1));
+                stack.push((b, d + 1));
+            }
+            Expr::List(items) | Expr::Call { args: items, .. } => {
+                stack.extend(items.iter().map(|x| (x, d + 1)))
+            }
+            Expr::Map(entries) => stack.extend(entries.iter().map(|(_, x)| (x, d + 1))),
+        }
+    }
+    max
 }
 
 /// One left-associative binary level: `next { op next }`.
@@ -840,6 +887,9 @@ fn binary_level<'a>(
     ops: &[(&'static str, BinaryOp)],
 ) -> PResult<'a, Expr> {
     let (mut i, mut left) = next(i)?;
+    // Each chained operator deepens the tree by one (left-associative), so it counts
+    // against the recursion guard too: printing and evaluating recurse over that depth.
+    let mut guards = Vec::new();
     'outer: loop {
         for (word, op) in ops {
             let matched = if word.chars().all(|c| c.is_ascii_alphabetic()) {
@@ -848,6 +898,7 @@ fn binary_level<'a>(
                 i.is_punct(word)
             };
             if matched {
+                guards.push(DepthGuard::chain(i)?);
                 let (j, right) = next(i.advance(1))?;
                 left = Expr::Binary(*op, Box::new(left), Box::new(right));
                 i = j;
@@ -908,7 +959,16 @@ fn comparison(i: Input<'_>) -> PResult<'_, Expr> {
 //                      | CONTAINS additive | IS [NOT] NULL }
 fn predicate(i: Input<'_>) -> PResult<'_, Expr> {
     let (mut i, mut left) = additive(i)?;
+    let mut guards = Vec::new();
     loop {
+        if i.is_kw("IN")
+            || i.is_kw("STARTS")
+            || i.is_kw("ENDS")
+            || i.is_kw("CONTAINS")
+            || i.is_kw("IS")
+        {
+            guards.push(DepthGuard::chain(i)?);
+        }
         let op = if i.is_kw("IN") {
             Some((BinaryOp::In, 1))
         } else if i.is_kw("STARTS") && i.is_kw_at(1, "WITH") {
@@ -994,7 +1054,11 @@ fn unary(i: Input<'_>) -> PResult<'_, Expr> {
 // postfix = atom { "." name | "[" expr "]" | label_list }
 fn postfix(i: Input<'_>) -> PResult<'_, Expr> {
     let (mut i, mut e) = atom(i)?;
+    let mut guards = Vec::new();
     loop {
+        if i.is_punct(".") || i.is_punct("[") || i.is_punct(":") {
+            guards.push(DepthGuard::chain(i)?);
+        }
         if i.is_punct(".") {
             let (j, key) = name(i.advance(1))?;
             e = Expr::Property(Box::new(e), key);

@@ -79,14 +79,51 @@ fn unsupported_constructs_name_themselves() {
 
 #[test]
 fn deep_nesting_is_refused_not_a_crash() {
-    let ok = format!("RETURN {}1{}", "(".repeat(40), ")".repeat(40));
-    verified(&ok);
+    // Just inside the guard, the tree is printed, planned and evaluated on a test thread's
+    // small stack without trouble.
+    let g = svc_query::model::ModelGraph::new();
+    for ok in [
+        format!("RETURN {}1{} AS x", "(".repeat(60), ")".repeat(60)),
+        format!("RETURN {}1{} AS x", "[".repeat(30), "]".repeat(30)),
+        format!("RETURN 1{} AS x", " + 1".repeat(120)),
+        format!("RETURN true{} AS x", " AND true".repeat(120)),
+        format!("RETURN {{a: 1}}{} AS x", ".a".repeat(120)),
+        format!("RETURN {}true AS x", "NOT ".repeat(60)),
+        // a tree close to MAX_TREE_DEPTH: unary nesting over a long chain
+        format!("RETURN {}(1{}) AS x", "-".repeat(60), " + 1".repeat(95)),
+        // both guards nearly full on one path
+        format!(
+            "RETURN {}1{}{} AS x",
+            "(".repeat(60),
+            " + 1".repeat(110),
+            ")".repeat(60)
+        ),
+    ] {
+        let stmt = verified(&ok);
+        let _ = svc_query::run_read(
+            &g,
+            &stmt,
+            &svc_query::Params::new(),
+            &svc_query::Limits::default(),
+        );
+    }
     for text in [
         format!("RETURN {}1{}", "(".repeat(5000), ")".repeat(5000)),
         format!("RETURN {}1{}", "[".repeat(5000), "]".repeat(5000)),
         format!("RETURN {}true", "NOT ".repeat(5000)),
         format!("RETURN {}1", "-".repeat(5000)),
         format!("RETURN {}", "{a: ".repeat(5000)),
+        format!("RETURN 1{}", " + 1".repeat(5000)),
+        format!("RETURN 1{}", " AND true".repeat(5000)),
+        format!("RETURN n{}", ".a".repeat(5000)),
+        format!("RETURN [1]{}", "[0]".repeat(5000)),
+        // chains inside parentheses stack up: 60 levels of 100 operators
+        format!(
+            "RETURN {}1{}",
+            "(".repeat(60),
+            format!("{})", " + 1".repeat(100)).repeat(60)
+        ),
+        format!("RETURN 1{}", " IN [1]".repeat(5000)),
     ] {
         let e = parse(&text).expect_err("too deep");
         assert_eq!(e.code(), "syntax_error", "{e}");
