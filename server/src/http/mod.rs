@@ -21,7 +21,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{auth, customers, events, gateway, graph, keys, system, workspace};
+use routes::{approvals, auth, customers, events, gateway, graph, keys, system, workspace};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -44,6 +44,10 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(gateway::invoke))
         .routes(routes!(gateway::usage))
         .routes(routes!(gateway::receipt))
+        .routes(routes!(approvals::pending))
+        .routes(routes!(approvals::list_approvals))
+        .routes(routes!(approvals::approve))
+        .routes(routes!(approvals::reject))
         .routes(routes!(events::track))
         .routes(routes!(events::identify))
         .routes(routes!(events::batch))

@@ -1,5 +1,6 @@
 //! Thin HTTP adapters: extract, call the domain, wrap the result. One module per area.
 
+pub mod approvals;
 pub mod auth;
 pub mod customers;
 pub mod events;

@@ -1,0 +1,66 @@
+//! `GET /v1/stream`: the caller's workspace's real-time messages over a WebSocket
+//! (DESIGN.md §4). JWT or agent key in the upgrade request's headers.
+//!
+//! The subscription is taken before the upgrade is answered, so every event committed after
+//! the 101 response reaches the client. A client that falls behind by more than the channel's
+//! capacity is closed with 1008 ("too slow") rather than slowing ingestion down.
+
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::State;
+use axum::response::Response;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::error::Error;
+use crate::events::StreamMessage;
+use crate::http::error::ErrorBody;
+use crate::http::extract::AnyAuth;
+use crate::state::AppState;
+
+type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
+
+/// Upgrade to a WebSocket carrying `{"type": "touchpoint.created", customer_id,
+/// touchpoint_id, event, ts}` text messages of the caller's workspace only.
+#[utoipa::path(get, path = "/v1/stream", tag = "events",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 101, description = "WebSocket of StreamMessage JSON texts", body = StreamMessage),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn stream(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response, Error> {
+    let rx = state.realtime.subscribe(p.workspace());
+    Ok(upgrade.on_upgrade(move |socket| forward(socket, rx)))
+}
+
+async fn forward(mut socket: WebSocket, mut rx: Receiver) {
+    loop {
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                Ok(m) => {
+                    let Ok(text) = serde_json::to_string(&*m) else { continue };
+                    if socket.send(Message::Text(text.into())).await.is_err() {
+                        return;
+                    }
+                }
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::info!(missed, "dropping a real-time client that fell behind");
+                    let _ = socket
+                        .send(Message::Close(Some(CloseFrame {
+                            code: close_code::POLICY,
+                            reason: "too slow: messages were dropped".into(),
+                        })))
+                        .await;
+                    return;
+                }
+                Err(RecvError::Closed) => return,
+            },
+            incoming = socket.recv() => match incoming {
+                // Clients only listen; pings are answered by the library.
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => return,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! `/v1/stream`: a client sees its own workspace's touchpoints and never another's.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use svc_integration_tests::{read, TestServer};
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+type Ws =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn connect(
+    s: &TestServer,
+    token: Option<&str>,
+) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let url = s.url("/v1/stream").replacen("http://", "ws://", 1);
+    let mut req = url.into_client_request()?;
+    if let Some(t) = token {
+        req.headers_mut().insert(
+            "authorization",
+            format!("Bearer {t}").parse().expect("header"),
+        );
+    }
+    tokio_tungstenite::connect_async(req)
+        .await
+        .map(|(ws, _)| ws)
+}
+
+async fn next_json(ws: &mut Ws, wait: Duration) -> Option<Value> {
+    loop {
+        match tokio::time::timeout(wait, ws.next()).await {
+            Ok(Some(Ok(Message::Text(t)))) => return serde_json::from_str(t.as_str()).ok(),
+            Ok(Some(Ok(_))) => continue,
+            _ => return None,
+        }
+    }
+}
+
+#[tokio::test]
+async fn clients_see_their_workspace_only() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let b = s.account().await;
+    let key_a = s.agent_key(&a).await.plaintext;
+    let mut ws_a = connect(&s, Some(&key_a)).await.expect("connect a");
+    let mut ws_b = connect(&s, Some(&b.token)).await.expect("connect b");
+
+    let resp = s
+        .post("/api/v1/events/track")
+        .header("x-api-key", key_a.as_str())
+        .json(&json!({"action": "page_viewed", "email": "s@x.io",
+                      "timestamp": "2026-01-02T03:04:05Z"}))
+        .send()
+        .await
+        .expect("send");
+    let (status, r) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{r}");
+
+    let msg = next_json(&mut ws_a, Duration::from_secs(5))
+        .await
+        .expect("message");
+    assert_eq!(
+        msg,
+        json!({"type": "touchpoint.created", "customer_id": r["customer_id"],
+               "touchpoint_id": r["touchpoint_id"], "event": "page_viewed",
+               "ts": "2026-01-02T03:04:05.000Z"})
+    );
+    assert_eq!(next_json(&mut ws_b, Duration::from_millis(300)).await, None);
+
+    // Batch items are announced in order; a duplicate is not announced again.
+    let resp = s
+        .post("/api/v1/events")
+        .bearer_auth(&a.token)
+        .json(&json!({"events": [
+            {"type": "track", "action": "one", "email": "s@x.io", "messageId": "m"},
+            {"type": "track", "action": "again", "email": "s@x.io", "messageId": "m"},
+            {"type": "track", "action": "two", "email": "s@x.io"}
+        ]}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let one = next_json(&mut ws_a, Duration::from_secs(5))
+        .await
+        .expect("one");
+    let two = next_json(&mut ws_a, Duration::from_secs(5))
+        .await
+        .expect("two");
+    assert_eq!(
+        (one["event"].clone(), two["event"].clone()),
+        (json!("one"), json!("two"))
+    );
+}
+
+#[tokio::test]
+async fn the_stream_needs_a_credential() {
+    let s = TestServer::start().await;
+    match connect(&s, None).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 401);
+        }
+        Err(other) => panic!("unexpected error {other}"),
+        Ok(_) => panic!("connected without a credential"),
+    }
+    assert!(connect(&s, Some("svc_live_bogus")).await.is_err());
+}
