@@ -38,6 +38,9 @@ pub struct LedgerRow {
     pub customer_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idempotency_key: Option<String>,
+    /// The approval request this row charged or refunded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending_action_id: Option<String>,
     pub created_at: String,
 }
 
@@ -189,35 +192,52 @@ pub fn quota_exceeded(budget: &Budget, cost: u64) -> Error {
     .with_details(serde_json::json!({ "quota": budget.quota(Some(false)) }))
 }
 
-/// Writes a row and moves the counters by its credits (positive or a negative reversal),
-/// without a limit check. Counters never go below zero.
+/// Writes a row and moves the month's counters (workspace and key) by its credits, positive
+/// or a negative reversal, without a limit check. Counters never go below zero. Returns the
+/// budget after the row.
 pub fn apply_credits(
     w: &mut WorkspaceTxn<'_, '_>,
     budget: &Budget,
     row: &LedgerRow,
 ) -> Result<Budget> {
+    let (workspace_used, key_used) = move_counters(w, row)?;
     let mut after = budget.clone();
+    if after.month == row.month {
+        after.workspace_used = workspace_used;
+        after.key_used = key_used;
+    }
+    Ok(after)
+}
+
+/// Writes a reversing row: the same month and key as the charge it reverses, negative credits.
+pub fn reverse(w: &mut WorkspaceTxn<'_, '_>, row: &LedgerRow) -> Result<()> {
+    move_counters(w, row).map(|_| ())
+}
+
+fn move_counters(w: &mut WorkspaceTxn<'_, '_>, row: &LedgerRow) -> Result<(u64, u64)> {
+    let ws_id = workspace_counter_id(&row.month);
+    let key_id = key_counter_id(&row.key_id, &row.month);
+    let mut used = (counter(w, &ws_id)?, counter(w, &key_id)?);
     if row.credits != 0 {
-        let delta = |used: u64| -> u64 {
+        let delta = |u: u64| -> u64 {
             if row.credits >= 0 {
-                used.saturating_add(row.credits.unsigned_abs())
+                u.saturating_add(row.credits.unsigned_abs())
             } else {
-                used.saturating_sub(row.credits.unsigned_abs())
+                u.saturating_sub(row.credits.unsigned_abs())
             }
         };
-        after.workspace_used = delta(budget.workspace_used);
-        after.key_used = delta(budget.key_used);
+        used = (delta(used.0), delta(used.1));
         w.put_record(&CreditCounter {
-            id: workspace_counter_id(&row.month),
-            used: after.workspace_used,
+            id: ws_id,
+            used: used.0,
         })?;
         w.put_record(&CreditCounter {
-            id: key_counter_id(&row.key_id, &row.month),
-            used: after.key_used,
+            id: key_id,
+            used: used.1,
         })?;
     }
     w.put_record(row)?;
-    Ok(after)
+    Ok(used)
 }
 
 /// The row of an invocation, by its request id.

@@ -24,6 +24,7 @@ const ALL_IMPLEMENTED: &[&str] = &[
     "events.ingest",
     "memory.write",
     "report.generate",
+    "crm.mutate",
 ];
 
 fn invoke_req(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::RequestBuilder {

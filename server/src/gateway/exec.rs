@@ -8,7 +8,8 @@ use std::ops::Bound;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use svc_engine::{
-    normalize_email, normalize_phone, Direction, GraphRead, Node, NodeId, Order, WorkspaceTxn,
+    normalize_email, normalize_phone, Direction, GraphRead, GraphWrite, Node, NodeId, Order,
+    WorkspaceTxn,
 };
 use time::OffsetDateTime;
 
@@ -24,7 +25,7 @@ use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use super::registry;
 
 /// What an executor may know about the invocation.
-pub(super) struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub key: &'a AgentKey,
     pub workspace: &'a WorkspaceEntry,
     pub settings: &'a WorkspaceSettings,
@@ -36,7 +37,7 @@ pub(super) struct Ctx<'a> {
     pub request_id: &'a str,
 }
 
-pub(super) struct Outcome {
+pub(crate) struct Outcome {
     pub result: Value,
     /// The customer acted on, recorded on the ledger row.
     pub customer_id: Option<String>,
@@ -48,7 +49,12 @@ pub(super) struct Outcome {
 pub(super) fn implemented(id: &str) -> bool {
     matches!(
         id,
-        "context.get" | "account.get" | "events.ingest" | "memory.write" | "report.generate"
+        "context.get"
+            | "account.get"
+            | "events.ingest"
+            | "memory.write"
+            | "report.generate"
+            | "crm.mutate"
     )
 }
 
@@ -110,7 +116,7 @@ fn events_ingest(
     })
 }
 
-pub(super) fn execute(
+pub(crate) fn execute(
     id: &str,
     w: &mut WorkspaceTxn<'_, '_>,
     ctx: &Ctx<'_>,
@@ -122,6 +128,7 @@ pub(super) fn execute(
         "events.ingest" => events_ingest(w, ctx, input, true),
         "memory.write" => memory_write(w, ctx, input, true),
         "report.generate" => report_generate(w, ctx, input, true),
+        "crm.mutate" => crm_mutate(w, ctx, input, true),
         _ => Err(Error::internal(format!("no executor for {id}"))),
     }
 }
@@ -137,6 +144,7 @@ pub(super) fn preview(
         "events.ingest" => events_ingest(w, ctx, input, false),
         "memory.write" => memory_write(w, ctx, input, false),
         "report.generate" => report_generate(w, ctx, input, false),
+        "crm.mutate" => crm_mutate(w, ctx, input, false),
         other => execute(other, w, ctx, input),
     }
 }
@@ -781,6 +789,79 @@ fn report_generate(
     Ok(Outcome {
         result: body,
         customer_id: None,
+        stream: None,
+    })
+}
+
+/// Properties crm.mutate may not touch: identity keys move only through ingestion and dedupe
+/// (so the identity index stays exact), and `lastSeen` only forward through events.
+const RESERVED_PROPERTIES: &[&str] = &[
+    "email",
+    "phone",
+    "externalId",
+    "external_id",
+    "cio_id",
+    "lastSeen",
+];
+
+fn crm_mutate(
+    w: &mut WorkspaceTxn<'_, '_>,
+    _ctx: &Ctx<'_>,
+    input: &Value,
+    commit: bool,
+) -> Result<Outcome> {
+    let customer = find_customer(w, str_field(input, "customer").unwrap_or_default())?;
+    let customer_id = ids::customer_id(customer.id);
+    let empty = serde_json::Map::new();
+    let set = input
+        .get("set")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let unset: Vec<&str> = input
+        .get("unset")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for k in set.keys().map(String::as_str).chain(unset.iter().copied()) {
+        if RESERVED_PROPERTIES.contains(&k) {
+            return Err(Error::invalid_field(
+                "input",
+                k,
+                "identity keys and lastSeen cannot be changed through crm.mutate",
+            ));
+        }
+    }
+    if set.is_empty() && unset.is_empty() {
+        return Err(Error::invalid_input(
+            "input: nothing to change (set or unset)",
+        ));
+    }
+    let mut changed: BTreeSet<String> = set.keys().cloned().collect();
+    changed.extend(
+        unset
+            .iter()
+            .filter(|k| customer.properties.contains_key(**k))
+            .map(|k| (*k).to_owned()),
+    );
+    if !commit {
+        return Ok(Outcome {
+            result: json!({"would_change": changed, "customer_id": customer_id,
+                "set": set, "unset": unset}),
+            customer_id: Some(customer_id),
+            stream: None,
+        });
+    }
+    let mut properties = customer.properties.clone();
+    for (k, v) in set {
+        properties.insert(k.clone(), events::json_to_value(v.clone()));
+    }
+    for k in &unset {
+        properties.remove(*k);
+    }
+    w.replace_node_properties(customer.id, properties)?;
+    Ok(Outcome {
+        result: json!({"customer_id": customer_id, "changed": changed}),
+        customer_id: Some(customer_id),
         stream: None,
     })
 }

@@ -8,15 +8,18 @@
 //! check, the charge, the executor's reads and writes, the ledger row, the receipt and the
 //! stored response commit together or not at all.
 
-mod exec;
+pub(crate) mod exec;
 pub mod idempotency;
 pub mod registry;
 mod sanitize;
+
+pub use sanitize::sanitize;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use svc_engine::{WorkspaceId, WriteTxn};
 
+use crate::approvals;
 use crate::capabilities::Mode;
 use crate::clock;
 use crate::error::{Code, Error, Result};
@@ -25,7 +28,7 @@ use crate::ledger::{self, LedgerRow, Quota};
 use crate::store::{Record, Store};
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use idempotency::{Fingerprint, InFlight, StoredResponse};
-use registry::{Descriptor, Entry, LEGACY_INVOKE_SCOPE};
+use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
 
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -82,6 +85,8 @@ pub struct InvokeResponse {
 struct ReceiptRecord {
     request_id: String,
     ledger_row_id: String,
+    #[serde(default)]
+    pending_action_id: Option<String>,
     key_id: String,
     /// The response envelope with secrets and contact details masked.
     response: Value,
@@ -353,11 +358,7 @@ fn run_in_txn(
             settings.ensure_writable()?;
         }
     }
-    let status = if c.mode == Mode::DryRun {
-        "preview"
-    } else {
-        "committed"
-    };
+    let action = decide(c.mode, d, key, &settings)?;
     let now = clock::now();
     let row = LedgerRow {
         id: ledger::new_row_id(),
@@ -367,11 +368,12 @@ fn run_in_txn(
         capability: d.id.to_owned(),
         mode: c.mode.as_str().to_owned(),
         source: c.source.clone(),
-        status: status.to_owned(),
+        status: action.status().to_owned(),
         credits: i64::try_from(cost).unwrap_or(i64::MAX),
         month: month.clone(),
         customer_id: None,
         idempotency_key: c.idempotency_key.clone(),
+        pending_action_id: None,
         created_at: clock::rfc3339(now),
     };
     if !budget.fits(cost) {
@@ -386,28 +388,57 @@ fn run_in_txn(
         now,
         request_id,
     };
-    let outcome = if c.mode == Mode::DryRun {
-        exec::preview(d.id, &mut w, &ctx, &c.input)?
-    } else {
-        let out = exec::execute(d.id, &mut w, &ctx, &c.input)?;
-        c.entry
-            .validate_output(&out.result)
-            .map_err(|e| Error::internal(format!("{} produced an invalid result: {e}", d.id)))?;
-        out
+    let (result, customer_id, stream, pending_action_id) = match action {
+        Action::Preview => {
+            let out = exec::preview(d.id, &mut w, &ctx, &c.input)?;
+            (sanitize::sanitize(&out.result), out.customer_id, None, None)
+        }
+        Action::Commit => {
+            let out = exec::execute(d.id, &mut w, &ctx, &c.input)?;
+            c.entry.validate_output(&out.result).map_err(|e| {
+                Error::internal(format!("{} produced an invalid result: {e}", d.id))
+            })?;
+            (out.result, out.customer_id, out.stream, None)
+        }
+        Action::Queue(note) => {
+            // The preview runs the executor's checks now (e.g. the customer exists), so a
+            // request that could never run is refused at once rather than queued.
+            let preview = exec::preview(d.id, &mut w, &ctx, &c.input)?;
+            let pending = approvals::create_in(
+                &mut w,
+                approvals::NewPending {
+                    id: approvals::new_id(now),
+                    request_id,
+                    capability: d.id,
+                    key,
+                    source: &c.source,
+                    input: &c.input,
+                    credits: cost,
+                    month: &month,
+                    customer_id: preview.customer_id.clone(),
+                    now,
+                    note: note.to_owned(),
+                },
+            )?;
+            let result = json!({
+                "pending_action_id": pending.id,
+                "status": pending.status,
+                "expires_at": pending.expires_at,
+                "preview": sanitize::sanitize(&preview.result),
+            });
+            (result, preview.customer_id, None, Some(pending.id))
+        }
     };
     let row = LedgerRow {
-        customer_id: outcome.customer_id.clone(),
+        customer_id,
+        pending_action_id: pending_action_id.clone(),
         ..row
     };
     let after = ledger::charge(&mut w, &budget, &row)?;
     let envelope = Envelope {
-        status: status.to_owned(),
-        result: if c.mode == Mode::DryRun {
-            sanitize::sanitize(&outcome.result)
-        } else {
-            outcome.result
-        },
-        pending_action_id: None,
+        status: action.status().to_owned(),
+        result,
+        pending_action_id: pending_action_id.clone(),
         action_credit_cost: cost,
         request_id: request_id.to_owned(),
         quota: after.quota(Some(true)),
@@ -422,6 +453,7 @@ fn run_in_txn(
     w.put_record(&ReceiptRecord {
         request_id: request_id.to_owned(),
         ledger_row_id: row.id.clone(),
+        pending_action_id,
         key_id: key.id.clone(),
         response: sanitize::sanitize(&response_value),
     })?;
@@ -442,7 +474,63 @@ fn run_in_txn(
     Ok(InvokeResponse {
         body,
         replayed: false,
-        stream: outcome.stream,
+        stream,
+    })
+}
+
+/// What an invocation that passed every check does (SPEC.md's transition table).
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    Preview,
+    Commit,
+    /// Create an approval request; the note says why.
+    Queue(&'static str),
+}
+
+impl Action {
+    fn status(self) -> &'static str {
+        match self {
+            Action::Preview => "preview",
+            Action::Commit => "committed",
+            Action::Queue(_) => "queued",
+        }
+    }
+}
+
+fn decide(
+    mode: Mode,
+    d: &Descriptor,
+    key: &AgentKey,
+    settings: &WorkspaceSettings,
+) -> Result<Action> {
+    Ok(match (mode, d.approval_behavior.kind) {
+        (Mode::DryRun, _) => Action::Preview,
+        (Mode::Queue, _) => Action::Queue("queued by the agent"),
+        (Mode::Execute, ApprovalKind::None | ApprovalKind::Direct) => Action::Commit,
+        (Mode::Execute, ApprovalKind::QueueRequired | ApprovalKind::ApprovalGated) => {
+            let auto_approved = settings.policy.auto_approve.iter().any(|a| a == d.id);
+            if key.auto_run
+                && auto_approved
+                && d.approval_behavior.kind == ApprovalKind::ApprovalGated
+            {
+                Action::Commit
+            } else if d.allows_mode(Mode::Queue) && key.allows_mode(Mode::Queue) {
+                Action::Queue(if !key.auto_run {
+                    "execute requested; the key has no auto_run, so it waits for approval"
+                } else {
+                    "execute requested; the approval system does not auto-approve this capability"
+                })
+            } else {
+                return Err(Error::new(
+                    Code::ApprovalRequired,
+                    format!(
+                        "{} needs operator approval (key auto_run and the workspace's \
+                         auto_approve policy), and this key may not queue it",
+                        d.id
+                    ),
+                ));
+            }
+        }
     })
 }
 
@@ -458,6 +546,22 @@ pub async fn receipt(store: &Store, key: &AgentKey, request_id: &str) -> Result<
             .ok_or_else(|| Error::not_found("receipt"))?;
         let row = ledger::row_by_request(&snap, &request_id)?
             .ok_or_else(|| Error::internal(format!("receipt {request_id} has no ledger row")))?;
+        let pending = match &rec.pending_action_id {
+            Some(id) => snap.get_record::<approvals::PendingAction>(id)?,
+            None => None,
+        };
+        let timeline = pending
+            .as_ref()
+            .map(|p| {
+                p.timeline
+                    .iter()
+                    .filter_map(|t| serde_json::to_value(t).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let pending_action = pending
+            .as_ref()
+            .and_then(|p| serde_json::to_value(approvals::PendingView::new(p)).ok());
         Ok(Receipt {
             request_id: rec.request_id,
             capability: row.capability.clone(),
@@ -465,8 +569,8 @@ pub async fn receipt(store: &Store, key: &AgentKey, request_id: &str) -> Result<
             status: row.status.clone(),
             ledger_row: row,
             response: rec.response,
-            pending_action: None,
-            timeline: Vec::new(),
+            pending_action,
+            timeline,
         })
     })
     .await

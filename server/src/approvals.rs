@@ -1,0 +1,539 @@
+//! The approval system (AOS): pending actions created by queued invocations, and their moves
+//! (DESIGN.md §4): `pending -> approved -> executed | failed`, `pending -> rejected`,
+//! `pending -> expired` (after the TTL, 72 h). Credits are charged when the action is queued and
+//! refunded by a reversing ledger row on reject, expiry or failed execution. Every move appends
+//! `{ts, state, actor, note}` to the timeline, and every move happens inside one engine write
+//! transaction, so concurrent approvals of one action execute it exactly once.
+//!
+//! Expiry is applied lazily: whenever an action is read or moved after its deadline, the same
+//! transaction expires it and refunds its credits first.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use svc_engine::{WorkspaceId, WorkspaceTxn, WriteTxn};
+use time::OffsetDateTime;
+
+use crate::clock;
+use crate::error::{Code, Error, Result};
+use crate::gateway::exec;
+use crate::ids;
+use crate::keys::AgentKey;
+use crate::ledger::{self, LedgerRow};
+use crate::store::{Record, RecordScan, Store};
+use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
+
+/// How long a pending action waits for a person (DESIGN.md §4).
+pub const TTL: time::Duration = time::Duration::hours(72);
+/// Most actions one listing returns.
+pub const MAX_LISTED: usize = 200;
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
+pub struct TimelineEntry {
+    pub ts: String,
+    pub state: String,
+    /// `agent:<key id>`, `user:<user id>` or `system`.
+    pub actor: String,
+    pub note: String,
+}
+
+/// A queued invocation waiting for (or past) a decision.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PendingAction {
+    /// `pa_` + time-ordered base62.
+    pub id: String,
+    pub request_id: String,
+    pub capability: String,
+    pub key_id: String,
+    pub agent: String,
+    pub source: String,
+    /// The invocation input, kept for execution; shown sanitized.
+    pub input: Value,
+    pub credits: u64,
+    /// Month the credits were charged to (a refund reverses that month).
+    pub month: String,
+    pub customer_id: Option<String>,
+    pub status: String,
+    pub created_at: String,
+    pub expires_at: String,
+    pub timeline: Vec<TimelineEntry>,
+    pub result: Option<Value>,
+    pub error: Option<Value>,
+}
+
+impl Record for PendingAction {
+    const KIND: &'static str = "pending_action";
+    fn id(&self) -> String {
+        self.id.clone()
+    }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![("status", self.status.clone())]
+    }
+}
+
+/// A pending action as the API shows it (input sanitized).
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct PendingView {
+    pub id: String,
+    pub request_id: String,
+    pub capability: String,
+    pub key_id: String,
+    pub agent: String,
+    /// `pending`, `approved`, `executed`, `failed`, `rejected` or `expired`.
+    pub status: String,
+    #[schema(value_type = Object)]
+    pub input: Value,
+    pub action_credit_cost: u64,
+    pub customer_id: Option<String>,
+    pub created_at: String,
+    pub expires_at: String,
+    pub timeline: Vec<TimelineEntry>,
+    #[schema(value_type = Option<Object>)]
+    pub result: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    pub error: Option<Value>,
+    pub receipt_url: String,
+}
+
+impl PendingView {
+    pub fn new(p: &PendingAction) -> Self {
+        PendingView {
+            id: p.id.clone(),
+            request_id: p.request_id.clone(),
+            capability: p.capability.clone(),
+            key_id: p.key_id.clone(),
+            agent: p.agent.clone(),
+            status: p.status.clone(),
+            input: crate::gateway::sanitize(&p.input),
+            action_credit_cost: p.credits,
+            customer_id: p.customer_id.clone(),
+            created_at: p.created_at.clone(),
+            expires_at: p.expires_at.clone(),
+            timeline: p.timeline.clone(),
+            result: p.result.as_ref().map(crate::gateway::sanitize),
+            error: p.error.clone(),
+            receipt_url: format!("/api/v1/capabilities/actions/{}", p.request_id),
+        }
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PendingList {
+    pub actions: Vec<PendingView>,
+}
+
+fn entry(ts: OffsetDateTime, state: &str, actor: &str, note: &str) -> TimelineEntry {
+    TimelineEntry {
+        ts: clock::rfc3339(ts),
+        state: state.to_owned(),
+        actor: actor.to_owned(),
+        note: note.to_owned(),
+    }
+}
+
+pub fn new_id(now: OffsetDateTime) -> String {
+    let micros = u64::try_from(now.unix_timestamp_nanos() / 1000).unwrap_or(0);
+    format!(
+        "pa_{}{}",
+        ids::base62_fixed(micros, 11),
+        ids::random_base62(6)
+    )
+}
+
+/// What the gateway knows when it queues an invocation.
+#[derive(Debug)]
+pub struct NewPending<'a> {
+    pub id: String,
+    pub request_id: &'a str,
+    pub capability: &'a str,
+    pub key: &'a AgentKey,
+    pub source: &'a str,
+    pub input: &'a Value,
+    pub credits: u64,
+    pub month: &'a str,
+    pub customer_id: Option<String>,
+    pub now: OffsetDateTime,
+    pub note: String,
+}
+
+/// Creates a pending action in the caller's (invocation's) transaction.
+pub fn create_in(w: &mut WorkspaceTxn<'_, '_>, n: NewPending<'_>) -> Result<PendingAction> {
+    let p = PendingAction {
+        id: n.id,
+        request_id: n.request_id.to_owned(),
+        capability: n.capability.to_owned(),
+        key_id: n.key.id.clone(),
+        agent: n.key.agent.clone(),
+        source: n.source.to_owned(),
+        input: n.input.clone(),
+        credits: n.credits,
+        month: n.month.to_owned(),
+        customer_id: n.customer_id,
+        status: "pending".into(),
+        created_at: clock::rfc3339(n.now),
+        expires_at: clock::rfc3339(n.now + TTL),
+        timeline: vec![entry(
+            n.now,
+            "pending",
+            &format!("agent:{}", n.key.id),
+            &n.note,
+        )],
+        result: None,
+        error: None,
+    };
+    w.put_record(&p)?;
+    Ok(p)
+}
+
+/// Writes the reversing ledger row of a pending action's charge.
+fn refund(w: &mut WorkspaceTxn<'_, '_>, p: &PendingAction, now: OffsetDateTime) -> Result<()> {
+    if p.credits == 0 {
+        return Ok(());
+    }
+    ledger::reverse(
+        w,
+        &LedgerRow {
+            id: ledger::new_row_id(),
+            request_id: p.request_id.clone(),
+            key_id: p.key_id.clone(),
+            agent: p.agent.clone(),
+            capability: p.capability.clone(),
+            mode: "queue".into(),
+            source: p.source.clone(),
+            status: "refunded".into(),
+            credits: -i64::try_from(p.credits).unwrap_or(i64::MAX),
+            month: p.month.clone(),
+            customer_id: p.customer_id.clone(),
+            idempotency_key: None,
+            pending_action_id: Some(p.id.clone()),
+            created_at: clock::rfc3339(now),
+        },
+    )
+}
+
+/// Expires `p` when its deadline has passed (refunding it); true when it did.
+fn expire_if_due(
+    w: &mut WorkspaceTxn<'_, '_>,
+    p: &mut PendingAction,
+    now: OffsetDateTime,
+) -> Result<bool> {
+    if p.status != "pending" || clock::rfc3339(now) < p.expires_at {
+        return Ok(false);
+    }
+    p.status = "expired".into();
+    p.timeline.push(entry(
+        now,
+        "expired",
+        "system",
+        "not decided within 72 hours; credits refunded",
+    ));
+    refund(w, p, now)?;
+    w.put_record(p)?;
+    Ok(true)
+}
+
+/// Expires every overdue pending action of the workspace (in the caller's transaction).
+fn expire_due(w: &mut WorkspaceTxn<'_, '_>, now: OffsetDateTime) -> Result<()> {
+    for mut p in w.find_records::<PendingAction>("status", "pending")? {
+        expire_if_due(w, &mut p, now)?;
+    }
+    Ok(())
+}
+
+fn load(w: &WorkspaceTxn<'_, '_>, id: &str) -> Result<PendingAction> {
+    w.get_record::<PendingAction>(id)?
+        .ok_or_else(|| Error::not_found("pending action"))
+}
+
+async fn write<R: Send + 'static>(
+    store: &Store,
+    f: impl FnOnce(&mut WriteTxn<'_>) -> Result<R> + Send + 'static,
+) -> Result<R> {
+    let graph = store.graph()?;
+    tokio::task::spawn_blocking(move || graph.write(f))
+        .await
+        .map_err(|e| Error::internal(format!("approval task failed: {e}")))?
+}
+
+/// The workspace's pending actions (those still waiting by default), newest first.
+pub async fn list(store: &Store, ws: WorkspaceId, status: Option<String>) -> Result<PendingList> {
+    if let Some(s) = &status {
+        const STATES: [&str; 6] = [
+            "pending", "approved", "executed", "failed", "rejected", "expired",
+        ];
+        if !STATES.contains(&s.as_str()) {
+            return Err(Error::invalid_field(
+                "status",
+                s,
+                "expected pending, approved, executed, failed, rejected or expired",
+            ));
+        }
+    }
+    write(store, move |txn| {
+        let now = clock::now();
+        let mut w = txn.workspace(ws);
+        expire_due(&mut w, now)?;
+        let mut actions = match &status {
+            Some(s) => w.find_records::<PendingAction>("status", s)?,
+            None => w.scan_records::<PendingAction>(&RecordScan {
+                reverse: true,
+                limit: Some(MAX_LISTED),
+                ..RecordScan::default()
+            })?,
+        };
+        actions.sort_by(|a, b| b.id.cmp(&a.id));
+        actions.truncate(MAX_LISTED);
+        Ok(PendingList {
+            actions: actions.iter().map(PendingView::new).collect(),
+        })
+    })
+    .await
+}
+
+/// One pending action of the workspace (expired first when overdue).
+pub async fn get(store: &Store, ws: WorkspaceId, id: &str) -> Result<PendingView> {
+    let id = id.to_owned();
+    write(store, move |txn| {
+        let mut w = txn.workspace(ws);
+        let mut p = load(&w, &id)?;
+        expire_if_due(&mut w, &mut p, clock::now())?;
+        Ok(PendingView::new(&p))
+    })
+    .await
+}
+
+fn not_pending(p: &PendingAction) -> Error {
+    Error::new(
+        Code::Conflict,
+        format!("the action is {}, not pending", p.status),
+    )
+    .with_details(json!({ "status": p.status }))
+}
+
+/// Rejects a pending action and refunds its credits.
+pub async fn reject(
+    store: &Store,
+    ws: WorkspaceId,
+    id: &str,
+    user_id: &str,
+    note: Option<String>,
+) -> Result<PendingView> {
+    let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
+    write(store, move |txn| {
+        let now = clock::now();
+        let mut w = txn.workspace(ws);
+        let mut p = load(&w, &id)?;
+        if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
+            return Err(not_pending(&p));
+        }
+        p.status = "rejected".into();
+        p.timeline.push(entry(
+            now,
+            "rejected",
+            &actor,
+            note.as_deref().unwrap_or("rejected; credits refunded"),
+        ));
+        refund(&mut w, &p, now)?;
+        w.put_record(&p)?;
+        Ok(PendingView::new(&p))
+    })
+    .await
+}
+
+/// Approves a pending action and executes it, exactly once: the approval, the execution's
+/// writes and the outcome commit together. A failed execution is recorded as `failed` (its
+/// writes undone) and its credits refunded.
+pub async fn approve(
+    store: &Store,
+    ws: WorkspaceId,
+    id: &str,
+    user_id: &str,
+    note: Option<String>,
+) -> Result<PendingView> {
+    let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
+    write(store, move |txn| {
+        let now = clock::now();
+        let mut p = {
+            let mut w = txn.workspace(ws);
+            let mut p = load(&w, &id)?;
+            if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
+                return Err(not_pending(&p));
+            }
+            p
+        };
+        p.status = "approved".into();
+        p.timeline.push(entry(
+            now,
+            "approved",
+            &actor,
+            note.as_deref().unwrap_or("approved"),
+        ));
+        let outcome = txn.attempt(|t| run_approved(t, ws, &p, now));
+        let mut w = txn.workspace(ws);
+        match outcome {
+            Ok(result) => {
+                p.status = "executed".into();
+                p.result = Some(result);
+                p.timeline
+                    .push(entry(now, "executed", "system", "executed"));
+            }
+            Err(e) if e.code == Code::Internal || e.code == Code::Unavailable => return Err(e),
+            Err(e) => {
+                p.status = "failed".into();
+                p.error = Some(json!({"code": e.code.as_str(), "message": e.message}));
+                p.timeline.push(entry(
+                    now,
+                    "failed",
+                    "system",
+                    &format!("{}: {}; credits refunded", e.code.as_str(), e.message),
+                ));
+                refund(&mut w, &p, now)?;
+            }
+        }
+        w.put_record(&p)?;
+        Ok(PendingView::new(&p))
+    })
+    .await
+}
+
+/// Runs an approved action's executor with the key that queued it.
+fn run_approved(
+    txn: &mut WriteTxn<'_>,
+    ws: WorkspaceId,
+    p: &PendingAction,
+    now: OffsetDateTime,
+) -> Result<Value> {
+    let entry = txn
+        .workspace(WorkspaceId::GLOBAL)
+        .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
+        .ok_or_else(|| Error::not_found("workspace"))?;
+    let mut w = txn.workspace(ws);
+    let settings = w
+        .get_record::<WorkspaceSettings>("settings")?
+        .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
+    if settings.policy.forbid.contains(&p.capability) {
+        return Err(Error::new(
+            Code::PolicyForbid,
+            format!("workspace policy now forbids {}", p.capability),
+        ));
+    }
+    settings.ensure_writable()?;
+    let key = w
+        .get_record::<AgentKey>(&p.key_id)?
+        .ok_or_else(|| Error::internal(format!("pending action {} has no key", p.id)))?;
+    let budget = ledger::budget(&w, &settings, &key, &ledger::current_month())?;
+    let ctx = exec::Ctx {
+        key: &key,
+        workspace: &entry,
+        settings: &settings,
+        budget: &budget,
+        cost: 0,
+        now,
+        request_id: &p.request_id,
+    };
+    let out = exec::execute(&p.capability, &mut w, &ctx, &p.input)?;
+    Ok(out.result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::KeyKind;
+
+    fn key(ws: WorkspaceId) -> AgentKey {
+        AgentKey {
+            id: "key_test".into(),
+            workspace: ws.0,
+            kind: KeyKind::Agent,
+            name: "t".into(),
+            agent: "t".into(),
+            scopes: vec![],
+            grants: vec![],
+            allowed_modes: vec!["queue".into()],
+            auto_run: false,
+            rate_limit_per_min: 600,
+            quota_override_monthly: None,
+            prefix: "svc_live_xxxx".into(),
+            last_four: "xxxx".into(),
+            created_at: "t".into(),
+            created_by: "usr_t".into(),
+            last_used_at: None,
+            revoked_at: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn overdue_actions_expire_on_access_and_refund() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(9);
+        let month = ledger::current_month();
+        let m = month.clone();
+        // Queued 73 hours ago, with its 3-credit charge.
+        let id = write(&store, move |txn| {
+            let mut w = txn.workspace(ws);
+            let k = key(ws);
+            let then = clock::now() - time::Duration::hours(73);
+            let p = create_in(
+                &mut w,
+                NewPending {
+                    id: new_id(then),
+                    request_id: "req_t",
+                    capability: "crm.mutate",
+                    key: &k,
+                    source: "api",
+                    input: &json!({"customer": "cus_1"}),
+                    credits: 3,
+                    month: &m,
+                    customer_id: None,
+                    now: then,
+                    note: "queued".into(),
+                },
+            )?;
+            let charge = LedgerRow {
+                id: ledger::new_row_id(),
+                request_id: "req_t".into(),
+                key_id: k.id.clone(),
+                agent: "t".into(),
+                capability: "crm.mutate".into(),
+                mode: "queue".into(),
+                source: "api".into(),
+                status: "queued".into(),
+                credits: 3,
+                month: m.clone(),
+                customer_id: None,
+                idempotency_key: None,
+                pending_action_id: Some(p.id.clone()),
+                created_at: p.created_at.clone(),
+            };
+            ledger::reverse(&mut w, &charge)?;
+            Ok(p.id)
+        })
+        .await
+        .expect("queued");
+        let graph = store.graph().expect("graph");
+        assert_eq!(
+            ledger::month_usage(&graph.snapshot(ws), "key_test", &month).expect("usage"),
+            (3, 3)
+        );
+        let view = get(&store, ws, &id).await.expect("get");
+        assert_eq!(view.status, "expired");
+        assert_eq!(
+            view.timeline.last().map(|t| t.actor.as_str()),
+            Some("system")
+        );
+        assert_eq!(
+            ledger::month_usage(&graph.snapshot(ws), "key_test", &month).expect("usage"),
+            (0, 0)
+        );
+        // Expired is final: approving it is a conflict, and nothing is refunded twice.
+        let err = approve(&store, ws, &id, "usr_t", None)
+            .await
+            .expect_err("expired");
+        assert_eq!(err.code, Code::Conflict);
+        let rows = ledger::recent_rows(&graph.snapshot(ws), "key_test", 10).expect("rows");
+        assert_eq!(rows.iter().map(|r| r.credits).sum::<i64>(), 0);
+        assert_eq!(rows.len(), 2);
+        drop(graph);
+        store.close();
+    }
+}

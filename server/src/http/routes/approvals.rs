@@ -1,0 +1,130 @@
+//! `/api/v1/approvals` (dashboard sessions only: an agent key can never approve) and
+//! `/api/v1/capabilities/pending/:id` (agent keys): the approval system's adapters.
+
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use serde::Deserialize;
+
+use crate::approvals::{self, PendingList, PendingView};
+use crate::error::Error;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    /// Only actions in this state (`pending`, `approved`, `executed`, `failed`, `rejected`,
+    /// `expired`); all recent ones when omitted.
+    pub status: Option<String>,
+}
+
+/// Optional body of approve and reject.
+#[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// Recorded in the timeline.
+    pub note: Option<String>,
+}
+
+/// The optional JSON body of approve and reject (empty means no note).
+fn decision(body: &[u8]) -> Result<Option<String>, Error> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    let d: Decision = serde_json::from_slice(body).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            Error::new(crate::error::Code::InvalidJson, e.to_string())
+        } else {
+            Error::invalid_input(e.to_string())
+        }
+    })?;
+    let note = d.note;
+    if note.as_ref().is_some_and(|n| n.chars().count() > 1000) {
+        return Err(Error::invalid_input("note: at most 1000 characters"));
+    }
+    Ok(note)
+}
+
+/// Pending actions of the workspace, newest first.
+#[utoipa::path(get, path = "/api/v1/approvals", tag = "approvals", security(("jwt" = [])),
+    params(ListQuery), responses(
+    (status = 200, body = PendingList),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "agent keys cannot use approvals", body = ErrorBody),
+))]
+pub async fn list_approvals(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    query: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<ApiJson<PendingList>, Error> {
+    let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    Ok(ApiJson(
+        approvals::list(&state.store, s.workspace, q.status).await?,
+    ))
+}
+
+/// Approve a pending action: it executes at once, exactly once.
+#[utoipa::path(post, path = "/api/v1/approvals/{id}/approve", tag = "approvals",
+    security(("jwt" = [])), params(("id" = String, Path, description = "`pa_...`")),
+    request_body(content = Option<Decision>), responses(
+    (status = 200, description = "executed or failed (see status)", body = PendingView),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, description = "the action is no longer pending", body = ErrorBody),
+))]
+pub async fn approve(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<ApiJson<PendingView>, Error> {
+    let note = decision(&body)?;
+    Ok(ApiJson(
+        approvals::approve(&state.store, s.workspace, &id, &s.user.id, note).await?,
+    ))
+}
+
+/// Reject a pending action; its credits are refunded.
+#[utoipa::path(post, path = "/api/v1/approvals/{id}/reject", tag = "approvals",
+    security(("jwt" = [])), params(("id" = String, Path, description = "`pa_...`")),
+    request_body(content = Option<Decision>), responses(
+    (status = 200, body = PendingView),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, description = "the action is no longer pending", body = ErrorBody),
+))]
+pub async fn reject(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiPath(id): ApiPath<String>,
+    body: Bytes,
+) -> Result<ApiJson<PendingView>, Error> {
+    let note = decision(&body)?;
+    Ok(ApiJson(
+        approvals::reject(&state.store, s.workspace, &id, &s.user.id, note).await?,
+    ))
+}
+
+/// A pending action's state and AOS timeline, for the agent that queued it (any key of the
+/// workspace).
+#[utoipa::path(get, path = "/api/v1/capabilities/pending/{id}", tag = "capabilities",
+    security(("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "`pa_...`")), responses(
+    (status = 200, body = PendingView),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn pending(
+    State(state): State<AppState>,
+    AgentKeyAuth(key): AgentKeyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<PendingView>, Error> {
+    Ok(ApiJson(
+        approvals::get(&state.store, key.workspace_id(), &id).await?,
+    ))
+}

@@ -1,0 +1,362 @@
+//! Approval-gated capabilities and the approval system through real HTTP: queueing, the
+//! execute-mode transitions (auto_run, policy, auto-approval), approve / reject by dashboard
+//! users only, refunds, receipts with timelines, and exactly-once execution under concurrent
+//! approvals.
+
+use std::sync::Arc;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use svc_integration_tests::{expect_error, read, str_at, Account, TestServer};
+
+async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::Response {
+    s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("send")
+}
+
+async fn ok(resp: reqwest::Response) -> Value {
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn customer(s: &TestServer, a: &Account, email: &str) -> String {
+    let k = s.agent_key(a).await;
+    let resp = s
+        .post("/api/v1/events/track")
+        .header("x-api-key", &k.plaintext)
+        .json(&json!({"action": "signup", "email": email}))
+        .send()
+        .await
+        .expect("track");
+    str_at(&ok(resp).await, "/customer_id")
+}
+
+async fn crm_key(s: &TestServer, a: &Account, modes: &[&str], auto_run: bool) -> String {
+    s.mint_key(
+        a,
+        json!({"name": "crm", "agent": "crm-bot", "allowed_modes": modes, "auto_run": auto_run,
+               "grants": ["capability:crm.mutate", "capability:context.get"]}),
+    )
+    .await
+    .plaintext
+}
+
+async fn decide(s: &TestServer, a: &Account, id: &str, verb: &str) -> reqwest::Response {
+    s.post(&format!("/api/v1/approvals/{id}/{verb}"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("decide")
+}
+
+async fn used(s: &TestServer, key: &str) -> i64 {
+    let resp = s
+        .get("/api/v1/capabilities/usage/actions?limit=100")
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("usage");
+    ok(resp).await["used"].as_i64().expect("used")
+}
+
+async fn stage(s: &TestServer, key: &str, cid: &str) -> String {
+    let v = ok(invoke(s, key, "context.get", json!({"input": {"customer": cid}})).await).await;
+    str_at(&v, "/result/lifecycle_stage")
+}
+
+#[tokio::test]
+async fn queued_action_is_approved_and_executed_once() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let cid = customer(&s, &a, "q@example.com").await;
+    let key = crm_key(&s, &a, &["dry_run", "queue", "execute"], false).await;
+    let set = json!({"customer": cid, "set": {"lifecycleStage": "customer", "tier": "gold"}});
+
+    let preview = ok(invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "dry_run", "input": set}),
+    )
+    .await)
+    .await;
+    assert_eq!(preview["status"], "preview");
+    assert_eq!(
+        preview["result"]["would_change"],
+        json!(["lifecycleStage", "tier"])
+    );
+
+    let env = ok(invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": set}),
+    )
+    .await)
+    .await;
+    assert_eq!(env["status"], "queued");
+    assert_eq!(env["action_credit_cost"], 2);
+    let pa = str_at(&env, "/pending_action_id");
+    assert!(pa.starts_with("pa_"));
+    assert_eq!(env["result"]["status"], "pending");
+    assert_eq!(used(&s, &key).await, 2, "credits are charged at queue");
+    assert_eq!(stage(&s, &key, &cid).await, "lead", "nothing ran yet");
+
+    // The agent sees the pending action; it cannot approve it.
+    let resp = s
+        .get(&format!("/api/v1/capabilities/pending/{pa}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("pending");
+    let view = ok(resp).await;
+    assert_eq!(view["status"], "pending");
+    assert_eq!(view["timeline"].as_array().map(Vec::len), Some(1));
+    let resp = s
+        .post(&format!("/api/v1/approvals/{pa}/approve"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("approve");
+    expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+
+    // The dashboard lists and approves it.
+    let resp = s
+        .get("/api/v1/approvals?status=pending")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("list");
+    let list = ok(resp).await;
+    assert_eq!(list["actions"][0]["id"], json!(pa));
+    let done = ok(decide(&s, &a, &pa, "approve").await).await;
+    assert_eq!(done["status"], "executed");
+    assert_eq!(done["result"]["changed"], json!(["lifecycleStage", "tier"]));
+    let states: Vec<&str> = done["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .map(|t| t["state"].as_str().expect("state"))
+        .collect();
+    assert_eq!(states, ["pending", "approved", "executed"]);
+    assert!(done["timeline"][1]["actor"]
+        .as_str()
+        .is_some_and(|a| a.starts_with("user:")));
+    assert_eq!(
+        stage(&s, &key, &cid).await,
+        "customer",
+        "the change was applied"
+    );
+    expect_error(
+        decide(&s, &a, &pa, "approve").await,
+        StatusCode::CONFLICT,
+        "conflict",
+    )
+    .await;
+    expect_error(
+        decide(&s, &a, &pa, "reject").await,
+        StatusCode::CONFLICT,
+        "conflict",
+    )
+    .await;
+
+    // The receipt of the queueing request carries the action and its timeline.
+    let request_id = str_at(&env, "/request_id");
+    let resp = s
+        .get(&format!("/api/v1/capabilities/actions/{request_id}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("receipt");
+    let receipt = ok(resp).await;
+    assert_eq!(receipt["status"], "queued");
+    assert_eq!(receipt["pending_action"]["status"], "executed");
+    assert_eq!(receipt["timeline"].as_array().map(Vec::len), Some(3));
+    assert_eq!(receipt["ledger_row"]["pending_action_id"], json!(pa));
+    // Only the queue charge: 2 credits, plus the two context reads.
+    assert_eq!(used(&s, &key).await, 4);
+    // Unknown ids are 404; another workspace cannot see or decide it.
+    expect_error(
+        decide(&s, &a, "pa_nope", "approve").await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+    let b = s.account().await;
+    expect_error(
+        decide(&s, &b, &pa, "reject").await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn reject_and_failed_execution_refund_the_credits() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let cid = customer(&s, &a, "r@example.com").await;
+    let key = crm_key(&s, &a, &["queue"], false).await;
+    let input = json!({"customer": cid, "set": {"tier": "gold"}});
+    let env = ok(invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": input}),
+    )
+    .await)
+    .await;
+    let pa = str_at(&env, "/pending_action_id");
+    assert_eq!(used(&s, &key).await, 2);
+    let rejected = ok(decide(&s, &a, &pa, "reject").await).await;
+    assert_eq!(rejected["status"], "rejected");
+    assert_eq!(used(&s, &key).await, 0, "refunded by a reversing row");
+    let resp = s
+        .get("/api/v1/capabilities/usage/actions?limit=10")
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("usage");
+    let rows = ok(resp).await["rows"].clone();
+    assert_eq!(rows[0]["status"], "refunded");
+    assert_eq!(rows[0]["credits"], -2);
+    assert_eq!(rows[1]["credits"], 2);
+
+    // The policy changes before approval: execution fails, nothing is applied, credits return.
+    let env = ok(invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": input}),
+    )
+    .await)
+    .await;
+    let pa = str_at(&env, "/pending_action_id");
+    let resp = s
+        .request(Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&a.token)
+        .json(&json!({"policy": {"forbid": ["crm.mutate"]}}))
+        .send()
+        .await
+        .expect("policy");
+    ok(resp).await;
+    let failed = ok(decide(&s, &a, &pa, "approve").await).await;
+    assert_eq!(failed["status"], "failed");
+    assert_eq!(failed["error"]["code"], "policy_forbid");
+    assert_eq!(used(&s, &key).await, 0);
+    // New queue attempts are refused by the policy outright, at no cost.
+    let r = invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": input}),
+    )
+    .await;
+    expect_error(r, StatusCode::FORBIDDEN, "policy_forbid").await;
+    // Reserved identity properties are refused, even in a preview.
+    let previewer = crm_key(&s, &a, &["dry_run"], false).await;
+    let r = invoke(
+        &s,
+        &previewer,
+        "crm.mutate",
+        json!({"mode": "dry_run", "input": {"customer": cid, "set": {"email": "x@y.z"}}}),
+    )
+    .await;
+    expect_error(r, StatusCode::BAD_REQUEST, "invalid_input").await;
+}
+
+#[tokio::test]
+async fn execute_mode_follows_auto_run_policy_and_auto_approval() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let cid = customer(&s, &a, "e@example.com").await;
+    let input = json!({"customer": cid, "set": {"lifecycleStage": "opportunity"}});
+    let exec = json!({"mode": "execute", "input": input});
+
+    // No auto_run, may queue: execute becomes an approval request.
+    let queuer = crm_key(&s, &a, &["queue", "execute"], false).await;
+    let env = ok(invoke(&s, &queuer, "crm.mutate", exec.clone()).await).await;
+    assert_eq!(env["status"], "queued");
+    assert!(env["pending_action_id"].is_string());
+    // May not queue: approval_required, at no cost.
+    let direct = crm_key(&s, &a, &["execute"], true).await;
+    let r = invoke(&s, &direct, "crm.mutate", exec.clone()).await;
+    expect_error(r, StatusCode::FORBIDDEN, "approval_required").await;
+    assert_eq!(
+        used(&s, &direct).await,
+        2,
+        "only the earlier queue charge of the workspace"
+    );
+    // auto_run plus the workspace's auto-approval: commits at once.
+    let resp = s
+        .request(Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&a.token)
+        .json(&json!({"policy": {"auto_approve": ["crm.mutate"]}}))
+        .send()
+        .await
+        .expect("policy");
+    ok(resp).await;
+    let env = ok(invoke(&s, &direct, "crm.mutate", exec.clone()).await).await;
+    assert_eq!(env["status"], "committed");
+    assert_eq!(env["pending_action_id"], Value::Null);
+    assert_eq!(env["result"]["changed"], json!(["lifecycleStage"]));
+    // Without auto_run the auto-approval is not enough.
+    let env = ok(invoke(&s, &queuer, "crm.mutate", exec).await).await;
+    assert_eq!(env["status"], "queued");
+}
+
+#[tokio::test]
+async fn concurrent_approvals_execute_once() {
+    let s = Arc::new(TestServer::start().await);
+    let a = s.account().await;
+    let cid = customer(&s, &a, "c@example.com").await;
+    let key = crm_key(&s, &a, &["queue"], false).await;
+    let env = ok(invoke(
+        &s,
+        &key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": {"customer": cid, "set": {"tier": "gold"}}}),
+    )
+    .await)
+    .await;
+    let pa = str_at(&env, "/pending_action_id");
+    let mut tasks = Vec::new();
+    for _ in 0..10 {
+        let (s, a, pa) = (Arc::clone(&s), a.clone(), pa.clone());
+        tasks.push(tokio::spawn(async move {
+            decide(&s, &a, &pa, "approve").await.status()
+        }));
+    }
+    let mut statuses = Vec::new();
+    for t in tasks {
+        statuses.push(t.await.expect("task"));
+    }
+    assert_eq!(statuses.iter().filter(|s| **s == StatusCode::OK).count(), 1);
+    assert_eq!(
+        statuses
+            .iter()
+            .filter(|s| **s == StatusCode::CONFLICT)
+            .count(),
+        9
+    );
+    let resp = s
+        .get(&format!("/api/v1/capabilities/pending/{pa}"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("pending");
+    let view = ok(resp).await;
+    let executed = view["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter(|t| t["state"] == "executed")
+        .count();
+    assert_eq!(executed, 1);
+    assert_eq!(used(&s, &key).await, 2);
+}
