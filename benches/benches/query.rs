@@ -12,7 +12,10 @@ use svc_query::{parse, run_read, Limits, Params};
 const WS: WorkspaceId = WorkspaceId(1);
 
 fn params(pairs: &[(&str, Value)]) -> Params {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
 }
 
 fn queries(c: &mut Criterion) {
@@ -58,7 +61,9 @@ fn queries(c: &mut Criterion) {
     ];
 
     let mut group = c.benchmark_group("query");
-    group.warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
     for (name, text, params) in &cases {
         let stmt = parse(text).expect("benchmark query parses");
         let first = run_read(&snap, &stmt, params, &limits).expect("benchmark query runs");
