@@ -7,5 +7,6 @@ pub mod events;
 pub mod gateway;
 pub mod graph;
 pub mod keys;
+pub mod stream;
 pub mod system;
 pub mod workspace;
