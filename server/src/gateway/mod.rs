@@ -394,9 +394,12 @@ fn run_in_txn(
             (sanitize::sanitize(&out.result), out.customer_id, None, None)
         }
         Action::Commit => {
-            let out = exec::execute(d.id, &mut w, &ctx, &c.input)?;
+            let out = exec::execute(d.id, &mut w, &ctx, &c.input).map_err(executor_failed)?;
             c.entry.validate_output(&out.result).map_err(|e| {
-                Error::internal(format!("{} produced an invalid result: {e}", d.id))
+                executor_failed(Error::internal(format!(
+                    "{} produced an invalid result: {e}",
+                    d.id
+                )))
             })?;
             (out.result, out.customer_id, out.stream, None)
         }
@@ -476,6 +479,20 @@ fn run_in_txn(
         replayed: false,
         stream,
     })
+}
+
+/// An executor's unexpected failure is `capability_failed` (502); the detail is already logged
+/// and, the transaction being rolled back, nothing was committed or charged. Client errors
+/// (unknown customer, bad input) and store unavailability keep their own codes.
+fn executor_failed(e: Error) -> Error {
+    if e.code == Code::Internal {
+        Error::new(
+            Code::CapabilityFailed,
+            "the capability's executor failed; nothing was committed or charged",
+        )
+    } else {
+        e
+    }
 }
 
 /// What an invocation that passed every check does (SPEC.md's transition table).
@@ -608,4 +625,25 @@ pub async fn usage(store: &Store, key: &AgentKey, limit: Option<usize>) -> Resul
     })
     .await
     .map_err(|e| Error::internal(format!("usage task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_unexpected_executor_errors_become_capability_failed() {
+        assert_eq!(
+            executor_failed(Error::internal("boom")).code,
+            Code::CapabilityFailed
+        );
+        assert_eq!(
+            executor_failed(Error::not_found("customer")).code,
+            Code::NotFound
+        );
+        assert_eq!(
+            executor_failed(Error::invalid_input("x")).code,
+            Code::InvalidInput
+        );
+    }
 }
