@@ -230,11 +230,22 @@ pub async fn ingest_batch(
         ))
         .with_details(serde_json::json!({ "field": "events", "max": MAX_BATCH })));
     }
+    let events = body.events.into_iter().map(batch_item_event).collect();
+    ingest_events(store, realtime, ws, events).await
+}
+
+/// Validates and ingests events in order in one durable write; every item gets its own result
+/// or error (shared by the batch route and the webhooks).
+pub async fn ingest_events(
+    store: &Store,
+    realtime: &Realtime,
+    ws: WorkspaceId,
+    events: Vec<Result<MarketingEvent>>,
+) -> Result<BatchResponse> {
     let now: OffsetDateTime = crate::clock::now();
-    let items: Vec<Result<ValidEvent>> = body
-        .events
+    let items: Vec<Result<ValidEvent>> = events
         .into_iter()
-        .map(|item| batch_item_event(item).and_then(|e| e.validate(now)))
+        .map(|item| item.and_then(|e| e.validate(now)))
         .collect();
     let outcomes = ingest_many(store, realtime, ws, items).await?;
     let results: Vec<BatchItem> = outcomes

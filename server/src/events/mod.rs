@@ -13,6 +13,7 @@
 
 pub mod direct;
 pub mod realtime;
+pub mod webhooks;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};

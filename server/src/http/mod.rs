@@ -21,7 +21,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{approvals, auth, customers, events, gateway, graph, keys, stream, system, workspace};
+use routes::{approvals, auth, customers, events, gateway, graph, keys, stream, system, webhooks, workspace};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -64,6 +64,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(graph::get_graph))
         .routes(routes!(graph::query_graph))
         .routes(routes!(stream::stream))
+        .routes(routes!(webhooks::receive))
         .split_for_parts()
 }
 

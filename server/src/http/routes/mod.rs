@@ -9,4 +9,5 @@ pub mod graph;
 pub mod keys;
 pub mod stream;
 pub mod system;
+pub mod webhooks;
 pub mod workspace;
