@@ -37,11 +37,10 @@ pub fn normalize(
         "hubspot" => hubspot(body),
         "segment" => segment(body),
         "customerio" => vec![customerio(&body)],
-        other => {
-            return Err(Error::not_found("webhook platform").with_details(json!({
-                "platform": other,
-                "supported": PLATFORMS,
-            })))
+        // The unknown name is not echoed back (not-found answers never repeat the id).
+        _ => {
+            return Err(Error::not_found("webhook platform")
+                .with_details(json!({ "supported": PLATFORMS })))
         }
     };
     if events.len() > MAX_BATCH {
@@ -192,7 +191,7 @@ fn shopify(headers: &HashMap<String, String>, body: &Json) -> Result<MarketingEv
             ("currency", text(body, &["currency"]).map(Json::from)),
             (
                 "products",
-                (!products.is_empty()).then(|| Json::Array(products)),
+                (!products.is_empty()).then_some(Json::Array(products)),
             ),
         ]),
         ..MarketingEvent::default()

@@ -21,7 +21,9 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
-use routes::{approvals, auth, customers, events, gateway, graph, keys, stream, system, webhooks, workspace};
+use routes::{
+    approvals, auth, customers, events, gateway, graph, keys, stream, system, webhooks, workspace,
+};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
