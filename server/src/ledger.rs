@@ -51,8 +51,12 @@ impl Record for LedgerRow {
     }
     fn indexes(&self) -> Vec<(&'static str, String)> {
         let mut ix = vec![("request", self.request_id.clone())];
+        // Only decisions are looked up by customer (context.get's recent_decisions); indexing
+        // reads and ingested observations too would make every context read scan them all.
         if let Some(c) = &self.customer_id {
-            ix.push(("customer", c.clone()));
+            if self.status != "preview" && crate::gateway::registry::is_decision(&self.capability) {
+                ix.push(("customer", c.clone()));
+            }
         }
         ix
     }
@@ -255,7 +259,8 @@ pub fn recent_rows(w: &impl RecordSource, key_id: &str, limit: usize) -> Result<
     })
 }
 
-/// Rows that acted on one customer, oldest first.
+/// Decision rows (side-effecting, not previews, not event ingestion) that acted on one
+/// customer, oldest first.
 pub fn rows_for_customer(w: &impl RecordSource, customer_id: &str) -> Result<Vec<LedgerRow>> {
     let mut rows = w.find_rows("customer", customer_id)?;
     rows.sort_by(|a, b| a.id.cmp(&b.id));

@@ -514,11 +514,7 @@ fn context_get(w: &mut WorkspaceTxn<'_, '_>, ctx: &Ctx<'_>, input: &Value) -> Re
     let mut decisions: Vec<Value> = Vec::new();
     for row in ledger::rows_for_customer(w, &customer_id)? {
         // Recorded observations (events.ingest) are history, not decisions.
-        let side_effecting = registry::get(&row.capability).is_some_and(|e| {
-            !e.descriptor.is_read_only()
-                && e.descriptor.side_effect != registry::SideEffect::EventIngest
-        });
-        if side_effecting && row.status != "preview" {
+        if registry::is_decision(&row.capability) && row.status != "preview" {
             decisions.push(json!({"agent": row.agent, "action": row.capability,
                 "outcome": row.status, "ts": row.created_at}));
         }

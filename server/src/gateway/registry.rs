@@ -187,6 +187,17 @@ pub fn get(id: &str) -> Option<&'static Entry> {
     all().iter().find(|e| e.descriptor.id == id)
 }
 
+/// Whether invoking `id` is an agent decision about a customer: a side effect other than
+/// recording an observation (events.ingest is history, not a decision).
+pub fn is_decision(id: &str) -> bool {
+    get(id).is_some_and(|e| {
+        !matches!(
+            e.descriptor.side_effect,
+            SideEffect::None | SideEffect::EventIngest
+        )
+    })
+}
+
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",

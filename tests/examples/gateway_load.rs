@@ -1,0 +1,143 @@
+//! Load generator for the capability gateway, run as its own process against a running `svcd`:
+//!
+//! ```text
+//! svcd serve --addr 127.0.0.1:18080 --data-dir /tmp/svc-load &
+//! cargo run -p svc-integration-tests --example gateway_load -- http://127.0.0.1:18080 events.ingest 32 10
+//! ```
+//!
+//! Registers a fresh account (enterprise plan, a large credit limit), mints a key with the
+//! highest request rate, then keeps `connections` requests in flight for `seconds` and prints
+//! invocations per second and latency percentiles. Every counted invocation got a 200
+//! `committed` envelope, i.e. its write was durable before the answer.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let base = args
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| "http://127.0.0.1:18080".into());
+    let capability = args
+        .get(2)
+        .cloned()
+        .unwrap_or_else(|| "events.ingest".into());
+    let connections: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
+    let seconds: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(10);
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(connections)
+        .build()
+        .expect("client");
+
+    let email = format!("load-{}@example.com", std::process::id());
+    let reg: Value = client
+        .post(format!("{base}/api/auth/register"))
+        .json(&json!({"email": email, "password": "correct horse battery", "name": "load"}))
+        .send()
+        .await
+        .expect("register")
+        .json()
+        .await
+        .expect("register body");
+    let token = reg["token"].as_str().expect("token").to_owned();
+    let put = client
+        .put(format!("{base}/api/v1/workspace"))
+        .bearer_auth(&token)
+        .json(&json!({"plan": "enterprise", "monthly_credit_limit": 1_000_000_000u64}))
+        .send()
+        .await
+        .expect("plan");
+    assert!(put.status().is_success(), "plan: {}", put.status());
+    let key: Value = client
+        .post(format!("{base}/api/v1/keys"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "load", "allowed_modes": ["execute"],
+                      "grants": ["capability:events.ingest", "capability:context.get"],
+                      "rate_limit_per_min": 1_000_000}))
+        .send()
+        .await
+        .expect("key")
+        .json()
+        .await
+        .expect("key body");
+    let key = key["key"].as_str().expect("key").to_owned();
+    // One customer for context.get to read.
+    let seed: Value = client
+        .post(format!("{base}/api/v1/capabilities/events.ingest/invoke"))
+        .bearer_auth(&key)
+        .json(&json!({"input": {"event": "pricing_viewed", "email": "seed@example.com"}}))
+        .send()
+        .await
+        .expect("seed")
+        .json()
+        .await
+        .expect("seed body");
+    let customer = seed["result"]["customer_id"]
+        .as_str()
+        .expect("customer")
+        .to_owned();
+
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let mut tasks = Vec::new();
+    for worker in 0..connections {
+        let (client, base, key, cap, customer) = (
+            client.clone(),
+            base.clone(),
+            key.clone(),
+            capability.clone(),
+            customer.clone(),
+        );
+        tasks.push(tokio::spawn(async move {
+            let mut latencies = Vec::new();
+            let mut errors = 0u64;
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                n += 1;
+                let input = if cap == "events.ingest" {
+                    json!({"event": "page_viewed", "email": format!("u{worker}-{}@example.com", n % 1000),
+                           "properties": {"n": n}})
+                } else {
+                    json!({"customer": customer})
+                };
+                let started = Instant::now();
+                let resp = client
+                    .post(format!("{base}/api/v1/capabilities/{cap}/invoke"))
+                    .bearer_auth(&key)
+                    .json(&json!({"mode": "execute", "input": input}))
+                    .send()
+                    .await;
+                match resp {
+                    Ok(r) if r.status().is_success() => {
+                        let _ = r.bytes().await;
+                        latencies.push(started.elapsed());
+                    }
+                    _ => errors += 1,
+                }
+            }
+            (latencies, errors)
+        }));
+    }
+    let mut all = Vec::new();
+    let mut errors = 0;
+    for t in tasks {
+        let (l, e) = t.await.expect("worker");
+        all.extend(l);
+        errors += e;
+    }
+    all.sort();
+    let pct = |p: f64| -> f64 {
+        let i = ((all.len() as f64 - 1.0) * p).round() as usize;
+        all.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    };
+    println!(
+        "{capability}: {} ok, {errors} errors in {seconds} s with {connections} connections: {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        all.len(),
+        all.len() as f64 / seconds as f64,
+        pct(0.50),
+        pct(0.99),
+        pct(1.0)
+    );
+}
