@@ -368,3 +368,35 @@ async fn dedupe_merges_graph_created_duplicates_by_the_spec_rules() {
         (json!(0), json!([]))
     );
 }
+
+#[tokio::test]
+async fn large_exports_stream_as_one_valid_document() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let ids: Vec<i64> = (0..3000).collect();
+    query_ok(
+        &s,
+        &a.token,
+        "UNWIND $ids AS i CREATE (c:Customer {name: toString(i), note: 'padding padding padding'})\
+         -[:AT_STAGE]->(:Stage {name: toString(i)})",
+        json!({ "ids": ids }),
+    )
+    .await;
+    let resp = s
+        .get("/v1/graph")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        resp.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("application/json")
+    );
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["nodes"].as_array().map(Vec::len), Some(6000));
+    assert_eq!(v["relationships"].as_array().map(Vec::len), Some(3000));
+    assert_eq!(v["demo"], json!(false));
+}

@@ -124,6 +124,79 @@ pub fn export<R: GraphRead + ?Sized>(r: &R, mode: ExportMode, demo: bool) -> Res
     })
 }
 
+/// Writes the export of `r` as JSON to `sink` in chunks of about `chunk` bytes, node by node,
+/// without holding the whole graph: only the ids of the exported nodes are kept (to render
+/// relationship ends and to leave out Touchpoint relationships in summary mode). Nodes come in
+/// id order; relationships grouped by start node. `sink` returns false when the receiver has
+/// gone, which stops the export.
+pub fn export_chunks<R: GraphRead + ?Sized>(
+    r: &R,
+    mode: ExportMode,
+    chunk: usize,
+    sink: &mut dyn FnMut(Vec<u8>) -> bool,
+) -> Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(chunk + 1024);
+    let mode_json = serde_json::to_string(&mode).map_err(Error::internal)?;
+    buf.extend_from_slice(format!("{{\"mode\":{mode_json},\"demo\":false,\"nodes\":[").as_bytes());
+    let mut wire: HashMap<NodeId, String> = HashMap::new();
+    let mut first = true;
+    let flush = |buf: &mut Vec<u8>, sink: &mut dyn FnMut(Vec<u8>) -> bool| {
+        buf.len() < chunk || sink(std::mem::take(buf))
+    };
+    for id in r.all_nodes()? {
+        let Some(n) = r.node(id)? else { continue };
+        if mode == ExportMode::Summary && n.has_label(TOUCHPOINT) {
+            continue;
+        }
+        let wid = ids::node_id(&n.labels, n.id);
+        wire.insert(id, wid.clone());
+        if !first {
+            buf.push(b',');
+        }
+        first = false;
+        let node = GraphNode {
+            id: wid,
+            labels: n.labels,
+            properties: properties_json(&n.properties),
+        };
+        serde_json::to_writer(&mut buf, &node).map_err(Error::internal)?;
+        if !flush(&mut buf, sink) {
+            return Ok(());
+        }
+    }
+    buf.extend_from_slice(b"],\"relationships\":[");
+    let mut first = true;
+    for id in r.all_nodes()? {
+        let Some(source) = wire.get(&id) else {
+            continue;
+        };
+        for adj in r.adjacent(id, Direction::Outgoing, None)? {
+            let Some(target) = wire.get(&adj.neighbour) else {
+                continue;
+            };
+            let Some(e) = r.edge(adj.edge)? else { continue };
+            if !first {
+                buf.push(b',');
+            }
+            first = false;
+            let rel = GraphRelationship {
+                id: ids::edge_id(e.id),
+                rel_type: e.rel_type,
+                source: source.clone(),
+                target: target.clone(),
+                properties: properties_json(&e.properties),
+            };
+            serde_json::to_writer(&mut buf, &rel).map_err(Error::internal)?;
+            if !flush(&mut buf, sink) {
+                return Ok(());
+            }
+        }
+    }
+    buf.extend_from_slice(b"]}");
+    sink(buf);
+    Ok(())
+}
+
 /// The demo graph: built in memory on each call, never read from or written to the store.
 const DEMO: &str = "\
 CREATE (ada:Customer {name: 'Ada Demo', email: 'ada@demo.example', score: 0.82, lastSeen: datetime('2026-01-05T10:00:00Z')}),
@@ -182,6 +255,43 @@ mod tests {
             .all(|r| ids.contains(&r.source.as_str()) && ids.contains(&r.target.as_str())));
         assert!(full.nodes.iter().any(|n| n.id.starts_with("cus_")));
         assert!(full.nodes.iter().any(|n| n.id.starts_with("tp_")));
+    }
+
+    #[test]
+    fn chunked_export_equals_the_in_memory_one() {
+        let mut g = svc_query::model::ModelGraph::new();
+        let stmt = svc_query::parse(DEMO).expect("parse");
+        svc_query::run_write(&mut g, &stmt, &Default::default(), &Default::default())
+            .expect("demo");
+        for mode in [ExportMode::Full, ExportMode::Summary] {
+            let mut out = Vec::new();
+            let mut chunks = 0;
+            export_chunks(&g, mode, 64, &mut |c| {
+                chunks += 1;
+                out.extend_from_slice(&c);
+                true
+            })
+            .expect("export");
+            assert!(chunks > 3);
+            let streamed: Json = serde_json::from_slice(&out).expect("valid json");
+            let mut whole =
+                serde_json::to_value(export(&g, mode, false).expect("export")).expect("json");
+            let mut streamed = streamed;
+            for v in [&mut whole, &mut streamed] {
+                if let Some(rels) = v["relationships"].as_array_mut() {
+                    rels.sort_by_key(|r| r["id"].as_str().map(str::to_owned));
+                }
+            }
+            assert_eq!(streamed, whole);
+        }
+        // A receiver that goes away stops the export.
+        let mut calls = 0;
+        export_chunks(&g, ExportMode::Full, 1, &mut |_| {
+            calls += 1;
+            false
+        })
+        .expect("stopped");
+        assert_eq!(calls, 1);
     }
 
     #[test]

@@ -3,18 +3,20 @@
 
 use std::collections::HashMap;
 
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Response};
 
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::graph_api::export::{self, ExportMode, GraphExport};
 use crate::graph_api::query::{self, Access, QueryRequest};
-use crate::graph_api::with_snapshot;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
+use crate::store::WorkspaceId;
 
 /// The workspace's entities and relationships (`mode=full`, the default) or all but the
 /// Touchpoints (`mode=summary`). Without credentials: a fixed demo graph (`demo: true`); an
@@ -32,20 +34,40 @@ pub async fn get_graph(
     headers: HeaderMap,
     auth: Result<AnyAuth, Error>,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<ApiJson<GraphExport>, Error> {
+) -> Result<Response, Error> {
     let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
     let mode = ExportMode::parse(params.get("mode").map(String::as_str))?;
     let presented = headers.contains_key("authorization") || headers.contains_key("x-api-key");
     match auth {
-        Ok(AnyAuth(p)) => Ok(ApiJson(
-            with_snapshot(&state.store, p.workspace(), move |snap| {
-                export::export(snap, mode, false)
-            })
-            .await?,
-        )),
+        Ok(AnyAuth(p)) => stream_export(&state, p.workspace(), mode),
         Err(e) if presented => Err(e),
-        Err(_) => Ok(ApiJson(export::demo(mode)?)),
+        Err(_) => Ok(ApiJson(export::demo(mode)?).into_response()),
     }
+}
+
+/// Chunks of the export travel from a blocking task (which holds the snapshot) through a small
+/// channel, so memory stays bounded whatever the graph's size and a client that stops reading
+/// stops the export. A failure after the first chunk can only cut the response short.
+fn stream_export(state: &AppState, ws: WorkspaceId, mode: ExportMode) -> Result<Response, Error> {
+    let graph = state.store.graph()?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
+    tokio::task::spawn_blocking(move || {
+        let snap = graph.snapshot(ws);
+        let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
+        if let Err(e) = export::export_chunks(&snap, mode, 64 * 1024, &mut sink) {
+            tracing::error!(error = %e, "graph export failed mid-stream");
+        }
+    });
+    let body = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv()
+            .await
+            .map(|chunk| (Ok::<_, std::convert::Infallible>(Bytes::from(chunk)), rx))
+    });
+    Ok((
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from_stream(body),
+    )
+        .into_response())
 }
 
 /// Run a Cypher-style query. Result `{columns, rows, stats, plan?}`. Agent keys may only read
