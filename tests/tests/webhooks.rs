@@ -178,3 +178,51 @@ async fn generic_shopify_hubspot_and_errors() {
         .expect("send");
     expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
 }
+
+#[tokio::test]
+async fn webhook_tokens_authenticate_senders_without_headers() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let b = s.account().await;
+    let mint = |token: &str| s.post("/api/v1/webhooks/token").bearer_auth(token).send();
+    let (status, v) = read(mint(&a.token).await.expect("send")).await;
+    assert_eq!(status, StatusCode::CREATED, "{v}");
+    let token = str_at(&v, "/token");
+    assert!(token.starts_with("whk_"));
+    let body = json!({"action": "signup", "email": "t@x.io"});
+    let resp = s
+        .post(&format!("/api/webhooks/generic?token={token}"))
+        .json(&body)
+        .send()
+        .await
+        .expect("send");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["accepted"], json!(1));
+    // The event landed in A's workspace, not B's.
+    for (acct, n) in [(&a, 1), (&b, 0)] {
+        let resp = s
+            .get("/v1/customers")
+            .bearer_auth(&acct.token)
+            .send()
+            .await
+            .expect("send");
+        let (_, list) = read(resp).await;
+        assert_eq!(list["customers"].as_array().map(Vec::len), Some(n));
+    }
+    // A new token revokes the old one; bad tokens are 401; agent keys cannot mint.
+    let (_, v2) = read(mint(&a.token).await.expect("send")).await;
+    assert_ne!(str_at(&v2, "/token"), token);
+    for t in [token.as_str(), "whk_nope", "svc_live_x"] {
+        let resp = s
+            .post(&format!("/api/webhooks/generic?token={t}"))
+            .json(&body)
+            .send()
+            .await
+            .expect("send");
+        expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+    }
+    let key = s.agent_key(&a).await.plaintext;
+    let resp = mint(&key).await.expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+}

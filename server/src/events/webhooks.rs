@@ -323,6 +323,87 @@ fn customerio(body: &Json) -> Result<MarketingEvent> {
     })
 }
 
+/// Prefix of per-workspace webhook tokens (for platforms that cannot send headers).
+pub const TOKEN_PREFIX: &str = "whk_";
+
+/// Global lookup from a token's SHA-256 to its workspace; the plaintext is never stored.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct WebhookToken {
+    digest: String,
+    workspace: u64,
+    created_at: String,
+    created_by: String,
+}
+
+impl crate::store::Record for WebhookToken {
+    const KIND: &'static str = "webhook_token";
+    fn id(&self) -> String {
+        self.digest.clone()
+    }
+}
+
+/// The workspace's current token digest (so minting a new token revokes the old one).
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+struct CurrentWebhookToken {
+    digest: String,
+}
+
+impl crate::store::Record for CurrentWebhookToken {
+    const KIND: &'static str = "webhook_token_current";
+    fn id(&self) -> String {
+        "current".to_owned()
+    }
+}
+
+/// Mints the workspace's webhook token (`?token=` on `/api/webhooks/{platform}`); the previous
+/// one stops working in the same commit. The plaintext is returned once.
+pub async fn mint_token(
+    store: &crate::store::Store,
+    ws: crate::store::WorkspaceId,
+    user_id: &str,
+) -> Result<String> {
+    use crate::store::WorkspaceId;
+    let token = format!("{TOKEN_PREFIX}{}", crate::ids::random_base62(32));
+    let record = WebhookToken {
+        digest: crate::keys::token::digest(&token),
+        workspace: ws.0,
+        created_at: crate::clock::now_rfc3339(),
+        created_by: user_id.to_owned(),
+    };
+    store
+        .write(move |tx| {
+            if let Some(old) = tx.get::<CurrentWebhookToken>(ws, "current")? {
+                tx.delete::<WebhookToken>(WorkspaceId::GLOBAL, &old.digest)?;
+            }
+            tx.put(
+                ws,
+                &CurrentWebhookToken {
+                    digest: record.digest.clone(),
+                },
+            )?;
+            tx.put(WorkspaceId::GLOBAL, &record)
+        })
+        .await?;
+    Ok(token)
+}
+
+/// The workspace a webhook token belongs to; `unauthenticated` for anything else.
+pub async fn resolve_token(
+    store: &crate::store::Store,
+    token: &str,
+) -> Result<crate::store::WorkspaceId> {
+    let invalid = || Error::unauthenticated("invalid webhook token");
+    if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + 32 {
+        return Err(invalid());
+    }
+    let digest = crate::keys::token::digest(token);
+    store
+        .get::<WebhookToken>(crate::store::WorkspaceId::GLOBAL, digest)
+        .await?
+        .map(|t| crate::store::WorkspaceId(t.workspace))
+        .ok_or_else(invalid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,6 +67,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(graph::query_graph))
         .routes(routes!(stream::stream))
         .routes(routes!(webhooks::receive))
+        .routes(routes!(webhooks::mint_token))
         .split_for_parts()
 }
 
