@@ -208,6 +208,20 @@ impl Drop for TestServer {
 }
 
 /// Status and JSON body (Null when the body is not JSON).
+/// Records one event through `/api/v1/events/track` with `key` in X-API-Key; expects 200.
+pub async fn track(s: &TestServer, key: &str, body: Value) -> Value {
+    let resp = s
+        .post("/api/v1/events/track")
+        .header("x-api-key", key)
+        .json(&body)
+        .send()
+        .await
+        .expect("track");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
 pub async fn read(resp: Response) -> (StatusCode, Value) {
     let status = resp.status();
     let text = resp.text().await.expect("body");

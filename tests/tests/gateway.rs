@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, Account, Key, TestServer};
+use svc_integration_tests::{expect_error, read, str_at, track, Account, Key, TestServer};
 
 async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) -> Key {
     let grants: Vec<String> = grants.iter().map(|g| format!("capability:{g}")).collect();
@@ -40,19 +40,6 @@ async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> (StatusCod
 async fn invoke_ok(s: &TestServer, key: &str, cap: &str, body: Value) -> Value {
     let (status, v) = invoke(s, key, cap, body).await;
     assert_eq!(status, StatusCode::OK, "{cap}: {v}");
-    v
-}
-
-async fn track(s: &TestServer, key: &str, body: Value) -> Value {
-    let resp = s
-        .post("/api/v1/events/track")
-        .header("x-api-key", key)
-        .json(&body)
-        .send()
-        .await
-        .expect("track");
-    let (status, v) = read(resp).await;
-    assert_eq!(status, StatusCode::OK, "{v}");
     v
 }
 

@@ -3,7 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, Account, TestServer};
+use svc_integration_tests::{expect_error, read, str_at, track, Account, TestServer};
 
 async fn query(s: &TestServer, token: &str, q: &str, params: Value) -> (StatusCode, Value) {
     let resp = s
@@ -19,19 +19,6 @@ async fn query(s: &TestServer, token: &str, q: &str, params: Value) -> (StatusCo
 async fn query_ok(s: &TestServer, token: &str, q: &str, params: Value) -> Value {
     let (status, v) = query(s, token, q, params).await;
     assert_eq!(status, StatusCode::OK, "{q}: {v}");
-    v
-}
-
-async fn track(s: &TestServer, key: &str, body: Value) -> Value {
-    let resp = s
-        .post("/api/v1/events/track")
-        .header("x-api-key", key)
-        .json(&body)
-        .send()
-        .await
-        .expect("send");
-    let (status, v) = read(resp).await;
-    assert_eq!(status, StatusCode::OK, "{v}");
     v
 }
 
