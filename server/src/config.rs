@@ -19,8 +19,16 @@ pub struct Config {
     pub log_format: LogFormat,
     /// JWT signing secret; when `None`, one is generated once into the data directory.
     pub jwt_secret: Option<Vec<u8>>,
+    /// Master key sealing secrets at rest (32 bytes); when `None`, one is generated once into
+    /// the data directory (see `sealed`).
+    pub master_key: Option<Vec<u8>>,
+    /// Earlier master keys: values sealed with them still open; nothing new is sealed with them.
+    pub retired_master_keys: Vec<Vec<u8>>,
     /// How often coalesced `last_used_at` times are written to the store.
     pub usage_flush_interval: Duration,
+    /// How often the sweeper expires overdue pending actions and purges old idempotency and
+    /// `messageId` records (`crate::sweeper`).
+    pub sweep_interval: Duration,
     /// Failed logins allowed per email within `login_window` before logins are refused.
     pub login_max_failures: u32,
     pub login_window: Duration,
@@ -37,7 +45,13 @@ impl std::fmt::Debug for Config {
                 "jwt_secret",
                 &self.jwt_secret.as_ref().map(|_| "<redacted>"),
             )
+            .field(
+                "master_key",
+                &self.master_key.as_ref().map(|_| "<redacted>"),
+            )
+            .field("retired_master_keys", &self.retired_master_keys.len())
             .field("usage_flush_interval", &self.usage_flush_interval)
+            .field("sweep_interval", &self.sweep_interval)
             .field("login_max_failures", &self.login_max_failures)
             .field("login_window", &self.login_window)
             .finish()
@@ -55,7 +69,10 @@ impl Config {
             data_dir: data_dir.into(),
             log_format: LogFormat::Text,
             jwt_secret: None,
+            master_key: None,
+            retired_master_keys: Vec::new(),
             usage_flush_interval: Duration::from_secs(10),
+            sweep_interval: Duration::from_secs(60),
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
         }

@@ -25,6 +25,7 @@ pub mod keys;
 pub mod ledger;
 pub mod metrics;
 pub mod ratelimit;
+pub mod sealed;
 pub mod secrets;
 pub mod state;
 pub mod store;

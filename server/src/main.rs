@@ -39,6 +39,18 @@ struct ServeArgs {
     /// absent. Prefer the environment over the command line for secrets.
     #[arg(long, env = "SVC_JWT_SECRET", hide_env_values = true)]
     jwt_secret: Option<String>,
+    /// Master key sealing secrets at rest: 64 hex digits (32 bytes); generated once into the
+    /// data directory when absent.
+    #[arg(long, env = "SVC_MASTER_KEY", hide_env_values = true)]
+    master_key: Option<String>,
+    /// Earlier master keys (comma-separated hex) whose sealed values must stay readable.
+    #[arg(
+        long,
+        env = "SVC_MASTER_KEYS_RETIRED",
+        hide_env_values = true,
+        value_delimiter = ','
+    )]
+    retired_master_keys: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -59,6 +71,24 @@ fn main() -> ExitCode {
     };
     config.jwt_secret = args.jwt_secret.map(String::into_bytes);
     svc_server::telemetry::init(config.log_format);
+    let keys = args
+        .master_key
+        .iter()
+        .chain(&args.retired_master_keys)
+        .map(|k| svc_server::sealed::parse_key_hex(k).map(Vec::from))
+        .collect::<Result<Vec<_>, _>>();
+    match keys {
+        Ok(mut keys) => {
+            if args.master_key.is_some() {
+                config.master_key = Some(keys.remove(0));
+            }
+            config.retired_master_keys = keys;
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "SVC_MASTER_KEY / SVC_MASTER_KEYS_RETIRED");
+            return ExitCode::FAILURE;
+        }
+    }
 
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

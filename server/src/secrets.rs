@@ -51,7 +51,8 @@ pub fn load_or_create(dir: &Path, name: &str, len: usize) -> Result<Vec<u8>> {
     }
 }
 
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
+/// Bytes of a lower- or upper-case hex string; `None` when it is not hex of whole bytes.
+pub fn decode_hex(s: &str) -> Option<Vec<u8>> {
     if s.len() % 2 != 0 {
         return None;
     }

@@ -14,6 +14,7 @@ use crate::events::Realtime;
 use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
 use crate::ratelimit::RateLimiter;
+use crate::sealed::Sealer;
 use crate::secrets;
 use crate::store::Store;
 
@@ -34,6 +35,8 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
     pub realtime: Realtime,
+    /// Seals secrets at rest (brand context, integration and webhook secrets).
+    pub sealer: Sealer,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -49,7 +52,7 @@ impl AppState {
     /// Must run inside a tokio runtime.
     pub async fn open(config: Config) -> Result<AppState> {
         let cfg = config.clone();
-        let (store, jwt_secret) = tokio::task::spawn_blocking(move || -> Result<_> {
+        let (store, jwt_secret, sealer) = tokio::task::spawn_blocking(move || -> Result<_> {
             std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
                 Error::internal(format!("creating {}: {e}", cfg.data_dir.display()))
             })?;
@@ -62,7 +65,12 @@ impl AppState {
                 }
                 None => secrets::load_or_create(&cfg.data_dir, "jwt.secret", MIN_JWT_SECRET_BYTES)?,
             };
-            Ok((Store::open(&cfg.store_dir())?, secret))
+            let sealer = Sealer::load(
+                &cfg.data_dir,
+                cfg.master_key.as_deref(),
+                &cfg.retired_master_keys,
+            )?;
+            Ok((Store::open(&cfg.store_dir())?, secret, sealer))
         })
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
@@ -75,6 +83,7 @@ impl AppState {
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
                 realtime: Realtime::new(),
+                sealer,
                 store,
                 config,
                 flusher: Mutex::new(None),
