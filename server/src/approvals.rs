@@ -5,8 +5,10 @@
 //! `{ts, state, actor, note}` to the timeline, and every move happens inside one engine write
 //! transaction, so concurrent approvals of one action execute it exactly once.
 //!
-//! Expiry is applied lazily: whenever an action is read or moved after its deadline, the same
-//! transaction expires it and refunds its credits first.
+//! Expiry has one code path, [`expire_if_due`], taken two ways: lazily, whenever an action is
+//! read or moved after its deadline (the same transaction expires it and refunds its credits
+//! first), and by the sweeper through [`expire_overdue`], so an action nobody looks at does not
+//! keep its credits charged.
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -216,7 +218,7 @@ fn expire_if_due(
     p: &mut PendingAction,
     now: OffsetDateTime,
 ) -> Result<bool> {
-    if p.status != "pending" || clock::rfc3339(now) < p.expires_at {
+    if !is_overdue(p, now) {
         return Ok(false);
     }
     p.status = "expired".into();
@@ -231,12 +233,37 @@ fn expire_if_due(
     Ok(true)
 }
 
-/// Expires every overdue pending action of the workspace (in the caller's transaction).
-fn expire_due(w: &mut WorkspaceTxn<'_, '_>, now: OffsetDateTime) -> Result<()> {
+/// Expires every overdue pending action of the workspace (in the caller's transaction);
+/// returns how many.
+fn expire_due(w: &mut WorkspaceTxn<'_, '_>, now: OffsetDateTime) -> Result<usize> {
+    let mut expired = 0;
     for mut p in w.find_records::<PendingAction>("status", "pending")? {
-        expire_if_due(w, &mut p, now)?;
+        if expire_if_due(w, &mut p, now)? {
+            expired += 1;
+        }
     }
-    Ok(())
+    Ok(expired)
+}
+
+fn is_overdue(p: &PendingAction, now: OffsetDateTime) -> bool {
+    p.status == "pending" && clock::rfc3339(now) >= p.expires_at
+}
+
+/// Expires (and refunds) the workspace's pending actions whose deadline has passed at `now`;
+/// returns how many. The sweeper's entry point: it looks first outside the writer and takes
+/// a write only when something is due.
+pub async fn expire_overdue(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<usize> {
+    let graph = store.graph()?;
+    let due = tokio::task::spawn_blocking(move || -> Result<bool> {
+        let pending = graph.find_records::<PendingAction>(ws, "status", "pending")?;
+        Ok(pending.iter().any(|p| is_overdue(p, now)))
+    })
+    .await
+    .map_err(|e| Error::internal(format!("approval task failed: {e}")))??;
+    if !due {
+        return Ok(0);
+    }
+    write(store, move |txn| expire_due(&mut txn.workspace(ws), now)).await
 }
 
 fn load(w: &WorkspaceTxn<'_, '_>, id: &str) -> Result<PendingAction> {
@@ -430,7 +457,8 @@ fn run_approved(
         now,
         request_id: &p.request_id,
     };
-    let out = exec::execute(&p.capability, &mut w, &ctx, &p.input)?;
+    let out = exec::execute(&p.capability, &mut w, &ctx, &p.input)
+        .map_err(crate::gateway::executor_failed)?;
     Ok(out.result)
 }
 
@@ -461,18 +489,12 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn overdue_actions_expire_on_access_and_refund() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = Store::open(dir.path()).expect("store");
-        let ws = WorkspaceId(9);
-        let month = ledger::current_month();
-        let m = month.clone();
-        // Queued 73 hours ago, with its 3-credit charge.
-        let id = write(&store, move |txn| {
+    /// Queues a crm.mutate at `then` with its 3-credit charge, as the gateway does.
+    async fn queue_charged(store: &Store, ws: WorkspaceId, then: OffsetDateTime) -> String {
+        let m = ledger::current_month();
+        write(store, move |txn| {
             let mut w = txn.workspace(ws);
             let k = key(ws);
-            let then = clock::now() - time::Duration::hours(73);
             let p = create_in(
                 &mut w,
                 NewPending {
@@ -509,7 +531,17 @@ mod tests {
             Ok(p.id)
         })
         .await
-        .expect("queued");
+        .expect("queued")
+    }
+
+    #[tokio::test]
+    async fn overdue_actions_expire_on_access_and_refund() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(9);
+        let month = ledger::current_month();
+        // Queued 73 hours ago, with its 3-credit charge.
+        let id = queue_charged(&store, ws, clock::now() - time::Duration::hours(73)).await;
         let graph = store.graph().expect("graph");
         assert_eq!(
             ledger::month_usage(&graph.snapshot(ws), "key_test", &month).expect("usage"),
@@ -533,6 +565,59 @@ mod tests {
         let rows = ledger::recent_rows(&graph.snapshot(ws), "key_test", 10).expect("rows");
         assert_eq!(rows.iter().map(|r| r.credits).sum::<i64>(), 0);
         assert_eq!(rows.len(), 2);
+        drop(graph);
+        store.close();
+    }
+
+    #[tokio::test]
+    async fn the_sweeper_expires_at_the_deadline_once_with_one_refund() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(10);
+        let month = ledger::current_month();
+        let t0 = clock::now();
+        let id = queue_charged(&store, ws, t0).await;
+        let graph = store.graph().expect("graph");
+        let usage = || ledger::month_usage(&graph.snapshot(ws), "key_test", &month).expect("usage");
+        let status = || {
+            graph
+                .get_record::<PendingAction>(ws, &id)
+                .expect("read")
+                .expect("exists")
+        };
+        let h = time::Duration::hours;
+        assert_eq!(
+            expire_overdue(&store, ws, t0 + h(71)).await.expect("sweep"),
+            0
+        );
+        assert_eq!((status().status.as_str(), usage()), ("pending", (3, 3)));
+        let deadline = t0 + TTL;
+        assert_eq!(
+            expire_overdue(&store, ws, deadline).await.expect("sweep"),
+            1
+        );
+        let p = status();
+        assert_eq!(p.status, "expired");
+        let last = p.timeline.last().expect("timeline");
+        assert_eq!(
+            (last.state.as_str(), last.actor.as_str()),
+            ("expired", "system")
+        );
+        assert_eq!(
+            last.ts,
+            clock::rfc3339(deadline),
+            "stamped with the sweep's clock"
+        );
+        assert_eq!(usage(), (0, 0));
+        // A second sweep, and then a read, find nothing left to expire or refund.
+        assert_eq!(
+            expire_overdue(&store, ws, t0 + h(80)).await.expect("sweep"),
+            0
+        );
+        assert_eq!(get(&store, ws, &id).await.expect("get").status, "expired");
+        let rows = ledger::recent_rows(&graph.snapshot(ws), "key_test", 10).expect("rows");
+        assert_eq!(rows.len(), 2, "one charge, one refund");
+        assert_eq!(rows.iter().map(|r| r.credits).sum::<i64>(), 0);
         drop(graph);
         store.close();
     }

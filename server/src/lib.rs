@@ -25,10 +25,12 @@ pub mod keys;
 pub mod ledger;
 pub mod metrics;
 pub mod ratelimit;
+pub mod retention;
 pub mod sealed;
 pub mod secrets;
 pub mod state;
 pub mod store;
+pub mod sweeper;
 pub mod telemetry;
 pub mod workspaces;
 

@@ -97,9 +97,15 @@ impl AppState {
         let (stop_tx, mut stop_rx) = watch::channel(false);
         let state = self.clone();
         let period = self.config.usage_flush_interval;
+        let sweep_period = self.config.sweep_interval;
+        // The one background task: key-usage flushes and the sweeper (`crate::sweeper`, first
+        // sweep at start-up). A tick's work runs to its end; the stop signal is seen between
+        // ticks, so shutdown never cuts a sweep's write in half.
         let handle = tokio::spawn(async move {
             let mut tick = tokio::time::interval(period);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut sweep_tick = tokio::time::interval(sweep_period);
+            sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
                     _ = tick.tick() => {
@@ -107,6 +113,7 @@ impl AppState {
                             tracing::warn!(error = %e, "flushing key usage failed; will retry");
                         }
                     }
+                    _ = sweep_tick.tick() => crate::sweeper::run(&state.store).await,
                     _ = stop_rx.changed() => break,
                 }
             }

@@ -64,6 +64,29 @@ async fn used(s: &TestServer, key: &str) -> i64 {
     ok(resp).await["used"].as_i64().expect("used")
 }
 
+/// Queues crm.mutate with `input`; the envelope.
+async fn queue(s: &TestServer, key: &str, input: &Value) -> Value {
+    ok(invoke(
+        s,
+        key,
+        "crm.mutate",
+        json!({"mode": "queue", "input": input}),
+    )
+    .await)
+    .await
+}
+
+async fn set_policy(s: &TestServer, a: &Account, policy: Value) {
+    let resp = s
+        .request(Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&a.token)
+        .json(&json!({ "policy": policy }))
+        .send()
+        .await
+        .expect("policy");
+    ok(resp).await;
+}
+
 async fn stage(s: &TestServer, key: &str, cid: &str) -> String {
     let v = ok(invoke(s, key, "context.get", json!({"input": {"customer": cid}})).await).await;
     str_at(&v, "/result/lifecycle_stage")
@@ -91,14 +114,7 @@ async fn queued_action_is_approved_and_executed_once() {
         json!(["lifecycleStage", "tier"])
     );
 
-    let env = ok(invoke(
-        &s,
-        &key,
-        "crm.mutate",
-        json!({"mode": "queue", "input": set}),
-    )
-    .await)
-    .await;
+    let env = queue(&s, &key, &set).await;
     assert_eq!(env["status"], "queued");
     assert_eq!(env["action_credit_cost"], 2);
     let pa = str_at(&env, "/pending_action_id");
@@ -203,14 +219,7 @@ async fn reject_and_failed_execution_refund_the_credits() {
     let cid = customer(&s, &a, "r@example.com").await;
     let key = crm_key(&s, &a, &["queue"], false).await;
     let input = json!({"customer": cid, "set": {"tier": "gold"}});
-    let env = ok(invoke(
-        &s,
-        &key,
-        "crm.mutate",
-        json!({"mode": "queue", "input": input}),
-    )
-    .await)
-    .await;
+    let env = queue(&s, &key, &input).await;
     let pa = str_at(&env, "/pending_action_id");
     assert_eq!(used(&s, &key).await, 2);
     let rejected = ok(decide(&s, &a, &pa, "reject").await).await;
@@ -228,23 +237,9 @@ async fn reject_and_failed_execution_refund_the_credits() {
     assert_eq!(rows[1]["credits"], 2);
 
     // The policy changes before approval: execution fails, nothing is applied, credits return.
-    let env = ok(invoke(
-        &s,
-        &key,
-        "crm.mutate",
-        json!({"mode": "queue", "input": input}),
-    )
-    .await)
-    .await;
+    let env = queue(&s, &key, &input).await;
     let pa = str_at(&env, "/pending_action_id");
-    let resp = s
-        .request(Method::PUT, "/api/v1/workspace")
-        .bearer_auth(&a.token)
-        .json(&json!({"policy": {"forbid": ["crm.mutate"]}}))
-        .send()
-        .await
-        .expect("policy");
-    ok(resp).await;
+    set_policy(&s, &a, json!({"forbid": ["crm.mutate"]})).await;
     let failed = ok(decide(&s, &a, &pa, "approve").await).await;
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"]["code"], "policy_forbid");
@@ -293,14 +288,7 @@ async fn execute_mode_follows_auto_run_policy_and_auto_approval() {
         "only the earlier queue charge of the workspace"
     );
     // auto_run plus the workspace's auto-approval: commits at once.
-    let resp = s
-        .request(Method::PUT, "/api/v1/workspace")
-        .bearer_auth(&a.token)
-        .json(&json!({"policy": {"auto_approve": ["crm.mutate"]}}))
-        .send()
-        .await
-        .expect("policy");
-    ok(resp).await;
+    set_policy(&s, &a, json!({"auto_approve": ["crm.mutate"]})).await;
     let env = ok(invoke(&s, &direct, "crm.mutate", exec.clone()).await).await;
     assert_eq!(env["status"], "committed");
     assert_eq!(env["pending_action_id"], Value::Null);
@@ -359,4 +347,100 @@ async fn concurrent_approvals_execute_once() {
         .count();
     assert_eq!(executed, 1);
     assert_eq!(used(&s, &key).await, 2);
+}
+
+/// A value nested `depth` levels deep: valid JSON that the input schema accepts, but deeper
+/// than the store keeps (32 levels), so the crm.mutate executor fails after every check passed.
+fn nested(depth: usize) -> Value {
+    (0..depth).fold(json!("leaf"), |inner, _| json!({ "a": inner }))
+}
+
+async fn customer_property(s: &TestServer, a: &Account, cid: &str, name: &str) -> Value {
+    let resp = s
+        .get(&format!("/v1/customers/{cid}"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("customer");
+    ok(resp).await["customer"]["properties"][name].clone()
+}
+
+#[tokio::test]
+async fn executor_failure_is_capability_failed_costs_nothing_and_refunds_an_approval() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let cid = customer(&s, &a, "f@example.com").await;
+    set_policy(&s, &a, json!({"auto_approve": ["crm.mutate"]})).await;
+    let direct = crm_key(&s, &a, &["execute"], true).await;
+    let deep = json!({"customer": cid, "set": {"tier": "gold", "deep": nested(40)}});
+
+    // Execute: 502 capability_failed; nothing written, nothing charged, no receipt.
+    let r = invoke(
+        &s,
+        &direct,
+        "crm.mutate",
+        json!({"mode": "execute", "idempotency_key": "k-1", "input": deep}),
+    )
+    .await;
+    let err = expect_error(r, StatusCode::BAD_GATEWAY, "capability_failed").await;
+    assert_eq!(used(&s, &direct).await, 0);
+    assert_eq!(customer_property(&s, &a, &cid, "tier").await, Value::Null);
+    let receipt = s
+        .get(&format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(&err, "/error/request_id")
+        ))
+        .bearer_auth(&direct)
+        .send()
+        .await
+        .expect("receipt");
+    expect_error(receipt, StatusCode::NOT_FOUND, "not_found").await;
+    // The failure was not stored under its idempotency key: a corrected retry runs.
+    let fixed = json!({"customer": cid, "set": {"tier": "gold"}});
+    let env = ok(invoke(
+        &s,
+        &direct,
+        "crm.mutate",
+        json!({"mode": "execute", "idempotency_key": "k-1", "input": fixed}),
+    )
+    .await)
+    .await;
+    assert_eq!(env["status"], "committed");
+    assert_eq!(used(&s, &direct).await, 2);
+
+    // Queued, then approved: the execution fails the same way; the action ends `failed` with
+    // capability_failed, its charge is refunded and the customer is untouched.
+    let queuer = crm_key(&s, &a, &["queue"], false).await;
+    let deep = json!({"customer": cid, "set": {"tier": "platinum", "deep": nested(40)}});
+    let env = queue(&s, &queuer, &deep).await;
+    let pa = str_at(&env, "/pending_action_id");
+    assert_eq!(
+        used(&s, &queuer).await,
+        4,
+        "the queue charge of 2 on top of 2"
+    );
+    let failed = ok(decide(&s, &a, &pa, "approve").await).await;
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["error"]["code"], "capability_failed");
+    let states: Vec<&str> = failed["timeline"]
+        .as_array()
+        .expect("timeline")
+        .iter()
+        .filter_map(|t| t["state"].as_str())
+        .collect();
+    assert_eq!(states, ["pending", "approved", "failed"]);
+    assert_eq!(used(&s, &queuer).await, 2, "refunded");
+    assert_eq!(customer_property(&s, &a, &cid, "tier").await, "gold");
+    let receipt = s
+        .get(&format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(&env, "/request_id")
+        ))
+        .bearer_auth(&queuer)
+        .send()
+        .await
+        .expect("receipt");
+    let receipt = ok(receipt).await;
+    assert_eq!(receipt["pending_action"]["status"], "failed");
+    assert_eq!(receipt["timeline"].as_array().map(Vec::len), Some(3));
 }

@@ -27,6 +27,7 @@ use time::OffsetDateTime;
 use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::ids;
+use crate::retention;
 use crate::store::{Store, WorkspaceId};
 pub use realtime::{Realtime, StreamMessage};
 
@@ -142,6 +143,27 @@ impl Record for SeenMessage {
     fn id(&self) -> String {
         self.message_id.clone()
     }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![retention::bucket_index(&self.received_at)]
+    }
+}
+
+/// Past the dedupe window a record only takes space: the sweeper deletes it.
+impl retention::Expiring for SeenMessage {
+    const RETENTION: time::Duration = time::Duration::seconds(DEDUPE_WINDOW_SECS);
+    fn stored_at(&self) -> &str {
+        &self.received_at
+    }
+}
+
+/// Deletes the workspace's `messageId` records older than the 24-hour dedupe window at `now`
+/// (the sweeper's job); returns how many.
+pub async fn purge_seen_messages(
+    store: &Store,
+    ws: WorkspaceId,
+    now: OffsetDateTime,
+) -> Result<usize> {
+    retention::purge::<SeenMessage>(store, ws, now).await
 }
 
 impl MarketingEvent {

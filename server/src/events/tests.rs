@@ -281,6 +281,51 @@ async fn a_repeated_message_id_within_a_day_writes_nothing() {
 }
 
 #[tokio::test]
+async fn message_id_records_past_the_window_are_swept() {
+    let (_dir, store) = open_store();
+    let seen = |store: &Store, id: &str| {
+        store
+            .graph()
+            .expect("graph")
+            .get_record::<SeenMessage>(WS, id)
+            .expect("read")
+            .is_some()
+    };
+    for (mid, at) in [
+        ("m-old", now()),
+        ("m-new", now() + time::Duration::hours(20)),
+    ] {
+        let ev = valid(json!({"event": "e", "email": "a@x.io", "messageId": mid}));
+        apply_one(&store, ev, at).await.expect("ingest");
+    }
+    let swept_at = now() + time::Duration::hours(25);
+    assert_eq!(
+        purge_seen_messages(&store, WS, swept_at)
+            .await
+            .expect("sweep"),
+        1
+    );
+    assert!(!seen(&store, "m-old"));
+    assert!(seen(&store, "m-new"), "still inside its window");
+    // The customer history stays: only the dedupe record goes.
+    assert_eq!(count(&store, "Touchpoint"), 2);
+    // A repeat of the swept id is a new event, exactly as it was past the window before.
+    let ev = valid(json!({"event": "e", "email": "a@x.io", "messageId": "m-old"}));
+    assert!(
+        !apply_one(&store, ev, swept_at)
+            .await
+            .expect("again")
+            .duplicate
+    );
+    assert_eq!(
+        purge_seen_messages(&store, WS, swept_at)
+            .await
+            .expect("sweep"),
+        0
+    );
+}
+
+#[tokio::test]
 async fn traits_are_set_on_the_customer() {
     let (_dir, store) = open_store();
     let ev = valid(

@@ -3,7 +3,8 @@
 //! replayed byte for byte; the same key with a different request is refused (422); the same
 //! key while the first request is still running is refused (409). Failures are not stored: an
 //! invocation that fails leaves nothing behind (its transaction is rolled back), so a retry
-//! runs afresh. Stored responses are kept (at least 24 hours; currently never purged).
+//! runs afresh. Stored responses are kept for [`RETENTION`] (24 hours, then purged by the
+//! sweeper through [`purge`]); a retry after that runs as a new request, as with Stripe.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -13,11 +14,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use svc_engine::{WorkspaceId, WorkspaceTxn};
+use time::OffsetDateTime;
 
 use crate::capabilities::Mode;
 use crate::error::{Code, Error, Result};
 use crate::ids;
-use crate::store::Record;
+use crate::retention;
+use crate::store::{Record, Store};
 
 /// SHA-256 of what makes two requests "the same": the mode and the input (canonical JSON:
 /// object keys sorted). `source` is not part of it, so a CLI retry of an MCP call replays.
@@ -90,6 +93,25 @@ impl Record for IdempotencyRecord {
     fn id(&self) -> String {
         self.id.clone()
     }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![retention::bucket_index(&self.created_at)]
+    }
+}
+
+/// How long a stored response is replayed (DESIGN.md §4: at least 24 hours).
+pub const RETENTION: time::Duration = time::Duration::hours(24);
+
+impl retention::Expiring for IdempotencyRecord {
+    const RETENTION: time::Duration = RETENTION;
+    fn stored_at(&self) -> &str {
+        &self.created_at
+    }
+}
+
+/// Deletes the workspace's stored responses older than [`RETENTION`] at `now` (the sweeper's
+/// job); returns how many.
+pub async fn purge(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<usize> {
+    retention::purge::<IdempotencyRecord>(store, ws, now).await
 }
 
 fn record_id(key_id: &str, capability: &str, idem: &str) -> String {
@@ -224,5 +246,38 @@ mod tests {
         InFlight::enter(ws, "key_t", "c2", "k", f).expect("other capability is another scope");
         drop(first);
         InFlight::enter(ws, "key_t", "c", "k", f).expect("free again");
+    }
+
+    #[tokio::test]
+    async fn stored_responses_replay_for_24_hours_then_are_purged() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(11);
+        let f = Fingerprint::of(Mode::Execute, &json!({"a": 1}));
+        // 2026-01-01T00:00:00Z
+        let t0 = OffsetDateTime::from_unix_timestamp(1_767_225_600).expect("valid");
+        let graph = store.graph().expect("graph");
+        graph
+            .write(move |txn| -> Result<()> {
+                let response = StoredResponse {
+                    fingerprint: f,
+                    request_id: "req_1".into(),
+                    body: "{}".into(),
+                    created_at: crate::clock::rfc3339(t0),
+                };
+                super::store(&mut txn.workspace(ws), "key_t", "c", "k", response)
+            })
+            .expect("stored");
+        let lookup_now = |g: &svc_engine::Graph| {
+            g.write(move |txn| lookup(&txn.workspace(ws), "key_t", "c", "k", f))
+        };
+        assert!(lookup_now(&graph).expect("lookup").is_some());
+        let h = time::Duration::hours;
+        assert_eq!(purge(&store, ws, t0 + h(23)).await.expect("purge"), 0);
+        assert!(lookup_now(&graph).expect("lookup").is_some(), "kept 24 h");
+        assert_eq!(purge(&store, ws, t0 + h(25)).await.expect("purge"), 1);
+        assert!(lookup_now(&graph).expect("lookup").is_none(), "purged");
+        drop(graph);
+        store.close();
     }
 }

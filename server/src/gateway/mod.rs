@@ -483,8 +483,9 @@ fn run_in_txn(
 
 /// An executor's unexpected failure is `capability_failed` (502); the detail is already logged
 /// and, the transaction being rolled back, nothing was committed or charged. Client errors
-/// (unknown customer, bad input) and store unavailability keep their own codes.
-fn executor_failed(e: Error) -> Error {
+/// (unknown customer, bad input) and store unavailability keep their own codes. Approved
+/// actions take the same mapping (`approvals::approve`), so they end `failed` and refunded.
+pub(crate) fn executor_failed(e: Error) -> Error {
     if e.code == Code::Internal {
         Error::new(
             Code::CapabilityFailed,
