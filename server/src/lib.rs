@@ -23,6 +23,7 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod ledger;
+pub mod mcp;
 pub mod metrics;
 pub mod ratelimit;
 pub mod retention;

@@ -22,7 +22,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, customers, events, gateway, graph, keys, stream, system, webhooks, workspace,
+    approvals, auth, customers, events, gateway, graph, keys, mcp, stream, system, webhooks,
+    workspace,
 };
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
@@ -46,6 +47,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(gateway::invoke))
         .routes(routes!(gateway::usage))
         .routes(routes!(gateway::receipt))
+        .routes(routes!(mcp::post, mcp::delete))
         .routes(routes!(approvals::pending))
         .routes(routes!(approvals::list_approvals))
         .routes(routes!(approvals::approve))

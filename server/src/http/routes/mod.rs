@@ -7,6 +7,7 @@ pub mod events;
 pub mod gateway;
 pub mod graph;
 pub mod keys;
+pub mod mcp;
 pub mod stream;
 pub mod system;
 pub mod webhooks;
