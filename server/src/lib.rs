@@ -25,6 +25,7 @@ pub mod keys;
 pub mod ledger;
 pub mod mcp;
 pub mod metrics;
+pub mod playbooks;
 pub mod ratelimit;
 pub mod retention;
 pub mod sealed;

@@ -22,8 +22,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, customers, events, gateway, graph, keys, mcp, stream, system, webhooks,
-    workspace,
+    approvals, auth, customers, events, gateway, graph, keys, mcp, playbooks, stream, system,
+    webhooks, workspace,
 };
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
@@ -70,6 +70,19 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(stream::stream))
         .routes(routes!(webhooks::receive))
         .routes(routes!(webhooks::mint_token))
+        .routes(routes!(
+            playbooks::list_playbooks,
+            playbooks::create_playbook
+        ))
+        .routes(routes!(
+            playbooks::get_playbook,
+            playbooks::update_playbook,
+            playbooks::delete_playbook
+        ))
+        .routes(routes!(playbooks::start_run))
+        .routes(routes!(playbooks::list_runs))
+        .routes(routes!(playbooks::get_run))
+        .routes(routes!(playbooks::report_outcomes))
         .split_for_parts()
 }
 

@@ -8,6 +8,7 @@ pub mod gateway;
 pub mod graph;
 pub mod keys;
 pub mod mcp;
+pub mod playbooks;
 pub mod stream;
 pub mod system;
 pub mod webhooks;

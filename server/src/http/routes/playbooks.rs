@@ -1,0 +1,195 @@
+//! `/v1/playbooks` (bearer token: JWT or agent key): specs, runs and outcome reports.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Serialize;
+use serde_json::Value as Json;
+
+use crate::auth::Principal;
+use crate::error::Error;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
+use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
+use crate::playbooks::{self, Playbook, PlaybookEnvelope, PlaybookList};
+use crate::state::AppState;
+
+/// Who did it: the user of a session or the agent key.
+fn actor(p: &Principal) -> String {
+    match p {
+        Principal::User(s) => s.user.id.clone(),
+        Principal::Key(k) => k.id.clone(),
+    }
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Deleted {
+    pub ok: bool,
+}
+
+/// Every playbook spec of the workspace, oldest first.
+#[utoipa::path(get, path = "/v1/playbooks", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = PlaybookList),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn list_playbooks(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<ApiJson<PlaybookList>, Error> {
+    Ok(ApiJson(playbooks::list(&state.store, p.workspace()).await?))
+}
+
+/// Create a spec. Required: `name`, `mode`, `buddyId`, `strategy.hypothesis`; defaults: status
+/// `draft`, leadSource.kind `manual` (sampleSize 50), strategy.kind `gtm-execution`, adaptation
+/// `{enabled: true, minSampleSize: 50, pivotWindowDays: 3, maxPivotsPerWeek: 2}`.
+#[utoipa::path(post, path = "/v1/playbooks", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    request_body(content = Playbook, description = "PlaybookSpec fields; server-assigned fields are ignored"),
+    responses(
+    (status = 201, body = PlaybookEnvelope),
+    (status = 400, description = "a required field is missing, or a bound is exceeded (named in the message and `details.field`)", body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+))]
+pub async fn create_playbook(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiJson(body): ApiJson<Json>,
+) -> Result<(StatusCode, ApiJson<PlaybookEnvelope>), Error> {
+    let playbook = playbooks::create(&state.store, p.workspace(), actor(&p), body).await?;
+    Ok((StatusCode::CREATED, ApiJson(PlaybookEnvelope { playbook })))
+}
+
+#[utoipa::path(get, path = "/v1/playbooks/{id}", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    (status = 200, body = PlaybookEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn get_playbook(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<PlaybookEnvelope>, Error> {
+    let playbook = playbooks::get(&state.store, p.workspace(), &id).await?;
+    Ok(ApiJson(PlaybookEnvelope { playbook }))
+}
+
+/// Partial update: `leadSource`, `strategy` and `adaptation` merge field by field; unknown
+/// fields are dropped; invalid enum values are ignored (the field keeps its value); out-of-bound
+/// numbers and over-long strings are 400 and change nothing.
+#[utoipa::path(put, path = "/v1/playbooks/{id}", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")),
+    request_body(content = Object, description = "Partial PlaybookSpec"),
+    responses(
+    (status = 200, body = PlaybookEnvelope),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn update_playbook(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+    ApiJson(body): ApiJson<Json>,
+) -> Result<ApiJson<PlaybookEnvelope>, Error> {
+    let playbook = playbooks::update(&state.store, p.workspace(), id, body).await?;
+    Ok(ApiJson(PlaybookEnvelope { playbook }))
+}
+
+/// Delete a spec. Its runs stay readable by id but are no longer listed.
+#[utoipa::path(delete, path = "/v1/playbooks/{id}", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    (status = 200, body = Deleted),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn delete_playbook(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<Deleted>, Error> {
+    playbooks::delete(&state.store, p.workspace(), id).await?;
+    Ok(ApiJson(Deleted { ok: true }))
+}
+
+/// Record that a run started (status `running`, metrics 0); the agent itself runs in the client.
+#[utoipa::path(post, path = "/v1/playbooks/{id}/run", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    (status = 201, body = RunEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn start_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<(StatusCode, ApiJson<RunEnvelope>), Error> {
+    let run = runs::start(&state.store, p.workspace(), id, actor(&p)).await?;
+    Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))
+}
+
+/// The playbook's runs ordered by `startedAt` (404 once the playbook is deleted).
+#[utoipa::path(get, path = "/v1/playbooks/{id}/runs", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    (status = 200, body = RunList),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn list_runs(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath(id): ApiPath<String>,
+) -> Result<ApiJson<RunList>, Error> {
+    Ok(ApiJson(runs::list(&state.store, p.workspace(), &id).await?))
+}
+
+/// One run, also after its playbook was deleted.
+#[utoipa::path(get, path = "/v1/playbooks/{id}/runs/{run_id}", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = RunEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn get_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<RunEnvelope>, Error> {
+    let run = runs::get(&state.store, p.workspace(), &id, &run_id).await?;
+    Ok(ApiJson(RunEnvelope { run }))
+}
+
+/// Report outcomes (`{samples, successes, value?}`) of a run; the adaptation judge decides on
+/// a pivot by the spec's rules (see docs/playbooks-brand-reporting.md).
+#[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/outcomes", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")),
+    request_body = OutcomeReport, responses(
+    (status = 200, body = OutcomeResult),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn report_outcomes(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+    ApiJson(report): ApiJson<OutcomeReport>,
+) -> Result<ApiJson<OutcomeResult>, Error> {
+    Ok(ApiJson(
+        runs::record_outcome(&state.store, p.workspace(), id, run_id, report).await?,
+    ))
+}

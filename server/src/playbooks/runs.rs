@@ -1,0 +1,411 @@
+//! Playbook runs (SPEC.md "PlaybookRun"): start, list, read, and outcomes with adaptation.
+//!
+//! A run is a `playbook_run` record keyed `<playbook id>/<run id>` with time-ordered run ids, so
+//! a prefix scan lists a playbook's runs in start order. Deleting a playbook leaves its runs in
+//! place: they are kept as the record of what ran, readable by id, but no longer listed.
+//!
+//! Outcomes are kept per hour (and per pivot epoch) for the last 91 days, which bounds a run's
+//! record while covering the longest `pivotWindowDays` (90).
+
+use serde::{Deserialize, Serialize};
+use time::OffsetDateTime;
+
+use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
+use super::{ensure_writable, time_ordered_id, Playbook};
+use crate::clock;
+use crate::error::{Error, Result};
+use crate::store::{Record, RecordScan, Store, WorkspaceId};
+
+/// Largest `samples` one outcome report may carry.
+pub const MAX_SAMPLES_PER_REPORT: u64 = 1_000_000;
+/// Largest `value` one outcome report may carry (base currency).
+pub const MAX_VALUE_PER_REPORT: f64 = 1e12;
+/// Outcome buckets older than this are dropped (the longest window is 90 days).
+const KEEP_SECS: i64 = 91 * DAY_SECS;
+const HOUR_SECS: i64 = 60 * 60;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunMetrics {
+    pub samples: u64,
+    pub successes: u64,
+    /// In the unit of the spec's `successMetric`: successes per sample for rates, the value
+    /// total for `pipeline_arr`.
+    pub metric_value: f64,
+    /// Sum of the reported `value`s (base currency).
+    pub value: f64,
+}
+
+/// One adaptation decision that changed course.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Pivot {
+    pub at: String,
+    pub reason: String,
+    /// Who decided: `builtin-statistical` (see `playbooks::judge`).
+    pub judge: String,
+    /// The spec's `adaptation.judgeModel` when one was set (no model provider is configured,
+    /// so the built-in judge decided).
+    pub requested_judge_model: Option<String>,
+    pub metric_value: f64,
+    pub samples: u64,
+    pub successes: u64,
+    pub window_days: u32,
+}
+
+/// Outcomes reported within one hour since the run's latest pivot.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutcomeBucket {
+    /// Start of the hour, RFC 3339 UTC.
+    pub hour: String,
+    pub hour_unix: i64,
+    /// Number of pivots before these outcomes.
+    pub epoch: usize,
+    pub samples: u64,
+    pub successes: u64,
+    pub value: f64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaybookRun {
+    /// `run_...`, time-ordered.
+    pub id: String,
+    pub playbook_id: String,
+    /// `running` (the only status so far).
+    pub status: String,
+    pub started_at: String,
+    pub started_by: String,
+    pub metrics: RunMetrics,
+    pub pivots: Vec<Pivot>,
+    /// Outcome reports per hour, last 91 days.
+    pub outcomes: Vec<OutcomeBucket>,
+}
+
+impl Record for PlaybookRun {
+    const KIND: &'static str = "playbook_run";
+    fn id(&self) -> String {
+        format!("{}/{}", self.playbook_id, self.id)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct RunList {
+    /// Ordered by `startedAt`, oldest first.
+    pub runs: Vec<PlaybookRun>,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct RunEnvelope {
+    pub run: PlaybookRun,
+}
+
+/// Body of `POST /v1/playbooks/:id/runs/:run_id/outcomes`.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+pub struct OutcomeReport {
+    /// Leads worked since the last report (0 to 1,000,000).
+    pub samples: u64,
+    /// How many of them succeeded by the spec's metric (at most `samples`).
+    pub successes: u64,
+    /// Pipeline value sourced (base currency, for `pipeline_arr`), at least 0.
+    #[serde(default)]
+    pub value: Option<f64>,
+}
+
+#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+pub struct OutcomeResult {
+    pub run: PlaybookRun,
+    /// The judge's decision on this report (a pivot is also appended to `run.pivots`).
+    pub decision: Decision,
+}
+
+impl OutcomeReport {
+    fn validate(&self) -> Result<f64> {
+        if self.samples > MAX_SAMPLES_PER_REPORT {
+            return Err(Error::invalid_field(
+                "samples",
+                &self.samples.to_string(),
+                &format!("at most {MAX_SAMPLES_PER_REPORT} per report"),
+            ));
+        }
+        if self.successes > self.samples {
+            return Err(Error::invalid_field(
+                "successes",
+                &self.successes.to_string(),
+                "must not exceed samples",
+            ));
+        }
+        let value = self.value.unwrap_or(0.0);
+        if !(value.is_finite() && (0.0..=MAX_VALUE_PER_REPORT).contains(&value)) {
+            return Err(Error::invalid_field(
+                "value",
+                &value.to_string(),
+                "must be a number from 0 to 1e12",
+            ));
+        }
+        Ok(value)
+    }
+}
+
+fn run_key(playbook_id: &str, run_id: &str) -> String {
+    format!("{playbook_id}/{run_id}")
+}
+
+pub async fn start(
+    store: &Store,
+    ws: WorkspaceId,
+    playbook_id: String,
+    actor: String,
+) -> Result<PlaybookRun> {
+    store
+        .write(move |tx| {
+            ensure_writable(tx, ws)?;
+            if tx.get::<Playbook>(ws, &playbook_id)?.is_none() {
+                return Err(Error::not_found("playbook"));
+            }
+            let run = PlaybookRun {
+                id: time_ordered_id("run"),
+                playbook_id,
+                status: "running".into(),
+                started_at: clock::now_rfc3339(),
+                started_by: actor,
+                metrics: RunMetrics::default(),
+                pivots: Vec::new(),
+                outcomes: Vec::new(),
+            };
+            tx.put(ws, &run)?;
+            Ok(run)
+        })
+        .await
+}
+
+/// The runs of an existing playbook, by `startedAt`.
+pub async fn list(store: &Store, ws: WorkspaceId, playbook_id: &str) -> Result<RunList> {
+    super::get(store, ws, playbook_id).await?;
+    let mut runs = store
+        .scan::<PlaybookRun>(
+            ws,
+            RecordScan {
+                prefix: format!("{playbook_id}/"),
+                ..RecordScan::default()
+            },
+        )
+        .await?;
+    runs.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
+    Ok(RunList { runs })
+}
+
+/// One run by id, also after its playbook was deleted.
+pub async fn get(
+    store: &Store,
+    ws: WorkspaceId,
+    playbook_id: &str,
+    run_id: &str,
+) -> Result<PlaybookRun> {
+    store
+        .get::<PlaybookRun>(ws, run_key(playbook_id, run_id))
+        .await?
+        .ok_or_else(|| Error::not_found("playbook run"))
+}
+
+/// Adds an outcome report to a running run of an existing playbook and lets the judge decide.
+pub async fn record_outcome(
+    store: &Store,
+    ws: WorkspaceId,
+    playbook_id: String,
+    run_id: String,
+    report: OutcomeReport,
+) -> Result<OutcomeResult> {
+    let value = report.validate()?;
+    store
+        .write(move |tx| {
+            ensure_writable(tx, ws)?;
+            let pb = tx
+                .get::<Playbook>(ws, &playbook_id)?
+                .ok_or_else(|| Error::not_found("playbook"))?;
+            let mut run = tx
+                .get::<PlaybookRun>(ws, &run_key(&playbook_id, &run_id))?
+                .ok_or_else(|| Error::not_found("playbook run"))?;
+            let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
+            tx.put(ws, &run)?;
+            Ok(OutcomeResult { run, decision })
+        })
+        .await
+}
+
+/// Adds the report to the run's totals and hourly buckets, runs the judge on the window, and
+/// appends a pivot when it says so.
+pub fn apply_outcome(
+    pb: &Playbook,
+    run: &mut PlaybookRun,
+    report: &OutcomeReport,
+    value: f64,
+    now: OffsetDateTime,
+) -> Decision {
+    let now_unix = now.unix_timestamp();
+    let hour_unix = now_unix - now_unix.rem_euclid(HOUR_SECS);
+    let epoch = run.pivots.len();
+    run.outcomes.retain(|b| b.hour_unix >= now_unix - KEEP_SECS);
+    match run.outcomes.last_mut() {
+        Some(b) if b.hour_unix == hour_unix && b.epoch == epoch => {
+            b.samples += report.samples;
+            b.successes += report.successes;
+            b.value += value;
+        }
+        _ => run.outcomes.push(OutcomeBucket {
+            hour: clock::unix_rfc3339(hour_unix),
+            hour_unix,
+            epoch,
+            samples: report.samples,
+            successes: report.successes,
+            value,
+        }),
+    }
+    let metric = pb.strategy.success_metric;
+    let m = &mut run.metrics;
+    m.samples += report.samples;
+    m.successes += report.successes;
+    m.value += value;
+    m.metric_value = judge::metric_value(metric, m.samples, m.successes, m.value);
+
+    let a = &pb.adaptation;
+    let window_start = now_unix - i64::from(a.pivot_window_days) * DAY_SECS;
+    let window = run
+        .outcomes
+        .iter()
+        .filter(|b| b.epoch == epoch && b.hour_unix + HOUR_SECS > window_start)
+        .fold(Window::default(), |w, b| Window {
+            samples: w.samples + b.samples,
+            successes: w.successes + b.successes,
+            value: w.value + b.value,
+        });
+    let pivots_last_week = run
+        .pivots
+        .iter()
+        .filter(|p| {
+            crate::events::parse_timestamp(&p.at)
+                .map(|t| t.unix_timestamp() > now_unix - WEEK_SECS)
+                .unwrap_or(true)
+        })
+        .count();
+    let decision = judge::decide(
+        a,
+        metric,
+        pb.strategy.success_target,
+        pivots_last_week,
+        window,
+    );
+    if decision.is_pivot() {
+        run.pivots.push(Pivot {
+            at: clock::rfc3339(now),
+            reason: decision.reason.clone(),
+            judge: decision.judge.clone(),
+            requested_judge_model: a.judge_model.clone(),
+            metric_value: decision.metric_value.unwrap_or(0.0),
+            samples: window.samples,
+            successes: window.successes,
+            window_days: a.pivot_window_days,
+        });
+    }
+    decision
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::playbooks::build;
+    use serde_json::json;
+
+    fn playbook(adaptation: serde_json::Value) -> Playbook {
+        build(
+            &json!({"name": "n", "mode": "outbound", "buddyId": "prospect",
+                    "strategy": {"hypothesis": "h", "successMetric": "reply_rate", "successTarget": 0.2},
+                    "adaptation": adaptation}),
+            "pb_x".into(),
+            "usr_x".into(),
+            "2026-01-01T00:00:00.000Z",
+        )
+        .expect("valid")
+    }
+
+    fn run() -> PlaybookRun {
+        PlaybookRun {
+            id: "run_x".into(),
+            playbook_id: "pb_x".into(),
+            status: "running".into(),
+            started_at: "2026-01-01T00:00:00.000Z".into(),
+            started_by: "usr_x".into(),
+            metrics: RunMetrics::default(),
+            pivots: Vec::new(),
+            outcomes: Vec::new(),
+        }
+    }
+
+    fn report(samples: u64, successes: u64) -> OutcomeReport {
+        OutcomeReport {
+            samples,
+            successes,
+            value: None,
+        }
+    }
+
+    fn at(secs: i64) -> OffsetDateTime {
+        OffsetDateTime::from_unix_timestamp(1_767_225_600 + secs).expect("time")
+    }
+
+    #[test]
+    fn pivots_after_min_samples_and_restarts_the_window() {
+        let pb = playbook(json!({"minSampleSize": 40, "maxPivotsPerWeek": 5}));
+        let mut r = run();
+        let d = apply_outcome(&pb, &mut r, &report(30, 0), 0.0, at(0));
+        assert!(!d.is_pivot(), "below min samples: {d:?}");
+        let d = apply_outcome(&pb, &mut r, &report(30, 1), 0.0, at(60));
+        assert!(d.is_pivot(), "{d:?}");
+        assert_eq!(r.pivots.len(), 1);
+        assert_eq!(r.pivots[0].samples, 60);
+        assert_eq!(r.pivots[0].judge, judge::BUILTIN_JUDGE);
+        assert_eq!(r.metrics.samples, 60);
+        assert!((r.metrics.metric_value - 1.0 / 60.0).abs() < 1e-12);
+        // After the pivot the window starts afresh: 30 new samples are below the minimum.
+        let d = apply_outcome(&pb, &mut r, &report(30, 0), 0.0, at(120));
+        assert!(!d.is_pivot() && d.reason.contains("30 of 40"), "{d:?}");
+        assert_eq!(r.outcomes.len(), 2, "same hour, new epoch: a new bucket");
+    }
+
+    #[test]
+    fn window_excludes_outcomes_older_than_pivot_window_days() {
+        let pb = playbook(json!({"minSampleSize": 50, "pivotWindowDays": 1}));
+        let mut r = run();
+        apply_outcome(&pb, &mut r, &report(40, 0), 0.0, at(0));
+        // Two days later the first 40 samples are out of the 1-day window.
+        let d = apply_outcome(&pb, &mut r, &report(20, 0), 0.0, at(2 * DAY_SECS));
+        assert!(!d.is_pivot() && d.reason.contains("20 of 50"), "{d:?}");
+        assert_eq!(r.metrics.samples, 60, "totals keep everything");
+    }
+
+    #[test]
+    fn respects_max_pivots_per_week() {
+        let pb = playbook(json!({"minSampleSize": 10, "maxPivotsPerWeek": 1}));
+        let mut r = run();
+        assert!(apply_outcome(&pb, &mut r, &report(20, 0), 0.0, at(0)).is_pivot());
+        let d = apply_outcome(&pb, &mut r, &report(20, 0), 0.0, at(3600));
+        assert!(!d.is_pivot() && d.reason.contains("pivot limit"), "{d:?}");
+        // A week later the limit no longer applies.
+        let d = apply_outcome(&pb, &mut r, &report(20, 0), 0.0, at(WEEK_SECS + 7200));
+        assert!(d.is_pivot(), "{d:?}");
+        assert_eq!(r.pivots.len(), 2);
+    }
+
+    #[test]
+    fn reports_are_validated() {
+        assert!(report(5, 6).validate().is_err());
+        assert!(report(MAX_SAMPLES_PER_REPORT + 1, 0).validate().is_err());
+        let neg = OutcomeReport {
+            value: Some(-1.0),
+            ..report(1, 0)
+        };
+        assert!(neg.validate().is_err());
+        assert_eq!(report(5, 5).validate().expect("valid"), 0.0);
+    }
+}
