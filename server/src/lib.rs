@@ -10,6 +10,8 @@
 pub mod accounts;
 pub mod approvals;
 pub mod auth;
+pub mod brand;
+pub mod buddies;
 pub mod capabilities;
 pub mod clock;
 pub mod config;
@@ -17,6 +19,7 @@ pub mod customers;
 pub mod customers_insights;
 pub mod error;
 pub mod events;
+pub mod fields;
 pub mod gateway;
 pub mod graph_api;
 pub mod http;

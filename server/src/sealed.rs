@@ -13,6 +13,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -98,10 +99,11 @@ impl std::fmt::Display for KeyId {
     }
 }
 
-/// Seals and opens values for one process. Cheap to share behind the app state.
+/// Seals and opens values for one process. Cheap to clone (the keys are shared).
+#[derive(Clone)]
 pub struct Sealer {
     current: KeyId,
-    keys: HashMap<KeyId, XChaCha20Poly1305>,
+    keys: Arc<HashMap<KeyId, XChaCha20Poly1305>>,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -125,7 +127,7 @@ impl Sealer {
         }
         Sealer {
             current: KeyId::of(&current),
-            keys,
+            keys: Arc::new(keys),
         }
     }
 

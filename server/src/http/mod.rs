@@ -22,8 +22,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, customers, events, gateway, graph, keys, mcp, playbooks, stream, system,
-    webhooks, workspace,
+    approvals, auth, brand, customers, events, gateway, graph, keys, mcp, playbooks, stream,
+    system, webhooks, workspace,
 };
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
@@ -83,6 +83,12 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(playbooks::list_runs))
         .routes(routes!(playbooks::get_run))
         .routes(routes!(playbooks::report_outcomes))
+        .routes(routes!(
+            brand::get_brand,
+            brand::put_brand,
+            brand::delete_brand
+        ))
+        .routes(routes!(brand::buddy_prompt))
         .split_for_parts()
 }
 

@@ -5,7 +5,6 @@
 //! Records: `playbook` keyed by a time-ordered `pb_` id (a scan lists them in creation order);
 //! runs are `playbook_run` records keyed `<playbook id>/<run id>` (see [`runs`]).
 
-pub mod fields;
 pub mod judge;
 pub mod runs;
 
@@ -13,38 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
+use crate::fields::{self, wire_enum, Given};
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
 use crate::{clock, ids};
-use fields::Given;
-
-/// Declares a closed set of wire strings as an enum with `as_str`, `parse` and `ALL`.
-macro_rules! wire_enum {
-    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
-        $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, utoipa::ToSchema)]
-        pub enum $name {
-            $( #[serde(rename = $text)] $variant, )+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text,)+ }
-            }
-
-            pub fn parse(s: &str) -> Option<$name> {
-                match s { $($text => Some($name::$variant),)+ _ => None }
-            }
-
-            /// The wire values joined for error messages.
-            pub fn choices() -> String {
-                [$($text),+].join(", ")
-            }
-        }
-    };
-}
 
 wire_enum!(
     /// Lifecycle of a spec; any valid value may be set by update (SPEC.md "States").

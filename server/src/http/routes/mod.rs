@@ -2,6 +2,7 @@
 
 pub mod approvals;
 pub mod auth;
+pub mod brand;
 pub mod customers;
 pub mod events;
 pub mod gateway;

@@ -1,10 +1,40 @@
-//! Reading one field of a JSON object body by the rules of SPEC.md's field tables: out-of-bound
-//! numbers, over-long strings and wrong types are 400 naming the field and the bound; enum
-//! values outside their set read as "not given" (the caller keeps the old or default value).
+//! Reading one field of a JSON object body by the rules of SPEC.md's field tables (playbooks,
+//! brand context): out-of-bound numbers, over-long strings and wrong types are 400 naming the
+//! field and the bound; enum values outside their set read as "not given" (the caller keeps the
+//! old or default value).
 
 use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
+
+/// Declares a closed set of wire strings as an enum with `as_str`, `parse` and `ALL`.
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        pub enum $name {
+            $( #[serde(rename = $text)] $variant, )+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+
+            pub fn parse(s: &str) -> Option<$name> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+
+            /// The wire values joined for error messages.
+            pub fn choices() -> String {
+                [$($text),+].join(", ")
+            }
+        }
+    };
+}
+pub(crate) use wire_enum;
 
 /// What a body says about one field.
 #[derive(Clone, Debug, PartialEq)]
