@@ -29,6 +29,9 @@ pub struct Config {
     /// How often the sweeper expires overdue pending actions and purges old idempotency and
     /// `messageId` records (`crate::sweeper`).
     pub sweep_interval: Duration,
+    /// Requests per minute a workspace's webhook token (`?token=` on `/api/webhooks/...`) may
+    /// make, GCRA like agent keys (burst of the whole minute).
+    pub webhook_token_rate_per_min: u32,
     /// Failed logins allowed per email within `login_window` before logins are refused.
     pub login_max_failures: u32,
     pub login_window: Duration,
@@ -52,6 +55,10 @@ impl std::fmt::Debug for Config {
             .field("retired_master_keys", &self.retired_master_keys.len())
             .field("usage_flush_interval", &self.usage_flush_interval)
             .field("sweep_interval", &self.sweep_interval)
+            .field(
+                "webhook_token_rate_per_min",
+                &self.webhook_token_rate_per_min,
+            )
             .field("login_max_failures", &self.login_max_failures)
             .field("login_window", &self.login_window)
             .finish()
@@ -73,6 +80,7 @@ impl Config {
             retired_master_keys: Vec::new(),
             usage_flush_interval: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(60),
+            webhook_token_rate_per_min: crate::events::webhooks::TOKEN_RATE_PER_MIN,
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
         }

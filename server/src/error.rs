@@ -48,6 +48,9 @@ codes! {
     InvalidQuery => ("invalid_query", 400),
     /// No valid credential.
     Unauthenticated => ("unauthenticated", 401),
+    /// A webhook delivery's platform signature is missing, wrong or stale (the workspace has
+    /// a signing secret for the platform).
+    InvalidSignature => ("invalid_signature", 401),
     /// Monthly action credits exhausted.
     QuotaExceeded => ("quota_exceeded", 402),
     /// The credential is valid but may not do this (e.g. key management with an agent key).

@@ -259,6 +259,14 @@ pub async fn expect_error(resp: Response, status: StatusCode, code: &str) -> Val
     body
 }
 
+/// GETs `path` with `bearer` (a JWT or an agent key); asserts 200 and returns the JSON body.
+pub async fn get_ok(s: &TestServer, path: &str, bearer: &str) -> Value {
+    let resp = s.get(path).bearer_auth(bearer).send().await.expect("send");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "GET {path}: {v}");
+    v
+}
+
 pub fn str_at(v: &Value, pointer: &str) -> String {
     v.pointer(pointer)
         .and_then(Value::as_str)

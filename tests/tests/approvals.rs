@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, Account, TestServer};
+use svc_integration_tests::{expect_error, get_ok, read, str_at, Account, TestServer};
 
 async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::Response {
     s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
@@ -356,13 +356,8 @@ fn nested(depth: usize) -> Value {
 }
 
 async fn customer_property(s: &TestServer, a: &Account, cid: &str, name: &str) -> Value {
-    let resp = s
-        .get(&format!("/v1/customers/{cid}"))
-        .bearer_auth(&a.token)
-        .send()
-        .await
-        .expect("customer");
-    ok(resp).await["customer"]["properties"][name].clone()
+    get_ok(s, &format!("/v1/customers/{cid}"), &a.token).await["customer"]["properties"][name]
+        .clone()
 }
 
 #[tokio::test]

@@ -2,7 +2,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, TestServer};
+use svc_integration_tests::{expect_error, get_ok, read, str_at, TestServer};
 
 async fn deliver(
     s: &TestServer,
@@ -201,13 +201,7 @@ async fn webhook_tokens_authenticate_senders_without_headers() {
     assert_eq!(v["accepted"], json!(1));
     // The event landed in A's workspace, not B's.
     for (acct, n) in [(&a, 1), (&b, 0)] {
-        let resp = s
-            .get("/v1/customers")
-            .bearer_auth(&acct.token)
-            .send()
-            .await
-            .expect("send");
-        let (_, list) = read(resp).await;
+        let list = get_ok(&s, "/v1/customers", &acct.token).await;
         assert_eq!(list["customers"].as_array().map(Vec::len), Some(n));
     }
     // A new token revokes the old one; bad tokens are 401; agent keys cannot mint.
@@ -225,4 +219,61 @@ async fn webhook_tokens_authenticate_senders_without_headers() {
     let key = s.agent_key(&a).await.plaintext;
     let resp = mint(&key).await.expect("send");
     expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+}
+
+#[tokio::test]
+async fn webhook_tokens_are_rate_limited_per_workspace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = svc_integration_tests::test_config(dir.path());
+    config.webhook_token_rate_per_min = 3;
+    let s = TestServer::start_with(dir, config).await;
+    let (a, b) = (s.account().await, s.account().await);
+    let mint = |acct: &svc_integration_tests::Account| {
+        s.post("/api/v1/webhooks/token")
+            .bearer_auth(&acct.token)
+            .send()
+    };
+    let (_, va) = read(mint(&a).await.expect("send")).await;
+    let (_, vb) = read(mint(&b).await.expect("send")).await;
+    let (ta, tb) = (str_at(&va, "/token"), str_at(&vb, "/token"));
+    let send = |token: &str, n: u32| {
+        s.post(&format!("/api/webhooks/generic?token={token}"))
+            .json(&json!({"action": "visit", "customerId": format!("rl-{n}")}))
+            .send()
+    };
+    for n in 0..3 {
+        let resp = send(&ta, n).await.expect("send");
+        assert_eq!(resp.headers()["x-ratelimit-limit"], "3");
+        assert_eq!(
+            resp.headers()["x-ratelimit-remaining"].to_str().ok(),
+            Some((2 - n).to_string().as_str())
+        );
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    let refused = send(&ta, 3).await.expect("send");
+    assert!(refused.headers().contains_key("retry-after"));
+    expect_error(refused, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    // The refused delivery wrote nothing: three customers.
+    let list = get_ok(&s, "/v1/customers", &a.token).await;
+    assert_eq!(
+        list["customers"].as_array().map(Vec::len),
+        Some(3),
+        "{list}"
+    );
+    // Another workspace's token has its own allowance, and A's agent keys keep theirs.
+    assert_eq!(send(&tb, 0).await.expect("send").status(), StatusCode::OK);
+    let key = s.agent_key(&a).await.plaintext;
+    deliver(
+        &s,
+        &key,
+        "generic",
+        &[],
+        json!({"action": "visit", "customerId": "rl-key"}),
+    )
+    .await;
+    // A bad token is refused before any allowance is spent.
+    let bad = send("whk_00000000000000000000000000000000", 9)
+        .await
+        .expect("send");
+    expect_error(bad, StatusCode::UNAUTHORIZED, "unauthenticated").await;
 }

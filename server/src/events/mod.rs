@@ -13,6 +13,8 @@
 
 pub mod direct;
 pub mod realtime;
+pub mod signatures;
+pub mod webhook_secrets;
 pub mod webhooks;
 
 use serde::{Deserialize, Serialize};

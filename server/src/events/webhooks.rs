@@ -24,12 +24,22 @@ pub const PLATFORMS: &[&str] = &[
     "customerio",
 ];
 
+/// `not_found` naming the supported platforms unless `platform` is one of them.
+pub fn ensure_platform(platform: &str) -> Result<()> {
+    if PLATFORMS.contains(&platform) {
+        return Ok(());
+    }
+    // The unknown name is not echoed back (not-found answers never repeat the id).
+    Err(Error::not_found("webhook platform").with_details(json!({ "supported": PLATFORMS })))
+}
+
 /// The events one webhook delivery carries, in order; each is validated on its own later.
 pub fn normalize(
     platform: &str,
     headers: &HashMap<String, String>,
     body: Json,
 ) -> Result<Vec<Result<MarketingEvent>>> {
+    ensure_platform(platform)?;
     let events = match platform {
         "generic" => generic(body),
         "stripe" => vec![stripe(&body)],
@@ -37,10 +47,10 @@ pub fn normalize(
         "hubspot" => hubspot(body),
         "segment" => segment(body),
         "customerio" => vec![customerio(&body)],
-        // The unknown name is not echoed back (not-found answers never repeat the id).
         _ => {
-            return Err(Error::not_found("webhook platform")
-                .with_details(json!({ "supported": PLATFORMS })))
+            return Err(Error::internal(format!(
+                "webhook platform {platform} has no normalizer"
+            )))
         }
     };
     if events.len() > MAX_BATCH {
@@ -325,6 +335,16 @@ fn customerio(body: &Json) -> Result<MarketingEvent> {
 
 /// Prefix of per-workspace webhook tokens (for platforms that cannot send headers).
 pub const TOKEN_PREFIX: &str = "whk_";
+
+/// Default requests per minute of one workspace's webhook token (`Config::
+/// webhook_token_rate_per_min`): twice an agent key's default, since platforms deliver in
+/// bursts (bulk updates, retries after an outage) and a refused delivery is retried by them.
+pub const TOKEN_RATE_PER_MIN: u32 = 1200;
+
+/// The rate-limit bucket of a workspace's webhook token (never collides with a `key_` id).
+pub fn token_rate_bucket(ws: crate::store::WorkspaceId) -> String {
+    format!("webhook_token:{ws}")
+}
 
 /// Global lookup from a token's SHA-256 to its workspace; the plaintext is never stored.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]

@@ -40,10 +40,7 @@ impl<T: Serialize> IntoResponse for ApiJson<T> {
 
 fn json_rejection(rejection: JsonRejection) -> Error {
     match rejection {
-        JsonRejection::MissingJsonContentType(_) => Error::new(
-            Code::UnsupportedMediaType,
-            "request bodies must be JSON (Content-Type: application/json)",
-        ),
+        JsonRejection::MissingJsonContentType(_) => not_json(),
         JsonRejection::JsonSyntaxError(e) => Error::new(Code::InvalidJson, e.body_text()),
         JsonRejection::JsonDataError(e) => Error::invalid_input(e.body_text()),
         other if other.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
@@ -51,11 +48,65 @@ fn json_rejection(rejection: JsonRejection) -> Error {
     }
 }
 
+fn not_json() -> Error {
+    Error::new(
+        Code::UnsupportedMediaType,
+        "request bodies must be JSON (Content-Type: application/json)",
+    )
+}
+
 pub fn payload_too_large() -> Error {
     Error::new(
         Code::PayloadTooLarge,
         format!("request body exceeds {} bytes", super::MAX_BODY_BYTES),
     )
+}
+
+/// A JSON body kept with its exact bytes (for signatures computed over them), with
+/// [`ApiJson`]'s checks and errors.
+#[derive(Debug)]
+pub struct RawJson {
+    pub bytes: axum::body::Bytes,
+    pub value: serde_json::Value,
+}
+
+impl<S: Send + Sync> FromRequest<S> for RawJson {
+    type Rejection = Error;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+        if !json_content_type(req.headers()) {
+            return Err(not_json());
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
+            .await
+            .map_err(|e| {
+                if e.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE {
+                    payload_too_large()
+                } else {
+                    Error::invalid_input(e.body_text())
+                }
+            })?;
+        let axum::Json(value) = axum::Json::from_bytes(&bytes).map_err(json_rejection)?;
+        Ok(RawJson { bytes, value })
+    }
+}
+
+/// `application/json` or an `application/*+json` type, as `axum::Json` accepts.
+fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
+    let Some(ct) = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let essence = ct
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    essence == "application/json"
+        || (essence.starts_with("application/") && essence.ends_with("+json"))
 }
 
 /// `Path` whose failures are 400 `invalid_input` with the error body.
@@ -165,11 +216,19 @@ async fn resolve(parts: &Parts, state: &AppState, legacy: Legacy) -> Result<Prin
 
 /// Rate limit, then note the use (coalesced; no store write here).
 fn admit(state: &AppState, key: &AgentKey) -> Result<(), Error> {
-    let decision = state.rate_limiter.check(&key.id, key.rate_limit_per_min);
+    rate_limit(state, &key.id, key.rate_limit_per_min)?;
+    state.usage.note_use(key, clock::now_rfc3339());
+    Ok(())
+}
+
+/// Counts one request against `bucket`'s per-minute limit (an agent key id, or another
+/// credential's bucket such as a webhook token's); the decision becomes the response's
+/// `X-RateLimit-*` headers, and a refusal is 429 `rate_limited` with `Retry-After`.
+pub fn rate_limit(state: &AppState, bucket: &str, limit_per_min: u32) -> Result<(), Error> {
+    let decision = state.rate_limiter.check(bucket, limit_per_min);
     context::set_rate(decision);
     if !decision.allowed {
         return Err(Error::rate_limited(decision.retry_after_secs));
     }
-    state.usage.note_use(key, clock::now_rfc3339());
     Ok(())
 }

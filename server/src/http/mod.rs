@@ -89,6 +89,11 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             brand::delete_brand
         ))
         .routes(routes!(brand::buddy_prompt))
+        .routes(routes!(
+            webhooks::put_secret,
+            webhooks::get_secret,
+            webhooks::delete_secret
+        ))
         .split_for_parts()
 }
 

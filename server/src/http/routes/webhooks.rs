@@ -1,22 +1,29 @@
-//! `/api/webhooks/{platform}` (including `generic`): agent key, legacy `dsk_` key or JWT.
+//! `/api/webhooks/{platform}` (including `generic`): agent key, legacy `dsk_` key or JWT, or the
+//! workspace's webhook token; `/api/v1/webhooks/token` and `/api/v1/webhooks/{platform}/secret`
+//! (JWT only).
 
 use std::collections::HashMap;
 
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{OriginalUri, Query, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
 
+use crate::clock;
 use crate::error::Error;
 use crate::events::direct::{self, BatchResponse};
-use crate::events::webhooks;
+use crate::events::webhook_secrets::{self, SecretStatus};
+use crate::events::{signatures, webhooks};
 use crate::http::error::ErrorBody;
-use crate::http::extract::{ApiJson, ApiPath, IngestAuth, JwtUser};
+use crate::http::extract::{rate_limit, ApiJson, ApiPath, IngestAuth, JwtUser, RawJson};
 use crate::state::AppState;
 
 /// A platform's webhook delivery, normalized into marketing events (`generic`: the
 /// MarketingEvent shape `{type, action, customerId, properties}`, or `{events: [...]}`;
 /// `stripe`, `shopify` (topic from `X-Shopify-Topic`), `hubspot`, `segment`, `customerio`: their
-/// documented payloads) and ingested in order. Each event's result or error is listed.
+/// documented payloads) and ingested in order. Each event's result or error is listed. When the
+/// workspace has a signing secret for the platform, the platform's signature is checked over
+/// the exact body first (401 `invalid_signature`, nothing written). The webhook token is
+/// rate limited per workspace (default 1,200 requests per minute).
 #[utoipa::path(post, path = "/api/webhooks/{platform}", tag = "events",
     security(("api_key" = []), ("agent_key" = []), ("jwt" = [])),
     params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio"),
@@ -24,30 +31,65 @@ use crate::state::AppState;
     request_body = Object, responses(
     (status = 200, body = BatchResponse),
     (status = 400, body = ErrorBody),
-    (status = 401, body = ErrorBody),
+    (status = 401, description = "no valid credential, or `invalid_signature`", body = ErrorBody),
     (status = 404, description = "unknown platform; `details.supported` lists the known ones", body = ErrorBody),
+    (status = 429, description = "the webhook token's per-workspace rate", body = ErrorBody),
 ))]
 pub async fn receive(
     State(state): State<AppState>,
     auth: Result<IngestAuth, Error>,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
     ApiPath(platform): ApiPath<String>,
+    OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
-    ApiJson(body): ApiJson<serde_json::Value>,
+    body: RawJson,
 ) -> Result<ApiJson<BatchResponse>, Error> {
     let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     let ws = match (auth, query.get("token")) {
         (Ok(IngestAuth(principal)), _) => principal.workspace(),
-        (Err(_), Some(token)) => webhooks::resolve_token(&state.store, token).await?,
+        (Err(_), Some(token)) => {
+            let ws = webhooks::resolve_token(&state.store, token).await?;
+            rate_limit(
+                &state,
+                &webhooks::token_rate_bucket(ws),
+                state.config.webhook_token_rate_per_min,
+            )?;
+            ws
+        }
         (Err(e), None) => return Err(e),
     };
+    webhooks::ensure_platform(&platform)?;
     let headers: HashMap<String, String> = headers
         .iter()
         .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
         .collect();
-    let events = webhooks::normalize(&platform, &headers, body)?;
+    if let Some(secret) = webhook_secrets::load(&state.store, &state.sealer, ws, &platform).await? {
+        let url = delivery_url(&headers, &uri);
+        let delivery = signatures::Delivery {
+            method: "POST",
+            url: &url,
+            headers: &headers,
+            body: &body.bytes,
+        };
+        signatures::verify(&platform, &secret, &delivery, clock::now())?;
+    }
+    let events = webhooks::normalize(&platform, &headers, body.value)?;
     let response = direct::ingest_events(&state.store, &state.realtime, ws, events).await?;
     Ok(ApiJson(response))
+}
+
+/// The URL as the sender called it (HubSpot v3 signs it): the scheme a proxy reports in
+/// `X-Forwarded-Proto` (else `http`), the `X-Forwarded-Host` or `Host`, path and query.
+fn delivery_url(headers: &HashMap<String, String>, uri: &Uri) -> String {
+    let scheme = headers
+        .get("x-forwarded-proto")
+        .map_or("http", |p| p.split(',').next().unwrap_or("http").trim());
+    let host = headers
+        .get("x-forwarded-host")
+        .or_else(|| headers.get("host"))
+        .map_or("", String::as_str);
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    format!("{scheme}://{host}{path}")
 }
 
 /// The minted token, shown once.
@@ -69,4 +111,80 @@ pub async fn mint_token(
 ) -> Result<(StatusCode, ApiJson<WebhookTokenView>), Error> {
     let token = webhooks::mint_token(&state.store, s.workspace, &s.user.id).await?;
     Ok((StatusCode::CREATED, ApiJson(WebhookTokenView { token })))
+}
+
+/// A signing secret to set.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SecretBody {
+    /// The platform's signing secret (16 to 512 characters), e.g. Stripe's `whsec_...`.
+    pub secret: String,
+}
+
+/// Set or rotate the workspace's signing secret for a webhook platform; from then on its
+/// deliveries must carry the platform's valid signature. The secret is stored sealed and never
+/// shown again.
+#[utoipa::path(put, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+    params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
+    request_body = SecretBody, responses(
+    (status = 200, body = SecretStatus),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "agent keys cannot manage webhook secrets", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn put_secret(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiPath(platform): ApiPath<String>,
+    ApiJson(body): ApiJson<SecretBody>,
+) -> Result<ApiJson<SecretStatus>, Error> {
+    let status = webhook_secrets::set(
+        &state.store,
+        &state.sealer,
+        s.workspace,
+        &platform,
+        &body.secret,
+        &s.user.id,
+    )
+    .await?;
+    Ok(ApiJson(status))
+}
+
+/// Whether the platform has a signing secret (never the secret).
+#[utoipa::path(get, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+    params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
+    responses(
+    (status = 200, body = SecretStatus),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn get_secret(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiPath(platform): ApiPath<String>,
+) -> Result<ApiJson<SecretStatus>, Error> {
+    Ok(ApiJson(
+        webhook_secrets::status(&state.store, s.workspace, &platform).await?,
+    ))
+}
+
+/// Remove the platform's signing secret: its deliveries are no longer signature-checked.
+#[utoipa::path(delete, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+    params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
+    responses(
+    (status = 200, body = SecretStatus),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn delete_secret(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiPath(platform): ApiPath<String>,
+) -> Result<ApiJson<SecretStatus>, Error> {
+    Ok(ApiJson(
+        webhook_secrets::delete(&state.store, s.workspace, &platform).await?,
+    ))
 }
