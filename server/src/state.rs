@@ -99,8 +99,8 @@ impl AppState {
         let period = self.config.usage_flush_interval;
         let sweep_period = self.config.sweep_interval;
         // The one background task: key-usage flushes and the sweeper (`crate::sweeper`, first
-        // sweep at start-up). A tick's work runs to its end; the stop signal is seen between
-        // ticks, so shutdown never cuts a sweep's write in half.
+        // sweep at start-up). The stop signal ends it between ticks or in the middle of a
+        // sweep (never in the middle of one of its writes).
         let handle = tokio::spawn(async move {
             let mut tick = tokio::time::interval(period);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -113,7 +113,12 @@ impl AppState {
                             tracing::warn!(error = %e, "flushing key usage failed; will retry");
                         }
                     }
-                    _ = sweep_tick.tick() => crate::sweeper::run(&state.store).await,
+                    _ = sweep_tick.tick() => tokio::select! {
+                        // Each of a sweep's writes is atomic and a sweep can start over at
+                        // any point, so shutdown may cut one short between writes.
+                        _ = crate::sweeper::run(&state.store) => {}
+                        _ = stop_rx.changed() => break,
+                    },
                     _ = stop_rx.changed() => break,
                 }
             }
