@@ -30,6 +30,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod playbooks;
 pub mod ratelimit;
+pub mod reporting;
 pub mod retention;
 pub mod sealed;
 pub mod secrets;

@@ -37,6 +37,8 @@ pub struct Inner {
     pub realtime: Realtime,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
+    /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
+    pub summary_cache: crate::reporting::SummaryCache,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -84,6 +86,7 @@ impl AppState {
                 metrics: Metrics::new(),
                 realtime: Realtime::new(),
                 sealer,
+                summary_cache: Default::default(),
                 store,
                 config,
                 flusher: Mutex::new(None),

@@ -4,10 +4,11 @@
 //! server depends on this small surface instead of the engine's exact signatures. Engine calls
 //! block, so every async entry point hops onto the blocking pool.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 pub use svc_engine::{EngineError, Graph, Record, RecordScan, WorkspaceId};
 use svc_engine::{GraphOptions, WriteTxn};
 
@@ -22,6 +23,20 @@ impl<T: Record + Send + 'static> StoredRecord for T {}
 #[derive(Clone)]
 pub struct Store {
     graph: Arc<RwLock<Option<Graph>>>,
+    generations: Arc<GraphGenerations>,
+}
+
+/// Per-workspace count of committed writes that may have changed graph nodes. Caches of figures
+/// derived from the graph (reporting) compare it before serving: read the generation, then take
+/// the snapshot, and a cached value is current while the generation has not moved.
+///
+/// [`Store::write`] bumps it for every workspace its transaction opened with
+/// [`Tx::workspace`]; code that writes through the raw [`Graph`] handle calls
+/// [`Store::note_graph_write`]. Over-counting (a write that touched only records) only costs a
+/// recomputation.
+#[derive(Debug, Default)]
+struct GraphGenerations {
+    by_workspace: Mutex<HashMap<WorkspaceId, u64>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -35,7 +50,24 @@ impl Store {
         let graph = Graph::open(path, GraphOptions::default())?;
         Ok(Store {
             graph: Arc::new(RwLock::new(Some(graph))),
+            generations: Arc::default(),
         })
+    }
+
+    /// The workspace's graph-write generation (see [`GraphGenerations`]).
+    pub fn graph_generation(&self, ws: WorkspaceId) -> u64 {
+        self.generations
+            .by_workspace
+            .lock()
+            .get(&ws)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Records that a committed write may have changed the workspace's graph. Call after the
+    /// commit, from writers that bypass [`Store::write`].
+    pub fn note_graph_write(&self, ws: WorkspaceId) {
+        *self.generations.by_workspace.lock().entry(ws).or_insert(0) += 1;
     }
 
     /// The engine handle, for the domains (graph, query, ingest) that work on nodes. Blocking
@@ -97,7 +129,22 @@ impl Store {
         F: FnOnce(&mut Tx<'_, '_>) -> Result<R> + Send + 'static,
     {
         let graph = self.graph()?;
-        blocking(move || graph.write(move |txn: &mut WriteTxn<'_>| f(&mut Tx { txn }))).await
+        let store = self.clone();
+        blocking(move || {
+            let (out, touched) = graph.write(move |txn: &mut WriteTxn<'_>| {
+                let mut touched = Vec::new();
+                let out = f(&mut Tx {
+                    txn,
+                    touched: &mut touched,
+                })?;
+                Ok::<_, Error>((out, touched))
+            })?;
+            for ws in touched {
+                store.note_graph_write(ws);
+            }
+            Ok(out)
+        })
+        .await
     }
 }
 
@@ -118,6 +165,8 @@ impl Record for Probe {
 #[derive(Debug)]
 pub struct Tx<'t, 'a> {
     txn: &'t mut WriteTxn<'a>,
+    /// Workspaces whose graph this transaction opened (their generation moves on commit).
+    touched: &'t mut Vec<WorkspaceId>,
 }
 
 impl<'a> Tx<'_, 'a> {
@@ -147,13 +196,17 @@ impl<'a> Tx<'_, 'a> {
     /// Graph and record operations on one workspace (event ingestion, merges, graph writes),
     /// committed in the same batch as everything else of this transaction.
     pub fn workspace(&mut self, ws: WorkspaceId) -> svc_engine::WorkspaceTxn<'_, 'a> {
+        if !self.touched.contains(&ws) {
+            self.touched.push(ws);
+        }
         self.txn.workspace(ws)
     }
 
     /// Runs `f`; when it fails, every write it made is undone and the rest of the transaction
     /// carries on (one bad item of a batch never spoils the good ones).
     pub fn attempt<R>(&mut self, f: impl FnOnce(&mut Tx<'_, 'a>) -> Result<R>) -> Result<R> {
-        self.txn.attempt(|txn| f(&mut Tx { txn }))
+        let touched = &mut *self.touched;
+        self.txn.attempt(|txn| f(&mut Tx { txn, touched }))
     }
 }
 

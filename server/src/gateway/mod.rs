@@ -302,13 +302,17 @@ pub async fn invoke(
     };
     let graph = store.graph()?;
     let key = key.clone();
-    tokio::task::spawn_blocking(move || {
+    let ws = key.workspace_id();
+    let out = tokio::task::spawn_blocking(move || {
         graph.write(move |txn: &mut WriteTxn<'_>| {
             run_in_txn(txn, &key, &checked, fingerprint, &request_id)
         })
     })
     .await
-    .map_err(|e| Error::internal(format!("invocation task failed: {e}")))?
+    .map_err(|e| Error::internal(format!("invocation task failed: {e}")))?;
+    // Executors (events.ingest, crm.mutate) may have changed graph nodes: drop derived caches.
+    store.note_graph_write(ws);
+    out
 }
 
 fn run_in_txn(

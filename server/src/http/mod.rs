@@ -22,8 +22,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, brand, customers, events, gateway, graph, keys, mcp, playbooks, stream,
-    system, webhooks, workspace,
+    approvals, auth, brand, customers, events, gateway, graph, keys, mcp, playbooks, reporting,
+    stream, system, webhooks, workspace,
 };
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
@@ -94,6 +94,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             webhooks::get_secret,
             webhooks::delete_secret
         ))
+        .routes(routes!(reporting::summary))
+        .routes(routes!(reporting::recent_reasoning))
+        .routes(routes!(reporting::append_message))
         .split_for_parts()
 }
 

@@ -82,9 +82,10 @@ pub async fn approve(
     body: Bytes,
 ) -> Result<ApiJson<PendingView>, Error> {
     let note = decision(&body)?;
-    Ok(ApiJson(
-        approvals::approve(&state.store, s.workspace, &id, &s.user.id, note).await?,
-    ))
+    let view = approvals::approve(&state.store, s.workspace, &id, &s.user.id, note).await;
+    // The approved action's executor may have changed graph nodes: drop derived caches.
+    state.store.note_graph_write(s.workspace);
+    Ok(ApiJson(view?))
 }
 
 /// Reject a pending action; its credits are refunded.

@@ -10,6 +10,7 @@ pub mod graph;
 pub mod keys;
 pub mod mcp;
 pub mod playbooks;
+pub mod reporting;
 pub mod stream;
 pub mod system;
 pub mod webhooks;

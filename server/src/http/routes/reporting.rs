@@ -1,0 +1,71 @@
+//! `/v1/reporting/*` and `/v1/messages` (bearer token: JWT or agent key).
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use serde::Deserialize;
+
+use crate::error::Error;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{AnyAuth, ApiJson};
+use crate::reporting::{self, AssistantMessage, NewMessage, ReasoningList, Summary};
+use crate::state::AppState;
+
+/// Dashboard figures of the workspace (cached 30 s; a Customer, Opportunity or Touchpoint
+/// change shows at once). Never fails: an internal error answers every figure as zero.
+#[utoipa::path(get, path = "/v1/reporting/summary", tag = "reporting",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    (status = 200, body = Summary),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn summary(State(state): State<AppState>, AnyAuth(p): AnyAuth) -> ApiJson<Summary> {
+    ApiJson(reporting::summary(&state.store, &state.summary_cache, p.workspace()).await)
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ReasoningQuery {
+    /// Entries to return, clamped to 1-100; default 25.
+    pub limit: Option<i64>,
+}
+
+/// The most recent assistant turns across all buddies, oldest first (built from
+/// Recommendation nodes and recent touchpoints while the workspace has no messages).
+#[utoipa::path(get, path = "/v1/reporting/recent-reasoning", tag = "reporting",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(ReasoningQuery), responses(
+    (status = 200, body = ReasoningList),
+    (status = 400, description = "limit is not an integer", body = ErrorBody),
+    (status = 401, body = ErrorBody),
+))]
+pub async fn recent_reasoning(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    query: Result<Query<ReasoningQuery>, QueryRejection>,
+) -> Result<ApiJson<ReasoningList>, Error> {
+    let Query(q) = query.map_err(|e| {
+        Error::invalid_input(format!("limit: must be an integer ({})", e.body_text()))
+            .with_details(serde_json::json!({ "field": "limit" }))
+    })?;
+    let limit = reporting::clamp_limit(q.limit);
+    Ok(ApiJson(
+        reporting::recent_reasoning(&state.store, p.workspace(), limit).await?,
+    ))
+}
+
+/// Record one assistant turn of a buddy (the message store the reasoning feed reads).
+#[utoipa::path(post, path = "/v1/messages", tag = "reporting",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    request_body = NewMessage, responses(
+    (status = 201, body = AssistantMessage),
+    (status = 400, body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+))]
+pub async fn append_message(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiJson(m): ApiJson<NewMessage>,
+) -> Result<(StatusCode, ApiJson<AssistantMessage>), Error> {
+    let saved = reporting::append_message(&state.store, p.workspace(), m).await?;
+    Ok((StatusCode::CREATED, ApiJson(saved)))
+}
