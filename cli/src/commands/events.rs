@@ -70,11 +70,7 @@ fn send_one(ctx: &Ctx, a: &SendArgs) -> Result<u8> {
             idempotency_key: a.idempotency_key.as_deref(),
         },
     )?;
-    if ctx.out.json {
-        ctx.out.json(&done.envelope);
-    } else {
-        super::invoke::render(&ctx.out, &done);
-    }
+    super::invoke::print(ctx, &done);
     Ok(exit::OK)
 }
 
@@ -145,9 +141,10 @@ fn send_batch(ctx: &Ctx, a: &SendArgs, path: &std::path::Path) -> Result<u8> {
     Ok(code)
 }
 
-/// Sends one row. Row-level refusals (bad input, a grant or quota refusal) are the row's
-/// failure; an unreachable server or a refused key stops the whole batch, since every later row
-/// would fail the same way (and a rerun with the same prefix resumes safely).
+/// Sends one row. Row-level refusals (bad input, a grant refusal) are the row's failure; an
+/// unreachable server, a refused key (401) or exhausted credits (402) stop the whole batch,
+/// since every later row would fail the same way (and a rerun with the same prefix resumes
+/// safely).
 fn send_row(client: &Client, mode: &str, row: &Row) -> Result<RowOutcome> {
     let input = match &row.input {
         Ok(v) => v.clone(),
@@ -170,7 +167,11 @@ fn send_row(client: &Client, mode: &str, row: &Row) -> Result<RowOutcome> {
     match outcome {
         Ok(done) if done.replayed => Ok(RowOutcome::Replayed),
         Ok(_) => Ok(RowOutcome::Sent),
-        Err(e @ CliError::Api { status: 401, .. }) => Err(e),
+        Err(
+            e @ CliError::Api {
+                status: 401 | 402, ..
+            },
+        ) => Err(e),
         Err(CliError::Api { code, message, .. }) => Ok(RowOutcome::Failed { code, message }),
         Err(e) => Err(e),
     }

@@ -25,12 +25,17 @@ pub fn run(ctx: &Ctx, a: InvokeArgs) -> Result<u8> {
             idempotency_key: a.idempotency_key.as_deref(),
         },
     )?;
+    print(ctx, &done);
+    Ok(exit::OK)
+}
+
+/// The envelope as the command's output: as received with `--json`, rendered otherwise.
+pub fn print(ctx: &Ctx, done: &Invoked) {
     if ctx.out.json {
         ctx.out.json(&done.envelope);
     } else {
-        render(&ctx.out, &done);
+        render(&ctx.out, done);
     }
-    Ok(exit::OK)
 }
 
 /// `--input`: inline JSON, `@path`, or `@-` (stdin); must be an object.

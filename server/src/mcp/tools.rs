@@ -240,7 +240,7 @@ mod tests {
     fn every_capability_has_a_distinct_tool_name() {
         for id in CAPABILITY_IDS {
             if let Some(e) = registry::get(id) {
-                assert_eq!(capability_of(e.descriptor.mcp_tool_name), Some(*id));
+                assert_eq!(capability_of(e.descriptor.mcp_tool_name), Some(id));
             }
         }
         assert_eq!(capability_of("no_such_tool"), None);

@@ -1,0 +1,330 @@
+//! The MCP server at `/mcp` (streamable HTTP) through raw JSON-RPC over HTTP: protocol rules,
+//! sessions, authentication on every message, and tools that are the key's capability listing.
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use svc_integration_tests::{expect_error, read, Account, Key, TestServer};
+
+fn rpc(id: u64, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+fn init(version: &str) -> Value {
+    rpc(
+        1,
+        "initialize",
+        json!({"protocolVersion": version, "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    )
+}
+
+async fn post(s: &TestServer, key: &str, session: Option<&str>, body: &Value) -> reqwest::Response {
+    let mut rb = s
+        .post("/mcp")
+        .header("authorization", format!("Bearer {key}"));
+    if let Some(id) = session {
+        rb = rb.header("mcp-session-id", id);
+    }
+    rb.json(body).send().await.expect("post /mcp")
+}
+
+async fn call(s: &TestServer, key: &str, body: &Value) -> (StatusCode, Value) {
+    read(post(s, key, None, body).await).await
+}
+
+async fn setup() -> (TestServer, Key, Account) {
+    let s = TestServer::start().await;
+    let account = s.account().await;
+    let key = s.agent_key(&account).await;
+    (s, key, account)
+}
+
+#[tokio::test]
+async fn initialize_negotiates_and_opens_a_session_of_the_key() {
+    let (s, key, account) = setup().await;
+
+    let resp = post(&s, &key.plaintext, None, &init("2025-06-18")).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json")));
+    let session = resp
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .expect("session header");
+    let (_, v) = read(resp).await;
+    assert_eq!(v["id"], 1);
+    assert_eq!(v["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(v["result"]["serverInfo"]["name"], "svcd");
+    assert_eq!(v["result"]["capabilities"]["tools"]["listChanged"], false);
+
+    // An unknown revision: the server offers its newest.
+    let (_, v) = call(&s, &key.plaintext, &init("1999-01-01")).await;
+    assert_eq!(v["result"]["protocolVersion"], "2025-11-25");
+
+    // The session works for its key, with the negotiated version header.
+    let resp = s
+        .post("/mcp")
+        .header("x-api-key", &key.plaintext)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&rpc(2, "ping", json!({})))
+        .send()
+        .await
+        .expect("ping");
+    let (status, v) = read(resp).await;
+    assert_eq!((status, v["result"].clone()), (StatusCode::OK, json!({})));
+
+    // Another key of the same workspace cannot use it: 404 (initialize again).
+    let other = s
+        .mint_key(
+            &account,
+            json!({"name": "other", "grants": ["capability:events.ingest"]}),
+        )
+        .await;
+    let resp = post(
+        &s,
+        &other.plaintext,
+        Some(&session),
+        &rpc(3, "ping", json!({})),
+    )
+    .await;
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+
+    // An unsupported protocol version header: 400.
+    let resp = s
+        .post("/mcp")
+        .header("x-api-key", &key.plaintext)
+        .header("mcp-protocol-version", "2020-01-01")
+        .json(&rpc(4, "ping", json!({})))
+        .send()
+        .await
+        .expect("ping");
+    expect_error(resp, StatusCode::BAD_REQUEST, "invalid_input").await;
+
+    // DELETE ends the session; it is unknown afterwards.
+    let resp = s
+        .request(reqwest::Method::DELETE, "/mcp")
+        .bearer_auth(&key.plaintext)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("delete");
+    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
+    let resp = post(
+        &s,
+        &key.plaintext,
+        Some(&session),
+        &rpc(5, "ping", json!({})),
+    )
+    .await;
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+}
+
+#[tokio::test]
+async fn json_rpc_rules() {
+    let (s, key, _) = setup().await;
+    let k = key.plaintext.as_str();
+
+    // Notifications and client responses: 202, no body.
+    for msg in [
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
+    ] {
+        let resp = post(&s, k, None, &msg).await;
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert!(resp.text().await.expect("body").is_empty());
+    }
+
+    let (status, v) = call(&s, k, &rpc(1, "resources/list", json!({}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(v["error"]["code"], -32601);
+
+    let (status, v) = call(&s, k, &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(v["error"]["code"], -32600);
+
+    let resp = s
+        .post("/mcp")
+        .bearer_auth(k)
+        .header("content-type", "application/json")
+        .body("{not json")
+        .send()
+        .await
+        .expect("post");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (v["id"].clone(), v["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+
+    let (_, v) = call(
+        &s,
+        k,
+        &rpc(2, "tools/call", json!({"name": "no_such_tool"})),
+    )
+    .await;
+    assert_eq!(v["error"]["code"], -32602);
+
+    // A batch gets an array of answers (the notification in it gets none).
+    let (status, v) = call(
+        &s,
+        k,
+        &json!([
+            rpc(1, "ping", json!({})),
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            rpc(2, "tools/list", json!({}))
+        ]),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let answers = v.as_array().expect("array");
+    assert_eq!(answers.len(), 2);
+    assert_eq!(answers[1]["id"], 2);
+
+    // GET (no server-initiated stream) is 405; a non-JSON body is 415.
+    let resp = s.get("/mcp").bearer_auth(k).send().await.expect("get");
+    expect_error(resp, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+    let resp = s
+        .post("/mcp")
+        .bearer_auth(k)
+        .header("content-type", "text/plain")
+        .body("{}")
+        .send()
+        .await
+        .expect("post");
+    expect_error(
+        resp,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn tools_are_the_keys_capabilities_and_calls_go_through_the_gateway() {
+    let (s, key, account) = setup().await;
+    let jwt = account.token.clone();
+    let k = key.plaintext.as_str();
+
+    let resp = s
+        .get("/api/v1/capabilities")
+        .bearer_auth(k)
+        .send()
+        .await
+        .expect("list");
+    let (_, listing) = read(resp).await;
+    let (_, v) = call(&s, k, &rpc(1, "tools/list", json!({}))).await;
+    let tools = v["result"]["tools"].as_array().expect("tools").clone();
+    let caps = listing["capabilities"].as_array().expect("capabilities");
+    assert_eq!(tools.len(), caps.len());
+    for (t, c) in tools.iter().zip(caps) {
+        assert_eq!(t["name"], c["mcp_tool_name"]);
+        assert_eq!(t["title"], c["title"]);
+        assert_eq!(
+            t["inputSchema"]["properties"]["_mode"]["enum"],
+            c["allowed_modes"]
+        );
+        let mut schema = t["inputSchema"].clone();
+        let props = schema["properties"].as_object_mut().expect("properties");
+        props.remove("_mode");
+        props.remove("_idempotency_key");
+        assert_eq!(schema, c["input_schema"], "the capability's own schema");
+    }
+
+    // Idempotency over MCP: one execution, one charge, the replay is marked.
+    let args = json!({"event": "trial_started", "email": "mo@example.com",
+                      "_idempotency_key": "mo-1"});
+    let msg = rpc(
+        2,
+        "tools/call",
+        json!({"name": "ingest_event", "arguments": args}),
+    );
+    let (_, first) = call(&s, k, &msg).await;
+    let (_, again) = call(&s, k, &msg).await;
+    let env = &first["result"]["structuredContent"];
+    assert_eq!(env["status"], "committed", "{first}");
+    assert_eq!(
+        again["result"]["structuredContent"]["request_id"],
+        env["request_id"]
+    );
+    assert_eq!(again["result"]["_meta"]["svc/idempotent_replayed"], true);
+    let id = env["request_id"].as_str().expect("request id");
+    let resp = s
+        .get(&format!("/api/v1/capabilities/actions/{id}"))
+        .bearer_auth(k)
+        .send()
+        .await
+        .expect("receipt");
+    let (_, receipt) = read(resp).await;
+    assert_eq!(receipt["ledger_row"]["source"], "mcp");
+    let resp = s
+        .get("/api/v1/capabilities/usage/actions")
+        .bearer_auth(k)
+        .send()
+        .await
+        .expect("usage");
+    assert_eq!(read(resp).await.1["used"], 1);
+
+    // Several calls in one batch each get their own invocation id.
+    let call_msg = |id: u64, who: &str| {
+        rpc(
+            id,
+            "tools/call",
+            json!({"name": "ingest_event",
+            "arguments": {"event": "x", "email": format!("{who}@example.com")}}),
+        )
+    };
+    let (_, v) = call(&s, k, &json!([call_msg(1, "a"), call_msg(2, "b")])).await;
+    let ids: Vec<&str> = v
+        .as_array()
+        .expect("answers")
+        .iter()
+        .filter_map(|a| a["result"]["structuredContent"]["request_id"].as_str())
+        .collect();
+    assert_eq!(ids.len(), 2, "{v}");
+    assert_ne!(ids[0], ids[1]);
+
+    // A key without grants sees no tool and can call none.
+    let bare = s.mint_key(&account, json!({"name": "bare"})).await;
+    let (_, v) = call(&s, &bare.plaintext, &rpc(1, "tools/list", json!({}))).await;
+    assert_eq!(v["result"]["tools"], json!([]));
+    let (_, v) = call(&s, &bare.plaintext, &call_msg(2, "c")).await;
+    assert_eq!(v["result"]["isError"], true);
+    assert_eq!(
+        v["result"]["structuredContent"]["error"]["code"],
+        "grant_denied"
+    );
+
+    // Revoked: nothing at all, at once.
+    let resp = s
+        .request(reqwest::Method::DELETE, &format!("/api/v1/keys/{}", key.id))
+        .bearer_auth(&jwt)
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(resp.status(), StatusCode::OK);
+    for msg in [
+        rpc(1, "tools/list", json!({})),
+        call_msg(2, "d"),
+        init("2025-06-18"),
+    ] {
+        let resp = post(&s, k, None, &msg).await;
+        expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+    }
+    // No credential, or a JWT: refused too.
+    let resp = s
+        .post("/mcp")
+        .json(&init("2025-06-18"))
+        .send()
+        .await
+        .expect("post");
+    expect_error(resp, StatusCode::UNAUTHORIZED, "unauthenticated").await;
+    let resp = post(&s, &jwt, None, &init("2025-06-18")).await;
+    expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+}
