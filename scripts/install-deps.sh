@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Installs what a fresh Debian machine with only the Rust toolchain lacks, and nothing twice.
 # - libclang-dev: RocksDB's Rust bindings are generated with bindgen, which loads libclang.
+# - python3-venv (when python3 cannot make virtualenvs): the MCP tests install the Python MCP
+#   client from PyPI into one (scripts/mcp-venv.sh).
 set -euo pipefail
 
 need_apt=()
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
+  dpkg -s python3-venv >/dev/null 2>&1 || need_apt+=(python3-venv)
+fi
 
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "installing system packages: ${need_apt[*]}"

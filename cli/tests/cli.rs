@@ -627,3 +627,57 @@ async fn exit_codes_help_colours_and_unreachable_servers() {
     );
     let _ = SVC;
 }
+
+/// Runs `svc args` on a pseudo-terminal (util-linux `script`), so stdout and stderr are TTYs.
+async fn on_terminal(w: &World, args: &[&str], no_color: bool) -> support::Run {
+    let line = std::iter::once(SVC)
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut c = std::process::Command::new("script");
+    c.args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", w.home.path())
+        .env("XDG_CONFIG_HOME", w.config_dir())
+        .env("SVC_BASE_URL", &w.server.base)
+        .env("SVC_API_KEY", &w.key.plaintext)
+        .env("TERM", "xterm")
+        .stdin(std::process::Stdio::null());
+    if no_color {
+        c.env("NO_COLOR", "1");
+    }
+    w.run(c).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn colours_and_the_progress_bar_only_on_a_terminal() {
+    let w = World::new().await;
+    let r = on_terminal(&w, &["doctor"], false).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains("\x1b[32mPASSED\x1b[0m"),
+        "green on a terminal: {r:?}"
+    );
+    let r = on_terminal(&w, &["doctor"], true).await;
+    assert!(
+        r.stdout.contains("PASSED") && !r.stdout.contains('\x1b'),
+        "NO_COLOR: {r:?}"
+    );
+    let r = on_terminal(&w, &["doctor", "--json"], false).await;
+    assert!(!r.stdout.contains('\x1b'), "never in --json: {r:?}");
+
+    let file = w.write("tty.jsonl", &batch_lines(3));
+    let r = on_terminal(
+        &w,
+        &["events", "send", "--batch", &file.display().to_string()],
+        false,
+    )
+    .await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(
+        r.stdout.contains(&format!("[{}] 3/3", "#".repeat(30))),
+        "progress bar: {r:?}"
+    );
+}
