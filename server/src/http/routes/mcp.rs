@@ -47,6 +47,7 @@ pub async fn post(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, Error> {
+    check_origin(&headers)?;
     if !is_json(&headers) {
         return Err(Error::new(
             Code::UnsupportedMediaType,
@@ -122,6 +123,27 @@ fn refusal(r: Refusal) -> Error {
     match r {
         Refusal::UnknownSession => Error::new(Code::NotFound, r.message()),
         Refusal::UnsupportedProtocolVersion(_) => Error::invalid_input(r.message()),
+    }
+}
+
+/// DNS-rebinding guard (required of MCP's HTTP transport): a browser page may post here only
+/// from the server's own origin. Non-browser clients send no `Origin` and are unaffected; the
+/// key header is what authenticates either way.
+fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin_host = origin
+        .to_str()
+        .ok()
+        .and_then(|o| o.split_once("://"))
+        .map(|(_, rest)| rest.trim_end_matches('/'));
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
+    match (origin_host, host) {
+        (Some(o), Some(h)) if o.eq_ignore_ascii_case(h) => Ok(()),
+        _ => Err(Error::forbidden(
+            "cross-origin MCP requests are refused (the Origin header does not match this server)",
+        )),
     }
 }
 
