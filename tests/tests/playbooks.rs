@@ -3,7 +3,7 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, Account, TestServer};
+use svc_integration_tests::{expect_error, read, str_at, track, Account, TestServer};
 
 async fn call(
     s: &TestServer,
@@ -667,4 +667,86 @@ async fn outcomes_pivot_by_the_statistical_judge_within_the_spec_limits() {
     assert_eq!(status, StatusCode::OK);
     let (_, v) = report(100, 0).await;
     assert_eq!(v["decision"]["action"], "hold", "{v}");
+}
+
+#[tokio::test]
+async fn events_attributed_to_the_playbook_campaign_become_run_outcomes() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let mut body = minimal();
+    body["strategy"]["successMetric"] = json!("reply_rate");
+    body["strategy"]["successTarget"] = json!(0.5);
+    body["adaptation"] = json!({"minSampleSize": 3});
+    let id = str_at(&create(&s, &a, body).await, "/id");
+    let event = |customer: &str, action: &str, campaign: &str, props: Value| json!({"action": action, "customerId": customer, "campaignId": campaign, "properties": props});
+    // Before the run started: not counted.
+    track(&s, &key, event("ext-0", "email_sent", &id, json!({}))).await;
+    let (_, v) = call(
+        &s,
+        Method::POST,
+        &format!("/v1/playbooks/{id}/run"),
+        &a.token,
+        None,
+    )
+    .await;
+    let sync = format!("/v1/playbooks/{id}/runs/{}/sync", str_at(&v, "/run/id"));
+    for i in 1..=4 {
+        track(
+            &s,
+            &key,
+            event(&format!("ext-{i}"), "email_sent", &id, json!({})),
+        )
+        .await;
+    }
+    // Another campaign's events are not this playbook's.
+    track(
+        &s,
+        &key,
+        event("ext-9", "email_replied", "other-campaign", json!({})),
+    )
+    .await;
+
+    let (status, v) = call(&s, Method::POST, &sync, &a.token, None).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(
+        (
+            v["run"]["metrics"]["samples"].clone(),
+            v["run"]["metrics"]["successes"].clone()
+        ),
+        (json!(4), json!(0)),
+        "{v}"
+    );
+    assert_eq!(v["decision"]["action"], "pivot", "0 of 4 against 50%: {v}");
+    // Repeating the sync adds nothing.
+    let (_, v) = call(&s, Method::POST, &sync, &a.token, None).await;
+    assert_eq!(v["run"]["metrics"]["samples"], 4, "{v}");
+    assert_eq!(v["decision"]["action"], "hold", "{v}");
+
+    track(&s, &key, event("ext-1", "email_replied", &id, json!({}))).await;
+    track(
+        &s,
+        &key,
+        event("ext-2", "note", &id, json!({"playbook_outcome": "success"})),
+    )
+    .await;
+    track(&s, &key, event("ext-5", "email_sent", &id, json!({}))).await;
+    let (_, v) = call(&s, Method::POST, &sync, &a.token, None).await;
+    assert_eq!(
+        (
+            v["run"]["metrics"]["samples"].clone(),
+            v["run"]["metrics"]["successes"].clone()
+        ),
+        (json!(5), json!(2)),
+        "{v}"
+    );
+    assert_eq!(v["run"]["pivots"].as_array().map(Vec::len), Some(1));
+
+    let resp = s
+        .post(&format!("/v1/playbooks/{id}/runs/run_nope/sync"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
 }

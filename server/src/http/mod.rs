@@ -83,6 +83,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(playbooks::list_runs))
         .routes(routes!(playbooks::get_run))
         .routes(routes!(playbooks::report_outcomes))
+        .routes(routes!(playbooks::sync_run))
         .routes(routes!(
             brand::get_brand,
             brand::put_brand,

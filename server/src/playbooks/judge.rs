@@ -67,7 +67,8 @@ pub fn wilson_upper(successes: u64, samples: u64) -> f64 {
         return 1.0;
     }
     let n = samples as f64;
-    let p = successes as f64 / n;
+    // A window can hold successes of samples counted before it (synced events): cap at 1.
+    let p = (successes as f64 / n).min(1.0);
     let z2 = Z_95_ONE_SIDED * Z_95_ONE_SIDED;
     let centre = p + z2 / (2.0 * n);
     let margin = Z_95_ONE_SIDED * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();

@@ -5,6 +5,7 @@
 //! Records: `playbook` keyed by a time-ordered `pb_` id (a scan lists them in creation order);
 //! runs are `playbook_run` records keyed `<playbook id>/<run id>` (see [`runs`]).
 
+pub mod attribution;
 pub mod judge;
 pub mod runs;
 

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
+use super::attribution::{self, Attributed};
 use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::{ensure_writable, time_ordered_id, Playbook};
 use crate::clock;
@@ -81,6 +82,9 @@ pub struct PlaybookRun {
     pub pivots: Vec<Pivot>,
     /// Outcome reports per hour, last 91 days.
     pub outcomes: Vec<OutcomeBucket>,
+    /// Totals of campaign-attributed events already folded into the run (see `attribution`).
+    #[serde(default)]
+    pub synced: Attributed,
 }
 
 impl Record for PlaybookRun {
@@ -173,6 +177,7 @@ pub async fn start(
                 metrics: RunMetrics::default(),
                 pivots: Vec::new(),
                 outcomes: Vec::new(),
+                synced: Attributed::default(),
             };
             tx.put(ws, &run)?;
             Ok(run)
@@ -234,6 +239,46 @@ pub async fn record_outcome(
         .await
 }
 
+/// Folds the events attributed to the playbook's campaign since the run started (and since the
+/// last sync) into the run as one outcome report, then lets the judge decide.
+pub async fn sync_attributed(
+    store: &Store,
+    ws: WorkspaceId,
+    playbook_id: String,
+    run_id: String,
+) -> Result<OutcomeResult> {
+    store
+        .write(move |tx| {
+            ensure_writable(tx, ws)?;
+            let pb = tx
+                .get::<Playbook>(ws, &playbook_id)?
+                .ok_or_else(|| Error::not_found("playbook"))?;
+            let mut run = tx
+                .get::<PlaybookRun>(ws, &run_key(&playbook_id, &run_id))?
+                .ok_or_else(|| Error::not_found("playbook run"))?;
+            let since = crate::events::parse_timestamp(&run.started_at)
+                .and_then(crate::events::micros)
+                .map_err(|e| Error::internal(format!("run {run_id} startedAt: {e}")))?;
+            let now = attribution::attributed(
+                &tx.workspace(ws),
+                &pb.id,
+                since,
+                pb.strategy.success_metric,
+            )?;
+            let report = OutcomeReport {
+                samples: now.samples.saturating_sub(run.synced.samples),
+                successes: now.successes.saturating_sub(run.synced.successes),
+                value: Some((now.value - run.synced.value).max(0.0)),
+            };
+            let value = report.value.unwrap_or(0.0);
+            run.synced = now;
+            let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
+            tx.put(ws, &run)?;
+            Ok(OutcomeResult { run, decision })
+        })
+        .await
+}
+
 /// Adds the report to the run's totals and hourly buckets, runs the judge on the window, and
 /// appends a pivot when it says so.
 pub fn apply_outcome(
@@ -247,7 +292,9 @@ pub fn apply_outcome(
     let hour_unix = now_unix - now_unix.rem_euclid(HOUR_SECS);
     let epoch = run.pivots.len();
     run.outcomes.retain(|b| b.hour_unix >= now_unix - KEEP_SECS);
+    let empty = report.samples == 0 && report.successes == 0 && value == 0.0;
     match run.outcomes.last_mut() {
+        _ if empty => {}
         Some(b) if b.hour_unix == hour_unix && b.epoch == epoch => {
             b.samples += report.samples;
             b.successes += report.successes;
@@ -339,6 +386,7 @@ mod tests {
             metrics: RunMetrics::default(),
             pivots: Vec::new(),
             outcomes: Vec::new(),
+            synced: Attributed::default(),
         }
     }
 

@@ -193,3 +193,25 @@ pub async fn report_outcomes(
         runs::record_outcome(&state.store, p.workspace(), id, run_id, report).await?,
     ))
 }
+
+/// Fold the events attributed to the playbook's campaign (events with `campaignId` equal to the
+/// playbook id, since the run started) into the run as outcomes, then let the judge decide.
+/// Repeating it adds only what is new.
+#[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/sync", tag = "playbooks",
+    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = OutcomeResult),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn sync_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<OutcomeResult>, Error> {
+    Ok(ApiJson(
+        runs::sync_attributed(&state.store, p.workspace(), id, run_id).await?,
+    ))
+}
