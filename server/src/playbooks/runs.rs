@@ -15,7 +15,7 @@ use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::{ensure_writable, time_ordered_id, Playbook};
 use crate::clock;
 use crate::error::{Error, Result};
-use crate::store::{Record, RecordScan, Store, WorkspaceId};
+use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 
 /// Largest `samples` one outcome report may carry.
 pub const MAX_SAMPLES_PER_REPORT: u64 = 1_000_000;
@@ -214,6 +214,23 @@ pub async fn get(
         .ok_or_else(|| Error::not_found("playbook run"))
 }
 
+/// Inside a write: refuses a read-only workspace, then loads the (existing) playbook and run.
+fn load_for_outcome(
+    tx: &mut Tx<'_, '_>,
+    ws: WorkspaceId,
+    playbook_id: &str,
+    run_id: &str,
+) -> Result<(Playbook, PlaybookRun)> {
+    ensure_writable(tx, ws)?;
+    let pb = tx
+        .get::<Playbook>(ws, playbook_id)?
+        .ok_or_else(|| Error::not_found("playbook"))?;
+    let run = tx
+        .get::<PlaybookRun>(ws, &run_key(playbook_id, run_id))?
+        .ok_or_else(|| Error::not_found("playbook run"))?;
+    Ok((pb, run))
+}
+
 /// Adds an outcome report to a running run of an existing playbook and lets the judge decide.
 pub async fn record_outcome(
     store: &Store,
@@ -225,13 +242,7 @@ pub async fn record_outcome(
     let value = report.validate()?;
     store
         .write(move |tx| {
-            ensure_writable(tx, ws)?;
-            let pb = tx
-                .get::<Playbook>(ws, &playbook_id)?
-                .ok_or_else(|| Error::not_found("playbook"))?;
-            let mut run = tx
-                .get::<PlaybookRun>(ws, &run_key(&playbook_id, &run_id))?
-                .ok_or_else(|| Error::not_found("playbook run"))?;
+            let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
             let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
             tx.put(ws, &run)?;
             Ok(OutcomeResult { run, decision })
@@ -249,13 +260,7 @@ pub async fn sync_attributed(
 ) -> Result<OutcomeResult> {
     store
         .write(move |tx| {
-            ensure_writable(tx, ws)?;
-            let pb = tx
-                .get::<Playbook>(ws, &playbook_id)?
-                .ok_or_else(|| Error::not_found("playbook"))?;
-            let mut run = tx
-                .get::<PlaybookRun>(ws, &run_key(&playbook_id, &run_id))?
-                .ok_or_else(|| Error::not_found("playbook run"))?;
+            let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
             let since = crate::events::parse_timestamp(&run.started_at)
                 .and_then(crate::events::micros)
                 .map_err(|e| Error::internal(format!("run {run_id} startedAt: {e}")))?;
