@@ -263,3 +263,15 @@ async fn synthetic_feed_uses_recommendations_and_touchpoints_and_is_never_empty(
     assert_eq!(empty.len(), 1);
     assert_eq!(empty[0].buddy_id, "insights");
 }
+
+#[tokio::test]
+async fn an_internal_failure_answers_the_zero_filled_summary() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = fixture(dir.path()).await;
+    store.close();
+    let s = summary(&store, &SummaryCache::default(), WS).await;
+    assert_eq!(s, Summary::zero());
+    assert_eq!(s.signals_hourly, vec![0; 24]);
+    let json = serde_json::to_value(&s).expect("json");
+    assert_eq!(json["arrTargetCents"], 0, "every figure zero: {json}");
+}
