@@ -108,6 +108,11 @@ impl Sessions {
         }
     }
 
+    /// Forgets every session (what a restart does; clients initialize again).
+    pub fn clear(&self) {
+        self.inner.lock().clear();
+    }
+
     pub fn len(&self) -> usize {
         self.inner.lock().len()
     }
