@@ -328,3 +328,107 @@ async fn tools_are_the_keys_capabilities_and_calls_go_through_the_gateway() {
     let resp = post(&s, &jwt, None, &init("2025-06-18")).await;
     expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
 }
+
+#[tokio::test]
+async fn approvals_and_workspace_policy_apply_to_mcp_calls() {
+    let s = TestServer::start().await;
+    let account = s.account().await;
+    let key = s
+        .mint_key(
+            &account,
+            json!({"name": "crm agent", "grants": ["capability:events.ingest", "capability:crm.mutate"],
+                   "allowed_modes": ["dry_run", "queue", "execute"]}),
+        )
+        .await;
+    let k = key.plaintext.as_str();
+    let tool_call = |id: u64, name: &str, arguments: Value| {
+        rpc(
+            id,
+            "tools/call",
+            json!({"name": name, "arguments": arguments}),
+        )
+    };
+
+    let (_, v) = call(&s, k, &rpc(1, "tools/list", json!({}))).await;
+    let crm = v["result"]["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "mutate_crm"))
+        .cloned()
+        .expect("mutate_crm listed");
+    assert_eq!(crm["annotations"]["destructiveHint"], true);
+    assert_eq!(
+        crm["inputSchema"]["properties"]["_mode"]["enum"],
+        json!(["dry_run", "queue", "execute"])
+    );
+
+    let (_, v) = call(
+        &s,
+        k,
+        &tool_call(
+            2,
+            "ingest_event",
+            json!({"event": "signup", "email": "pat@example.com"}),
+        ),
+    )
+    .await;
+    let customer = v["result"]["structuredContent"]["result"]["customer_id"]
+        .as_str()
+        .expect("customer id")
+        .to_owned();
+
+    // Approval-gated execute without auto_run: queued for a person, charged at queue.
+    let (_, v) = call(
+        &s,
+        k,
+        &tool_call(
+            3,
+            "mutate_crm",
+            json!({"customer": customer, "set": {"tier": "gold"}}),
+        ),
+    )
+    .await;
+    let env = &v["result"]["structuredContent"];
+    assert_eq!(v["result"]["isError"], false, "{v}");
+    assert_eq!(env["status"], "queued", "{v}");
+    assert!(
+        env["pending_action_id"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("pa_")),
+        "{v}"
+    );
+    let cost = env["action_credit_cost"].as_u64().expect("cost");
+    assert!(cost > 0, "{v}");
+    assert_eq!(env["quota"]["used"].as_u64(), Some(1 + cost));
+
+    // The workspace forbids events.ingest: the MCP call is refused like a REST one, at no cost.
+    let resp = s
+        .request(reqwest::Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&account.token)
+        .json(&json!({"policy": {"forbid": ["events.ingest"]}}))
+        .send()
+        .await
+        .expect("put workspace");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (_, v) = call(
+        &s,
+        k,
+        &tool_call(
+            4,
+            "ingest_event",
+            json!({"event": "x", "email": "pat@example.com"}),
+        ),
+    )
+    .await;
+    assert_eq!(v["result"]["isError"], true, "{v}");
+    assert_eq!(
+        v["result"]["structuredContent"]["error"]["code"],
+        "policy_forbid"
+    );
+    let resp = s
+        .get("/api/v1/capabilities/usage/actions")
+        .bearer_auth(k)
+        .send()
+        .await
+        .expect("usage");
+    assert_eq!(read(resp).await.1["used"].as_u64(), Some(1 + cost));
+}
