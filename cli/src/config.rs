@@ -158,7 +158,12 @@ pub struct Resolved {
 }
 
 pub fn resolve(o: &Overrides) -> Result<Resolved> {
-    let stored = load()?;
+    // The file is read only when something is missing from the flags and environment.
+    let stored = if o.server.is_some() && o.api_key.is_some() {
+        None
+    } else {
+        load()?
+    };
     let server = o
         .server
         .clone()
