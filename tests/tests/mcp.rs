@@ -204,6 +204,26 @@ async fn json_rpc_rules() {
         "unsupported_media_type",
     )
     .await;
+
+    // A browser page of another origin cannot use it (DNS rebinding); the server's own can.
+    let resp = s
+        .post("/mcp")
+        .bearer_auth(k)
+        .header("origin", "http://evil.example")
+        .json(&rpc(1, "ping", json!({})))
+        .send()
+        .await
+        .expect("post");
+    expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+    let resp = s
+        .post("/mcp")
+        .bearer_auth(k)
+        .header("origin", s.base.clone())
+        .json(&rpc(1, "ping", json!({})))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(resp.status(), StatusCode::OK);
 }
 
 #[tokio::test]
