@@ -4,7 +4,17 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use svc_engine::{EngineError, Graph, NodeId, Properties, Value, WorkspaceId};
+/// The allocator svcd uses, so benchmark figures are the service's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use svc_engine::{
+    EngineError, EventInput, Graph, IdentityKeys, NodeId, Properties, Value, WorkspaceId,
+};
 
 /// Sizes of a generated graph.
 #[derive(Clone, Copy, Debug)]
@@ -223,4 +233,61 @@ pub fn build_read_graph(
         })?;
     }
     Ok(out)
+}
+
+/// An event for one of `pool` people (so some create customers and most match one).
+pub fn ingest_event(i: usize, pool: usize) -> EventInput {
+    let who = (i.wrapping_mul(2_654_435_761)) % pool;
+    EventInput {
+        keys: IdentityKeys {
+            email: Some(format!("person{who}@ingest.test")),
+            ..Default::default()
+        },
+        action: "page_viewed".into(),
+        channel: Some("web".into()),
+        ts: START_US + i as i64 * 1_000,
+        campaign_id: (i % 3 == 0).then(|| format!("cmp-{}", i % 50)),
+        ..Default::default()
+    }
+}
+
+/// Records `total` events from `writers` threads, each call carrying `per_call` events;
+/// returns the elapsed time.
+pub fn ingest(
+    graph: &Graph,
+    ws: WorkspaceId,
+    writers: usize,
+    per_call: usize,
+    total: u64,
+    counter: &Arc<AtomicUsize>,
+) -> Duration {
+    let start = Instant::now();
+    let per_writer = (total as usize).div_ceil(writers);
+    let handles: Vec<_> = (0..writers)
+        .map(|_| {
+            let (graph, counter) = (graph.clone(), Arc::clone(counter));
+            std::thread::spawn(move || {
+                let mut done = 0;
+                while done < per_writer {
+                    let n = per_call.min(per_writer - done);
+                    let base = counter.fetch_add(n, Ordering::Relaxed);
+                    if n == 1 {
+                        graph
+                            .record_event(ws, ingest_event(base, 50_000))
+                            .expect("record");
+                    } else {
+                        let batch = (base..base + n).map(|i| ingest_event(i, 50_000)).collect();
+                        for r in graph.record_events(ws, batch).expect("batch") {
+                            r.expect("record");
+                        }
+                    }
+                    done += n;
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().expect("writer");
+    }
+    start.elapsed()
 }

@@ -26,7 +26,9 @@ pub struct GraphOptions {
     pub store: StoreOptions,
     /// Most write closures committed together in one batch and one fsync.
     pub max_group_jobs: usize,
-    /// A group is closed early once it holds this many pending key writes.
+    /// A group is closed early once it holds this many pending key writes. Small groups let a
+    /// burst of writes flow through the pipeline (the writer prepares one group while the
+    /// committer writes the previous one); fsyncs stay shared because the syncer batches them.
     pub max_group_writes: usize,
 }
 
@@ -35,7 +37,7 @@ impl Default for GraphOptions {
         GraphOptions {
             store: StoreOptions::default(),
             max_group_jobs: 512,
-            max_group_writes: 200_000,
+            max_group_writes: 2_048,
         }
     }
 }

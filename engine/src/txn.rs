@@ -4,10 +4,15 @@
 //! read-check-write inside one closure is atomic without locks. Several closures share one
 //! group (one WriteBatch, one fsync); a closure that fails is rolled back to its savepoint and
 //! leaves no trace in the group.
+//!
+//! While one group is being written to the store, the next is already being prepared: its
+//! transaction reads through the previous group's overlay (`in_flight`) before the store, so it
+//! sees those writes whether or not they have landed yet.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
@@ -31,19 +36,25 @@ use crate::view::{self, LabelSource, View};
 /// Where an overlay entry lives: a column family, or the label membership that commit turns
 /// into bitmap deltas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Space {
+pub(crate) enum Space {
     Kv(Cf),
     LabelMember,
 }
 
 type OverlayKey = (Space, Vec<u8>);
 
+/// The pending writes of a group, in key order; a `None` value is a delete.
+pub(crate) type Overlay = BTreeMap<OverlayKey, Option<Vec<u8>>>;
+
 /// A group of writes being prepared on the writer thread.
 pub struct WriteTxn<'a> {
     store: &'a Store,
     labels: &'a LabelIndex,
-    /// Pending writes; `None` is a delete.
-    overlay: BTreeMap<OverlayKey, Option<Vec<u8>>>,
+    /// The previous group's writes, handed to the committer and perhaps not yet in the store.
+    /// Reads look here after the overlay and before the store.
+    in_flight: Option<Arc<Overlay>>,
+    /// Pending writes of this group.
+    overlay: Overlay,
     /// For each write, what the overlay held before (outer None: nothing), to roll back.
     undo: Vec<(OverlayKey, Option<Option<Vec<u8>>>)>,
 }
@@ -77,10 +88,15 @@ fn decode_label_member_key(k: &[u8]) -> Option<(WorkspaceId, String, NodeId)> {
 }
 
 impl<'a> WriteTxn<'a> {
-    pub(crate) fn new(store: &'a Store, labels: &'a LabelIndex) -> Self {
+    pub(crate) fn new(
+        store: &'a Store,
+        labels: &'a LabelIndex,
+        in_flight: Option<Arc<Overlay>>,
+    ) -> Self {
         WriteTxn {
             store,
             labels,
+            in_flight,
             overlay: BTreeMap::new(),
             undo: Vec::new(),
         }
@@ -143,45 +159,77 @@ impl<'a> WriteTxn<'a> {
         self.overlay.len()
     }
 
-    /// The batch and label deltas of everything pending.
-    pub(crate) fn into_commit(self) -> Result<Commit<'a>, EngineError> {
-        let mut batch = self.store.batch();
-        let mut label_deltas: BTreeMap<(WorkspaceId, String), Delta> = BTreeMap::new();
-        for ((space, key), value) in self.overlay {
-            match space {
-                Space::Kv(cf) => match value {
-                    Some(v) => batch.put(cf, &key, &v)?,
-                    None => batch.delete(cf, &key)?,
-                },
-                Space::LabelMember => {
-                    let (ws, label, node) =
-                        decode_label_member_key(&key).ok_or_else(|| EngineError::Corrupt {
-                            context: "label membership",
-                            detail: format!("{key:?}"),
-                        })?;
-                    let delta = label_deltas.entry((ws, label)).or_default();
-                    match value {
-                        Some(_) => delta.add(node.0),
-                        None => delta.remove(node.0),
-                    }
+    /// Everything pending, for the committer.
+    pub(crate) fn into_overlay(self) -> Overlay {
+        self.overlay
+    }
+
+    /// Pending entries of `space` in `[lower, upper)`, the in-flight group's first and this
+    /// group's on top (later writes win), or None when neither holds any.
+    fn pending_range(
+        &self,
+        space: Space,
+        lower: &[u8],
+        upper: impl Fn(&[u8]) -> bool,
+    ) -> Option<BTreeMap<&[u8], &Option<Vec<u8>>>> {
+        let mut merged: Option<BTreeMap<&[u8], &Option<Vec<u8>>>> = None;
+        for layer in self.in_flight.as_deref().into_iter().chain([&self.overlay]) {
+            let entries = layer
+                .range((Bound::Included((space, lower.to_vec())), Bound::Unbounded))
+                .take_while(|((s, k), _)| *s == space && upper(k));
+            for ((_, k), v) in entries {
+                merged.get_or_insert_with(BTreeMap::new).insert(k, v);
+            }
+        }
+        merged
+    }
+}
+
+/// The batch and label deltas of a prepared group.
+pub(crate) fn prepare_commit<'s>(
+    store: &'s Store,
+    overlay: &Overlay,
+) -> Result<Commit<'s>, EngineError> {
+    let mut batch = store.batch();
+    let mut label_deltas: BTreeMap<(WorkspaceId, String), Delta> = BTreeMap::new();
+    for ((space, key), value) in overlay {
+        match space {
+            Space::Kv(cf) => match value {
+                Some(v) => batch.put(*cf, key, v)?,
+                None => batch.delete(*cf, key)?,
+            },
+            Space::LabelMember => {
+                let (ws, label, node) =
+                    decode_label_member_key(key).ok_or_else(|| EngineError::Corrupt {
+                        context: "label membership",
+                        detail: format!("{key:?}"),
+                    })?;
+                let delta = label_deltas.entry((ws, label)).or_default();
+                match value {
+                    Some(_) => delta.add(node.0),
+                    None => delta.remove(node.0),
                 }
             }
         }
-        for ((ws, label), delta) in &label_deltas {
-            batch.merge(Cf::Labels, &keys::label_key(*ws, label), &delta.encode())?;
-        }
-        Ok(Commit {
-            batch,
-            label_deltas,
-        })
     }
+    for ((ws, label), delta) in &label_deltas {
+        batch.merge(Cf::Labels, &keys::label_key(*ws, label), &delta.encode())?;
+    }
+    Ok(Commit {
+        batch,
+        label_deltas,
+    })
 }
 
 impl KvRead for WriteTxn<'_> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
-        match self.overlay.get(&(Space::Kv(cf), key.to_vec())) {
+        let k = (Space::Kv(cf), key.to_vec());
+        match self.overlay.get(&k) {
             Some(v) => Ok(v.clone()),
-            None => self.store.get(cf, key),
+            None => match self.in_flight.as_ref().and_then(|f| f.get(&k)) {
+                Some(v) => Ok(v.clone()),
+                None => self.store.get(cf, key),
+            },
         }
     }
 
@@ -193,20 +241,11 @@ impl KvRead for WriteTxn<'_> {
         reverse: bool,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), EngineError> {
-        let pending: Vec<(&Vec<u8>, &Option<Vec<u8>>)> = self
-            .overlay
-            .range((
-                Bound::Included((Space::Kv(cf), lower.to_vec())),
-                Bound::Unbounded,
-            ))
-            .take_while(|((space, k), _)| {
-                *space == Space::Kv(cf) && upper.is_none_or(|u| k.as_slice() < u)
-            })
-            .map(|((_, k), v)| (k, v))
-            .collect();
-        if pending.is_empty() {
+        let Some(pending) =
+            self.pending_range(Space::Kv(cf), lower, |k| upper.is_none_or(|u| k < u))
+        else {
             return self.store.scan(cf, lower, upper, reverse, visit);
-        }
+        };
         // Small scans only happen inside writes (adjacency of a node, a record prefix), so
         // materialising the merged range is simpler than a merging iterator and cheap enough.
         let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
@@ -216,7 +255,7 @@ impl KvRead for WriteTxn<'_> {
         })?;
         for (k, v) in pending {
             match v {
-                Some(v) => merged.insert(k.clone(), v.clone()),
+                Some(v) => merged.insert(k.to_vec(), v.clone()),
                 None => merged.remove(k),
             };
         }
@@ -247,22 +286,11 @@ impl LabelSource for WriteTxn<'_> {
         let mut prefix = keys::workspace_prefix(ws);
         keys::put_str(&mut prefix, label);
         let committed = self.labels.get(ws, label);
-        let mut pending = self
-            .overlay
-            .range((
-                Bound::Included((Space::LabelMember, prefix.clone())),
-                Bound::Unbounded,
-            ))
-            .take_while(|((space, k), _)| *space == Space::LabelMember && k.starts_with(&prefix))
-            .peekable();
-        if pending.peek().is_none() {
-            return Ok(match committed {
-                Some(b) => Cow::Owned((*b).clone()),
-                None => Cow::Owned(RoaringTreemap::new()),
-            });
-        }
         let mut bits = committed.map(|b| (*b).clone()).unwrap_or_default();
-        for ((_, k), v) in pending {
+        // The in-flight group may or may not be in `committed` yet; replaying its membership
+        // changes is harmless either way, because each one sets a final state.
+        let pending = self.pending_range(Space::LabelMember, &prefix, |k| k.starts_with(&prefix));
+        for (k, v) in pending.into_iter().flatten() {
             let Some((_, _, node)) = decode_label_member_key(k) else {
                 continue;
             };
@@ -401,6 +429,11 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
             Some(n) => self.txn.put(Cf::Nodes, key, codec::encode_node(n)),
             None => self.txn.delete(Cf::Nodes, key),
         }
+        if let (Some(o), Some(n)) = (old, new) {
+            if o.labels == n.labels {
+                return self.update_indexes(id, o, n);
+            }
+        }
         let (old_labels, new_labels) = (label_set(old), label_set(new));
         for l in old_labels.difference(&new_labels) {
             self.txn
@@ -424,6 +457,46 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
             self.txn.put(Cf::PropIndex, k.clone(), Vec::new());
         }
         self.sync_identity(id, old, new)
+    }
+
+    /// `write_node` for a node whose labels stay: only the index entries of properties that
+    /// changed are touched (the common case: a customer's `lastSeen` moving on each event).
+    fn update_indexes(
+        &mut self,
+        id: NodeId,
+        old: &NodeRecord,
+        new: &NodeRecord,
+    ) -> Result<(), EngineError> {
+        for d in schema::indexes_for_labels(&new.labels) {
+            let (before, after) = (
+                old.properties.get(d.property),
+                new.properties.get(d.property),
+            );
+            if before == after {
+                continue;
+            }
+            let entry = |v: Option<&Value>| {
+                keys::index_value(v?)
+                    .map(|v| keys::prop_index_key(self.ws, d.label, d.property, &v, id))
+            };
+            let (before, after) = (entry(before), entry(after));
+            if before == after {
+                continue;
+            }
+            if let Some(k) = before {
+                self.txn.delete(Cf::PropIndex, k);
+            }
+            if let Some(k) = after {
+                self.txn.put(Cf::PropIndex, k, Vec::new());
+            }
+        }
+        let identity_changed = IdentityKind::ALL
+            .into_iter()
+            .any(|k| old.properties.get(k.property()) != new.properties.get(k.property()));
+        if identity_changed {
+            self.sync_identity(id, Some(old), Some(new))?;
+        }
+        Ok(())
     }
 
     /// Keeps the identity index exact: entries this node held for values it no longer carries

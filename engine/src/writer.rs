@@ -5,6 +5,12 @@
 //! the previous group is being written share one WriteBatch; a separate syncer thread fsyncs
 //! the WAL once for everything written so far and only then acknowledges, so durability is
 //! paid once per group instead of once per write.
+//!
+//! Under load three threads form a pipeline: the writer runs closures and prepares group N+1
+//! while the committer writes group N into the store (memtable inserts are a third of the
+//! work), and the syncer fsyncs. At most one group is in flight between writer and committer;
+//! the next group reads through it (see `txn`). When no other work is waiting the writer commits
+//! a group itself, so a lone caller does not pay for a thread hop.
 
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Arc;
@@ -15,7 +21,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::error::EngineError;
 use crate::labels::LabelIndex;
 use crate::store::Store;
-use crate::txn::WriteTxn;
+use crate::txn::{self, Overlay, WriteTxn};
 
 /// Delivers a closure's outcome once its group is durable (or has failed).
 pub(crate) type Completion = Box<dyn FnOnce(Result<(), EngineError>) + Send>;
@@ -50,9 +56,9 @@ impl Shared {
     }
 
     /// Makes a prepared group visible: one atomic batch, then the label bitmaps.
-    fn commit(&self, txn: WriteTxn<'_>) -> Result<(), EngineError> {
+    fn commit(&self, overlay: &Overlay) -> Result<(), EngineError> {
         self.check_healthy()?;
-        let commit = txn.into_commit()?;
+        let commit = txn::prepare_commit(&self.store, overlay)?;
         if commit.batch.is_empty() {
             return Ok(());
         }
@@ -66,7 +72,12 @@ impl Shared {
     }
 }
 
+/// A group's outcome and the callers waiting for it to be durable.
 type Group = (Result<(), EngineError>, Vec<Completion>);
+/// A prepared group on its way to the committer, with the group before it (already committed)
+/// for the committer to free: dropping a large overlay is not free, and the writer is the
+/// pipeline's bottleneck.
+type Prepared = (Arc<Overlay>, Vec<Completion>, Option<Arc<Overlay>>);
 
 /// Limits of one group: closures and pending key writes.
 #[derive(Clone, Copy, Debug)]
@@ -85,6 +96,8 @@ pub(crate) struct Writer {
 impl Writer {
     pub fn start(shared: Arc<Shared>, limits: GroupLimits) -> Result<Writer, EngineError> {
         let (job_tx, job_rx) = mpsc::channel::<Job>();
+        let (commit_tx, commit_rx) = mpsc::channel::<Prepared>();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
         let (sync_tx, sync_rx) = mpsc::channel::<Group>();
         let spawn_err = |e: std::io::Error| {
             EngineError::Storage(format!("cannot start the writer thread: {e}"))
@@ -92,16 +105,24 @@ impl Writer {
         let s = Arc::clone(&shared);
         let writer = thread::Builder::new()
             .name("svc-engine-writer".into())
-            .spawn(move || writer_loop(&s, job_rx, sync_tx, limits))
+            .spawn({
+                let sync_tx = sync_tx.clone();
+                move || writer_loop(&s, job_rx, commit_tx, done_rx, sync_tx, limits)
+            })
             .map_err(spawn_err)?;
         let writer_thread = writer.thread().id();
+        let s = Arc::clone(&shared);
+        let committer = thread::Builder::new()
+            .name("svc-engine-committer".into())
+            .spawn(move || committer_loop(&s, commit_rx, done_tx, sync_tx))
+            .map_err(spawn_err)?;
         let syncer = thread::Builder::new()
             .name("svc-engine-syncer".into())
             .spawn(move || syncer_loop(&shared, sync_rx))
             .map_err(spawn_err)?;
         Ok(Writer {
             sender: Some(job_tx),
-            threads: vec![writer, syncer],
+            threads: vec![writer, committer, syncer],
             writer_thread,
         })
     }
@@ -130,9 +151,28 @@ impl Drop for Writer {
     }
 }
 
-fn writer_loop(shared: &Shared, jobs: Receiver<Job>, sync: Sender<Group>, limits: GroupLimits) {
-    while let Ok(first) = jobs.recv() {
-        let mut txn = WriteTxn::new(&shared.store, &shared.labels);
+fn writer_loop(
+    shared: &Shared,
+    jobs: Receiver<Job>,
+    commits: Sender<Prepared>,
+    committed: Receiver<()>,
+    sync: Sender<Group>,
+    limits: GroupLimits,
+) {
+    // The last group handed to the committer, and whether its commit is still unconfirmed.
+    let mut in_flight: Option<Arc<Overlay>> = None;
+    let mut unconfirmed = false;
+    // A job taken from the queue to learn whether more work is waiting.
+    let mut next: Option<Job> = None;
+    loop {
+        let first = match next.take() {
+            Some(job) => job,
+            None => match jobs.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            },
+        };
+        let mut txn = WriteTxn::new(&shared.store, &shared.labels, in_flight.clone());
         let mut done = vec![first(&mut txn)];
         while done.len() < limits.max_jobs && txn.pending() < limits.max_pending_writes {
             match jobs.try_recv() {
@@ -140,8 +180,48 @@ fn writer_loop(shared: &Shared, jobs: Receiver<Job>, sync: Sender<Group>, limits
                 Err(_) => break,
             }
         }
-        let result = shared.commit(txn);
-        if sync.send((result, done)).is_err() {
+        let overlay = txn.into_overlay();
+        next = jobs.try_recv().ok();
+        // One group in flight at most: the next transaction then needs only this one layer.
+        if unconfirmed {
+            if committed.recv().is_err() {
+                break;
+            }
+            unconfirmed = false;
+        }
+        if next.is_none() {
+            // Nothing else is waiting, so there is nothing to overlap with: commit here and
+            // spare lone writers the hop to the committer thread.
+            in_flight = None;
+            let result = shared.commit(&overlay);
+            if sync.send((result, done)).is_err() {
+                break;
+            }
+        } else {
+            let overlay = Arc::new(overlay);
+            let retired = in_flight.replace(Arc::clone(&overlay));
+            if commits.send((overlay, done, retired)).is_err() {
+                break;
+            }
+            unconfirmed = true;
+        }
+    }
+}
+
+fn committer_loop(
+    shared: &Shared,
+    groups: Receiver<Prepared>,
+    committed: Sender<()>,
+    sync: Sender<Group>,
+) {
+    while let Ok((overlay, done, retired)) = groups.recv() {
+        let result = shared.commit(&overlay);
+        // To the syncer before confirming, so groups reach it in commit order.
+        let sent = sync.send((result, done));
+        // The writer may stop listening once it is shutting down; the group is written anyway.
+        let _ = committed.send(());
+        drop((overlay, retired));
+        if sent.is_err() {
             break;
         }
     }

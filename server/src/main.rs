@@ -7,6 +7,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 use svc_server::{AppState, Config, LogFormat};
 
+/// glibc malloc cost the engine's writer thread a fifth of its time under ingestion load.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "svcd",
