@@ -148,6 +148,7 @@ impl Store {
     /// A consistent read view of the whole store.
     pub fn snapshot(&self) -> StoreSnapshot<'_> {
         StoreSnapshot {
+            cursors: Default::default(),
             store: self,
             snap: self.db.snapshot(),
         }
@@ -213,10 +214,54 @@ impl KvRead for Store {
     }
 }
 
+type Cursor<'a> = rocksdb::DBRawIteratorWithThreadMode<'a, DB>;
+
 /// A point-in-time view of the store.
 pub(crate) struct StoreSnapshot<'a> {
+    /// One reusable iterator per column family. Creating a RocksDB iterator costs far more than
+    /// seeking one, and queries scan thousands of short ranges (one adjacency list per node of
+    /// an expansion). Declared before `snap`: an iterator must be dropped before its snapshot.
+    cursors: [parking_lot::Mutex<Option<Cursor<'a>>>; Cf::ALL.len()],
     store: &'a Store,
     snap: SnapshotWithThreadMode<'a, DB>,
+}
+
+impl<'a> StoreSnapshot<'a> {
+    /// Forward scan on the family's reusable iterator: seek, then stop at `upper` by hand (the
+    /// iterator has no bounds, so it serves every range).
+    fn scan_with_cursor(
+        &self,
+        cursor: &mut Option<Cursor<'a>>,
+        cf: Cf,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<(), EngineError> {
+        let it = match cursor {
+            Some(it) => it,
+            None => {
+                let mut ro = ReadOptions::default();
+                ro.set_snapshot(&self.snap);
+                cursor.insert(
+                    self.store
+                        .db
+                        .raw_iterator_cf_opt(self.store.handle(cf)?, ro),
+                )
+            }
+        };
+        it.seek(lower);
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            if upper.is_some_and(|u| k >= u) || !visit(k, v) {
+                return Ok(());
+            }
+            it.next();
+        }
+        it.status()?;
+        Ok(())
+    }
 }
 
 impl KvRead for StoreSnapshot<'_> {
@@ -235,6 +280,14 @@ impl KvRead for StoreSnapshot<'_> {
         reverse: bool,
         visit: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<(), EngineError> {
+        if !reverse {
+            // A visitor that scans the same family again finds the cursor busy and gets an
+            // iterator of its own.
+            let slot = Cf::ALL.iter().position(|c| *c == cf).unwrap_or(0);
+            if let Some(mut cursor) = self.cursors[slot].try_lock() {
+                return self.scan_with_cursor(&mut cursor, cf, lower, upper, visit);
+            }
+        }
         let mut ro = Store::read_options(lower, upper);
         ro.set_snapshot(&self.snap);
         let it = self
@@ -270,5 +323,51 @@ impl Batch<'_> {
 
     pub fn is_empty(&self) -> bool {
         self.inner.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(kv: &dyn KvRead, lower: &[u8], upper: Option<&[u8]>) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        kv.scan(Cf::Adjacency, lower, upper, false, &mut |k, _| {
+            out.push(k.to_vec());
+            true
+        })
+        .expect("scan");
+        out
+    }
+
+    #[test]
+    fn snapshot_scans_on_the_reused_cursor_keep_their_bounds_and_nest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+        let mut batch = store.batch();
+        for k in [&b"a1"[..], b"a2", b"b1", b"b2", b"b3", b"c1"] {
+            batch.put(Cf::Adjacency, k, b"").expect("put");
+        }
+        store.write(batch).expect("write");
+        let snap = store.snapshot();
+        // Written after the snapshot: invisible to it.
+        let mut later = store.batch();
+        later.put(Cf::Adjacency, b"b4", b"").expect("put");
+        store.write(later).expect("write");
+
+        assert_eq!(collect(&snap, b"b", Some(b"c")), [b"b1", b"b2", b"b3"]);
+        assert_eq!(collect(&snap, b"a", Some(b"b")), [b"a1", b"a2"]);
+        assert_eq!(collect(&snap, b"c", None), [b"c1"]);
+        assert!(collect(&snap, b"d", None).is_empty());
+        // A visitor that scans the same family again while the cursor is busy.
+        let mut nested = Vec::new();
+        snap.scan(Cf::Adjacency, b"a", Some(b"b"), false, &mut |k, _| {
+            nested.push((k.to_vec(), collect(&snap, b"b", Some(b"c")).len()));
+            true
+        })
+        .expect("scan");
+        assert_eq!(nested, [(b"a1".to_vec(), 3), (b"a2".to_vec(), 3)]);
+        // The live store sees the later write.
+        assert_eq!(collect(&store, b"b", Some(b"c")).len(), 4);
     }
 }

@@ -76,8 +76,6 @@ pub(crate) struct Cx<'g> {
     ticks: Cell<u32>,
     nodes: RefCell<HashMap<NodeId, Rc<Node>>>,
     edges: RefCell<HashMap<EdgeId, Rc<Edge>>>,
-    /// Per label: checks so far, or its ids once fetched for membership tests.
-    label_ids: RefCell<HashMap<String, LabelIds>>,
     /// Outer rows handed to `Argument` leaves (by argument id).
     pub args: RefCell<Vec<Row>>,
     /// Rows handed from a previous stage to a `StageInput` leaf.
@@ -104,7 +102,6 @@ impl<'g> Cx<'g> {
             ticks: Cell::new(0),
             nodes: RefCell::new(HashMap::new()),
             edges: RefCell::new(HashMap::new()),
-            label_ids: RefCell::new(HashMap::new()),
             args: RefCell::new(Vec::new()),
             stage_input: RefCell::new(Vec::new()),
             profile: profile.then(|| RefCell::new(vec![(0, 0); operators])),
@@ -157,90 +154,16 @@ impl<'g> Cx<'g> {
         if labels.is_empty() {
             return Ok(true);
         }
-        if !self.nodes.borrow().contains_key(&id) {
-            // Many checks against one label: answer from its id list rather than loading
-            // every node (see NOTES-for-engine.md for a bitmap `has_label`).
-            let mut all_known = true;
-            for l in labels {
-                match self.label_members(l, 1)? {
-                    Some(ids) if ids.binary_search(&id).is_err() => return Ok(false),
-                    Some(_) => {}
-                    None => all_known = false,
-                }
-            }
-            if all_known {
-                return Ok(true);
-            }
+        if let Some(n) = self.nodes.borrow().get(&id) {
+            return Ok(labels.iter().all(|l| n.has_label(l)));
         }
-        Ok(match self.node(id)? {
-            Some(n) => labels.iter().all(|l| n.has_label(l)),
-            None => false,
-        })
-    }
-}
-
-/// Label checks against one label before its ids may be fetched for membership tests.
-const LABEL_CHECKS_BEFORE_SCAN: u64 = 64;
-/// Fetching a label's ids costs about as much as loading 1/256 of that many nodes, so the
-/// ids are fetched only once the checks pass that share of the label's size.
-const LABEL_SCAN_COST_RATIO: u64 = 256;
-/// Labels larger than this are never materialised.
-const MAX_MATERIALISED_LABEL: u64 = 2_000_000;
-
-/// What the executor knows about one label's membership.
-pub(crate) enum LabelIds {
-    /// Checks so far (and announced), and the label's size.
-    Counting { checks: u64, size: u64 },
-    /// The sorted ids (None when the label was too large to fetch).
-    Known(Option<Rc<Vec<NodeId>>>),
-}
-
-impl Cx<'_> {
-    /// Announces `n` label checks about to happen (an adjacency list about to be filtered),
-    /// so a large batch fetches the label's ids at once instead of loading nodes first.
-    pub(crate) fn anticipate_label_checks(
-        &self,
-        labels: &[String],
-        n: usize,
-    ) -> Result<(), QueryError> {
+        // The engine answers from the label bitmap without loading the node.
         for l in labels {
-            self.label_members(l, n as u64)?;
-        }
-        Ok(())
-    }
-
-    /// The sorted ids of a label, once enough checks against it make fetching them cheaper
-    /// than loading the nodes one by one.
-    fn label_members(
-        &self,
-        label: &str,
-        extra: u64,
-    ) -> Result<Option<Rc<Vec<NodeId>>>, QueryError> {
-        let mut state = self.label_ids.borrow_mut();
-        if !state.contains_key(label) {
-            let size = self.g.label_count(label)?;
-            state.insert(label.to_owned(), LabelIds::Counting { checks: 0, size });
-        }
-        let size = match state.get_mut(label) {
-            Some(LabelIds::Known(ids)) => return Ok(ids.clone()),
-            Some(LabelIds::Counting { checks, size }) => {
-                *checks += extra;
-                if *checks < LABEL_CHECKS_BEFORE_SCAN.max(*size / LABEL_SCAN_COST_RATIO) {
-                    return Ok(None);
-                }
-                *size
+            if !self.g.has_label(id, l)? {
+                return Ok(false);
             }
-            None => return Ok(None),
-        };
-        let ids = if size <= MAX_MATERIALISED_LABEL {
-            let mut ids = self.g.label_scan(label)?;
-            ids.sort_unstable();
-            Some(Rc::new(ids))
-        } else {
-            None
-        };
-        state.insert(label.to_owned(), LabelIds::Known(ids.clone()));
-        Ok(ids)
+        }
+        Ok(true)
     }
 }
 

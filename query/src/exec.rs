@@ -460,9 +460,6 @@ impl Expand<'_> {
             let mut out = Vec::new();
             for d in dirs {
                 let adjacency = cx.g.adjacent(node, *d, type_filter)?;
-                if !*into {
-                    cx.anticipate_label_checks(to_labels, adjacency.len())?;
-                }
                 for adj in adjacency {
                     cx.tick()?;
                     if direction.is_none() && *d == Direction::Incoming && adj.neighbour == node {
