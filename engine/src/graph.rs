@@ -1,6 +1,7 @@
 //! `Graph`: the handle applications hold. Opens the store, runs migrations, loads the label
 //! index, starts the writer, and hands out snapshots and write transactions.
 
+use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::{mpsc, Arc};
@@ -12,6 +13,7 @@ use crate::identity::{EventInput, EventOutcome};
 use crate::labels::LabelIndex;
 use crate::migrate;
 use crate::model::WorkspaceId;
+use crate::oneshot;
 use crate::record::{Record, RecordScan};
 use crate::record_io as record;
 use crate::snapshot::Snapshot;
@@ -48,6 +50,10 @@ impl Default for GraphOptions {
 pub struct Graph {
     shared: Arc<Shared>,
     writer: Arc<Writer>,
+}
+
+fn writer_gone() -> EngineError {
+    EngineError::Closed("the writer stopped before answering".into())
 }
 
 fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -95,7 +101,7 @@ impl Graph {
     /// committed data and `f`'s own writes; nothing else runs in between, so read-check-write
     /// is atomic. When `f` fails (or panics) none of its writes happen.
     ///
-    /// Blocking: call it from async code through `spawn_blocking`.
+    /// Blocking; async callers use `write_async`.
     pub fn write<R, E, F>(&self, f: F) -> Result<R, E>
     where
         F: for<'a> FnOnce(&mut WriteTxn<'a>) -> Result<R, E> + Send + 'static,
@@ -103,6 +109,40 @@ impl Graph {
         E: From<EngineError> + Send + 'static,
     {
         let (tx, rx) = mpsc::sync_channel::<Result<R, E>>(1);
+        self.submit(f, move |result| {
+            let _ = tx.send(result);
+        })?;
+        rx.recv().unwrap_or_else(|_| Err(E::from(writer_gone())))
+    }
+
+    /// `write` for async callers: the returned future resolves once `f`'s writes are durable,
+    /// without holding a thread meanwhile. Dropping the future does not cancel the write.
+    pub fn write_async<R, E, F>(&self, f: F) -> impl Future<Output = Result<R, E>> + Send
+    where
+        F: for<'a> FnOnce(&mut WriteTxn<'a>) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: From<EngineError> + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel::<Result<R, E>>();
+        let submitted = self.submit(f, move |result| tx.send(result));
+        async move {
+            submitted?;
+            rx.await.unwrap_or_else(|| Err(E::from(writer_gone())))
+        }
+    }
+
+    /// Queues `f` for the writer thread; `deliver` gets its outcome once the group is durable
+    /// (or has failed).
+    fn submit<R, E, F>(
+        &self,
+        f: F,
+        deliver: impl FnOnce(Result<R, E>) + Send + 'static,
+    ) -> Result<(), E>
+    where
+        F: for<'a> FnOnce(&mut WriteTxn<'a>) -> Result<R, E> + Send + 'static,
+        R: Send + 'static,
+        E: From<EngineError> + Send + 'static,
+    {
         let job: Job = Box::new(move |txn: &mut WriteTxn<'_>| -> Completion {
             let sp = txn.savepoint();
             let out = match catch_unwind(AssertUnwindSafe(|| f(txn))) {
@@ -113,20 +153,14 @@ impl Graph {
                 txn.rollback_to(sp);
             }
             Box::new(move |committed: Result<(), EngineError>| {
-                let result = match (committed, out) {
+                deliver(match (committed, out) {
                     (Ok(()), out) => out,
                     (Err(_), Err(e)) => Err(e),
                     (Err(e), Ok(_)) => Err(E::from(e)),
-                };
-                let _ = tx.send(result);
+                })
             })
         });
-        self.writer.submit(job).map_err(E::from)?;
-        rx.recv().unwrap_or_else(|_| {
-            Err(E::from(EngineError::Closed(
-                "the writer stopped before answering".into(),
-            )))
-        })
+        self.writer.submit(job).map_err(E::from)
     }
 
     /// Records one event durably (see `WorkspaceTxn::record_event`).

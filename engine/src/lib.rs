@@ -42,6 +42,8 @@ mod labels;
 #[cfg(feature = "storage")]
 mod migrate;
 mod model;
+#[cfg(feature = "storage")]
+mod oneshot;
 mod read;
 mod record;
 #[cfg(feature = "storage")]
@@ -72,6 +74,8 @@ pub use migrate::FORMAT_VERSION;
 pub use model::{
     AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
 };
+#[cfg(feature = "storage")]
+pub use oneshot::Receiver as WriteOutcome;
 pub use read::{GraphRead, GraphWrite, IndexKind, Order};
 pub use record::{Record, RecordScan};
 #[cfg(feature = "storage")]

@@ -103,3 +103,57 @@ fn every_write_sees_every_earlier_write_while_groups_overlap() {
     );
     assert_valid(&graph);
 }
+
+/// Runs a future to completion on this thread (the engine has no async runtime).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    use std::task::{Context, Poll, Wake, Waker};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+#[test]
+fn write_async_resolves_once_durable_and_rolls_back_failures() {
+    let (dir, graph) = temp_graph();
+    let n = block_on(graph.write_async(|txn| {
+        txn.workspace(WS).put_record(&Counter {
+            id: "c".into(),
+            n: 41,
+        })?;
+        Ok::<_, EngineError>(41)
+    }))
+    .expect("write");
+    assert_eq!(n, 41);
+    let failed: Result<(), EngineError> = block_on(graph.write_async(|txn| {
+        txn.workspace(WS).put_record(&Counter {
+            id: "c".into(),
+            n: 0,
+        })?;
+        Err(EngineError::NoIdentity)
+    }));
+    assert!(matches!(failed, Err(EngineError::NoIdentity)));
+    // A future dropped before it is polled does not cancel its write.
+    drop(graph.write_async(|txn| {
+        txn.workspace(WS).put_record(&Counter {
+            id: "d".into(),
+            n: 1,
+        })
+    }));
+    graph.close();
+    let graph = reopen(dir.path());
+    let c = graph.get_record::<Counter>(WS, "c").expect("get");
+    assert_eq!(c.map(|c| c.n), Some(41));
+    assert!(graph.get_record::<Counter>(WS, "d").expect("get").is_some());
+}

@@ -1,13 +1,14 @@
 //! Opaque, type-prefixed ids (`usr_`, `key_`, `req_`, ...) and the base62 alphabet they use.
 
-use rand::rngs::OsRng;
 use rand::Rng;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
-/// `n` random base62 characters from the OS generator (used for ids and key secrets alike).
+/// `n` random base62 characters (used for ids and key secrets alike). The thread-local
+/// generator is a CSPRNG (ChaCha, seeded and periodically reseeded from the OS); asking the OS
+/// for every character cost a system call each, 20 per request id.
 pub fn random_base62(n: usize) -> String {
-    let mut rng = OsRng;
+    let mut rng = rand::thread_rng();
     (0..n)
         .map(|_| BASE62[rng.gen_range(0..BASE62.len())] as char)
         .collect()
@@ -46,7 +47,7 @@ pub fn request_id() -> String {
 
 /// A random nonzero workspace number (zero is the engine's global scope).
 pub fn workspace_number() -> u64 {
-    let mut rng = OsRng;
+    let mut rng = rand::thread_rng();
     loop {
         let n: u64 = rng.gen();
         if n != 0 {

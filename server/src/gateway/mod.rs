@@ -303,13 +303,12 @@ pub async fn invoke(
     let graph = store.graph()?;
     let key = key.clone();
     let ws = key.workspace_id();
-    let out = tokio::task::spawn_blocking(move || {
-        graph.write(move |txn: &mut WriteTxn<'_>| {
+    // Awaited without a blocking-pool thread: the engine wakes this task once durable.
+    let out = graph
+        .write_async(move |txn: &mut WriteTxn<'_>| {
             run_in_txn(txn, &key, &checked, fingerprint, &request_id)
         })
-    })
-    .await
-    .map_err(|e| Error::internal(format!("invocation task failed: {e}")))?;
+        .await;
     // Executors (events.ingest, crm.mutate) may have changed graph nodes: drop derived caches.
     store.note_graph_write(ws);
     out
