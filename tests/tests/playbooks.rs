@@ -680,8 +680,19 @@ async fn events_attributed_to_the_playbook_campaign_become_run_outcomes() {
     body["adaptation"] = json!({"minSampleSize": 3});
     let id = str_at(&create(&s, &a, body).await, "/id");
     let event = |customer: &str, action: &str, campaign: &str, props: Value| json!({"action": action, "customerId": customer, "campaignId": campaign, "properties": props});
-    // Before the run started: not counted.
-    track(&s, &key, event("ext-0", "email_sent", &id, json!({}))).await;
+    // Before the run started: not counted. (Timestamped in the past: an event sent in the same
+    // millisecond as the run start would be indistinguishable from one just after it.)
+    track(
+        &s,
+        &key,
+        event(
+            "ext-0",
+            "email_sent",
+            &id,
+            json!({"timestamp": "2026-01-01T00:00:00Z"}),
+        ),
+    )
+    .await;
     let (_, v) = call(
         &s,
         Method::POST,
