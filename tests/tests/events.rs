@@ -2,7 +2,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, TestServer};
+use svc_integration_tests::{expect_error, read, str_at, track, TestServer};
 
 /// POSTs `body` to `path` with `key` in X-API-Key.
 async fn post(s: &TestServer, path: &str, key: &str, body: Value) -> (StatusCode, Value) {
@@ -16,18 +16,12 @@ async fn post(s: &TestServer, path: &str, key: &str, body: Value) -> (StatusCode
     read(resp).await
 }
 
-async fn track_ok(s: &TestServer, key: &str, body: Value) -> Value {
-    let (status, v) = post(s, "/api/v1/events/track", key, body).await;
-    assert_eq!(status, StatusCode::OK, "{v}");
-    v
-}
-
 #[tokio::test]
 async fn track_creates_then_resolves_the_same_customer() {
     let s = TestServer::start().await;
     let a = s.account().await;
     let key = s.agent_key(&a).await.plaintext;
-    let first = track_ok(
+    let first = track(
         &s,
         &key,
         json!({"action": "signup", "email": "Ada@Example.com", "channel": "web",
@@ -43,7 +37,7 @@ async fn track_creates_then_resolves_the_same_customer() {
     assert!(str_at(&first, "/received_at").ends_with('Z'));
 
     // Email match is case-insensitive; the `customer` field reads an email.
-    let second = track_ok(
+    let second = track(
         &s,
         &key,
         json!({"action": "login", "customer": "ada@example.com"}),
@@ -52,10 +46,10 @@ async fn track_creates_then_resolves_the_same_customer() {
     assert_eq!(str_at(&second, "/customer_id"), cid);
     assert_eq!(second["is_new"], json!(false));
     // The canonical id is used directly.
-    let third = track_ok(&s, &key, json!({"action": "x", "customerId": cid})).await;
+    let third = track(&s, &key, json!({"action": "x", "customerId": cid})).await;
     assert_eq!(str_at(&third, "/customer_id"), cid);
     // A different email is a different customer.
-    let other = track_ok(&s, &key, json!({"action": "x", "email": "bob@example.com"})).await;
+    let other = track(&s, &key, json!({"action": "x", "email": "bob@example.com"})).await;
     assert_ne!(str_at(&other, "/customer_id"), cid);
 }
 
@@ -64,15 +58,15 @@ async fn identity_priority_is_email_then_phone_then_external_id() {
     let s = TestServer::start().await;
     let a = s.account().await;
     let key = s.agent_key(&a).await.plaintext;
-    let by_phone = track_ok(
+    let by_phone = track(
         &s,
         &key,
         json!({"action": "call", "phone": "+1 (555) 000-1234"}),
     )
     .await;
-    let by_ext = track_ok(&s, &key, json!({"action": "sync", "externalId": "crm-7"})).await;
+    let by_ext = track(&s, &key, json!({"action": "sync", "externalId": "crm-7"})).await;
     // Phone outranks external id: the event goes to the phone's customer.
-    let both = track_ok(
+    let both = track(
         &s,
         &key,
         json!({"action": "x", "phone": "+15550001234", "externalId": "crm-7"}),
@@ -81,19 +75,19 @@ async fn identity_priority_is_email_then_phone_then_external_id() {
     assert_eq!(both["customer_id"], by_phone["customer_id"]);
     assert_ne!(by_phone["customer_id"], by_ext["customer_id"]);
     // The `customer` field: E.164 phone, then external id.
-    let c = track_ok(&s, &key, json!({"action": "x", "customer": "+15550001234"})).await;
+    let c = track(&s, &key, json!({"action": "x", "customer": "+15550001234"})).await;
     assert_eq!(c["customer_id"], by_phone["customer_id"]);
-    let c = track_ok(&s, &key, json!({"action": "x", "customer": "crm-7"})).await;
+    let c = track(&s, &key, json!({"action": "x", "customer": "crm-7"})).await;
     assert_eq!(c["customer_id"], by_ext["customer_id"]);
     // A new email with a known phone enriches that customer.
-    let e = track_ok(
+    let e = track(
         &s,
         &key,
         json!({"action": "x", "email": "p@example.com", "phone": "+15550001234"}),
     )
     .await;
     assert_eq!(e["customer_id"], by_phone["customer_id"]);
-    let e = track_ok(&s, &key, json!({"action": "x", "email": "p@example.com"})).await;
+    let e = track(&s, &key, json!({"action": "x", "email": "p@example.com"})).await;
     assert_eq!(e["customer_id"], by_phone["customer_id"]);
 }
 
@@ -144,7 +138,7 @@ async fn credentials_agent_legacy_and_jwt_are_accepted_none_is_401() {
     let legacy = s.legacy_key(&a).await.plaintext;
     assert!(legacy.starts_with("dsk_"));
     let body = json!({"action": "x", "email": "a@x.io"});
-    let via_legacy = track_ok(&s, &legacy, body.clone()).await;
+    let via_legacy = track(&s, &legacy, body.clone()).await;
     let resp = s
         .post("/api/v1/events/track")
         .bearer_auth(&a.token)
@@ -192,7 +186,7 @@ async fn identify_then_track_lands_on_one_customer() {
         json!({"action": "b", "customerId": "u-1"}),
         json!({"action": "c", "externalId": "u-1"}),
     ] {
-        let t = track_ok(&s, &key, body).await;
+        let t = track(&s, &key, body).await;
         assert_eq!(t["customer_id"], id["customer_id"]);
     }
     // Identity fields belong to the identity keys, not to the traits.
@@ -212,15 +206,15 @@ async fn message_ids_dedupe_within_a_workspace() {
     let a = s.account().await;
     let key = s.agent_key(&a).await.plaintext;
     let body = json!({"action": "x", "email": "a@x.io", "messageId": "msg-1"});
-    let first = track_ok(&s, &key, body.clone()).await;
-    let again = track_ok(&s, &key, body.clone()).await;
+    let first = track(&s, &key, body.clone()).await;
+    let again = track(&s, &key, body.clone()).await;
     assert_eq!(again["duplicate"], json!(true));
     assert_eq!(again["touchpoint_id"], first["touchpoint_id"]);
     assert_eq!(again["nodes_mutated"], json!(0));
     // Another workspace may use the same message id.
     let b = s.account().await;
     let key_b = s.agent_key(&b).await.plaintext;
-    let other = track_ok(&s, &key_b, body).await;
+    let other = track(&s, &key_b, body).await;
     assert_eq!(other["duplicate"], json!(false));
 }
 
@@ -314,8 +308,8 @@ async fn customer_ids_do_not_cross_workspaces() {
     let b = s.account().await;
     let key_a = s.agent_key(&a).await.plaintext;
     let key_b = s.agent_key(&b).await.plaintext;
-    let in_a = track_ok(&s, &key_a, json!({"action": "x", "email": "same@x.io"})).await;
-    let in_b = track_ok(&s, &key_b, json!({"action": "x", "email": "same@x.io"})).await;
+    let in_a = track(&s, &key_a, json!({"action": "x", "email": "same@x.io"})).await;
+    let in_b = track(&s, &key_b, json!({"action": "x", "email": "same@x.io"})).await;
     assert_eq!(in_b["is_new"], json!(true));
     assert_ne!(in_a["customer_id"], in_b["customer_id"]);
     // A's customer id means nothing in B.

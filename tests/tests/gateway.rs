@@ -18,6 +18,24 @@ async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) 
     .await
 }
 
+/// A customer (recorded through the track route) and a key that may write notes about it and
+/// read the account, in dry_run and execute.
+async fn customer_and_note_key(s: &TestServer, a: &Account, email: &str) -> (String, Key) {
+    let ingest = s.agent_key(a).await;
+    let cid = str_at(
+        &track(s, &ingest.plaintext, json!({"action": "x", "email": email})).await,
+        "/customer_id",
+    );
+    let key = key_with(
+        s,
+        a,
+        &["memory.write", "account.get"],
+        &["dry_run", "execute"],
+    )
+    .await;
+    (cid, key)
+}
+
 const ALL_IMPLEMENTED: &[&str] = &[
     "context.get",
     "account.get",
@@ -558,23 +576,7 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
 async fn policy_read_only_and_quota_refusals_cost_nothing() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let ingest = s.agent_key(&a).await;
-    let cid = str_at(
-        &track(
-            &s,
-            &ingest.plaintext,
-            json!({"action": "x", "email": "p@example.com"}),
-        )
-        .await,
-        "/customer_id",
-    );
-    let k = key_with(
-        &s,
-        &a,
-        &["memory.write", "account.get"],
-        &["dry_run", "execute"],
-    )
-    .await;
+    let (cid, k) = customer_and_note_key(&s, &a, "p@example.com").await;
     let key = k.plaintext.as_str();
     let write = json!({"mode": "execute", "input": {"customer": cid, "text": "n"}});
 
@@ -651,23 +653,7 @@ async fn policy_read_only_and_quota_refusals_cost_nothing() {
 async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let ingest = s.agent_key(&a).await;
-    let cid = str_at(
-        &track(
-            &s,
-            &ingest.plaintext,
-            json!({"action": "x", "email": "i@example.com"}),
-        )
-        .await,
-        "/customer_id",
-    );
-    let k = key_with(
-        &s,
-        &a,
-        &["memory.write", "account.get"],
-        &["dry_run", "execute"],
-    )
-    .await;
+    let (cid, k) = customer_and_note_key(&s, &a, "i@example.com").await;
     let key = k.plaintext.as_str();
     let body = json!({"mode": "execute", "idempotency_key": "note-1",
                       "input": {"customer": cid, "text": "hello"}});
