@@ -7,6 +7,7 @@ pub mod customers;
 pub mod events;
 pub mod gateway;
 pub mod graph;
+pub mod integrations;
 pub mod keys;
 pub mod mcp;
 pub mod playbooks;

@@ -1,0 +1,1 @@
+//! `plan.goal`: ordered next steps toward a goal for a customer or a segment.

@@ -1,0 +1,1 @@
+//! Churn and conversion scores of a customer from its graph neighbourhood.
