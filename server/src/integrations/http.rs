@@ -1,0 +1,223 @@
+//! The one outbound HTTP client of the service (voice and Customer.io adapters).
+//!
+//! rustls with the ring provider and the public web roots (no OpenSSL); a 5 s connect timeout
+//! and a 15 s timeout for the whole exchange. Retries are bounded and only for failures that
+//! provably sent nothing: an error while connecting (refused, unreachable, DNS, TLS handshake,
+//! connect timeout) happens before a byte of the request is written, so repeating it cannot
+//! create a second call or event at the provider. A timeout or a dropped connection after the
+//! request went out is never retried: the provider may have acted on it.
+
+use std::time::Duration;
+
+use super::ProviderError;
+use crate::error::{Error, Result};
+
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);
+/// Attempts after the first, for connect failures only.
+pub const CONNECT_RETRIES: u32 = 2;
+const FIRST_BACKOFF: Duration = Duration::from_millis(200);
+
+/// Cheap to clone (one connection pool shared by every clone).
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    inner: reqwest::Client,
+    retries: u32,
+    backoff: Duration,
+}
+
+impl HttpClient {
+    pub fn new() -> Result<HttpClient> {
+        let inner = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(TOTAL_TIMEOUT)
+            .user_agent(concat!("svcd/", env!("CARGO_PKG_VERSION")))
+            // Provider APIs answer where they are; a redirect would resend credentials elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|e| Error::internal(format!("building the outbound HTTP client: {e}")))?;
+        Ok(HttpClient {
+            inner,
+            retries: CONNECT_RETRIES,
+            backoff: FIRST_BACKOFF,
+        })
+    }
+
+    /// The underlying client, to build requests with.
+    pub fn client(&self) -> &reqwest::Client {
+        &self.inner
+    }
+
+    /// Sends `request`, retrying (with doubling backoff) only connect failures. Any HTTP
+    /// status is a response, not an error; callers judge it.
+    pub async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let mut backoff = self.backoff;
+        let mut attempt = 0;
+        loop {
+            // Bodies here are always in memory, so the clone exists; without one there is
+            // nothing to retry with.
+            let retry_copy = request_copy(&request, attempt < self.retries);
+            let this = match retry_copy {
+                Some(copy) => copy,
+                None => return request.send().await.map_err(describe),
+            };
+            match this.send().await {
+                Ok(resp) => return Ok(resp),
+                Err(e) if e.is_connect() => {
+                    tracing::debug!(error = %e.without_url(), attempt, "connect failed; retrying");
+                    attempt += 1;
+                    tokio::time::sleep(backoff).await;
+                    backoff *= 2;
+                }
+                Err(e) => return Err(describe(e)),
+            }
+        }
+    }
+}
+
+fn request_copy(
+    request: &reqwest::RequestBuilder,
+    retries_left: bool,
+) -> Option<reqwest::RequestBuilder> {
+    if retries_left {
+        request.try_clone()
+    } else {
+        None
+    }
+}
+
+/// A transport failure in words, with the innermost cause (never the request's headers, so
+/// never a credential).
+pub fn describe(e: reqwest::Error) -> ProviderError {
+    let host = e
+        .url()
+        .map(|u| match (u.host_str(), u.port()) {
+            (Some(h), Some(p)) => format!("{h}:{p}"),
+            (Some(h), None) => h.to_owned(),
+            _ => "the provider".to_owned(),
+        })
+        .unwrap_or_else(|| "the provider".to_owned());
+    let cause = root_cause(&e);
+    let message = if e.is_connect() {
+        format!("could not connect to {host}: {cause}")
+    } else if e.is_timeout() {
+        format!(
+            "{host} did not answer within {} s (the request may have reached it)",
+            TOTAL_TIMEOUT.as_secs()
+        )
+    } else {
+        format!("the request to {host} failed: {cause}")
+    };
+    ProviderError::new(message)
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Reads a provider's error body into a short human message: the JSON `message` (Twilio), the
+/// `meta.error` / `errors[0].message` (Customer.io), else the first 200 characters of text.
+pub async fn error_message(resp: reqwest::Response, what: &str) -> ProviderError {
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap_or_default();
+    let detail = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| {
+            [
+                "/message",
+                "/meta/error",
+                "/errors/0/message",
+                "/error/message",
+                "/error",
+            ]
+            .iter()
+            .find_map(|p| v.pointer(p).and_then(|m| m.as_str()).map(str::to_owned))
+        })
+        .unwrap_or_else(|| text.trim().chars().take(200).collect());
+    let why = match status {
+        401 | 403 => " (the provider refused the credentials)",
+        404 => " (not found: check the account id or base URL)",
+        _ => "",
+    };
+    let message = if detail.is_empty() {
+        format!("{what}: HTTP {status}{why}")
+    } else {
+        format!("{what}: HTTP {status}{why}: {detail}")
+    };
+    ProviderError::with_status(message, status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    #[tokio::test]
+    async fn connect_failures_are_retried_a_bounded_number_of_times() {
+        // A port nobody listens on: bind, note it, close.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        drop(listener);
+        let client = HttpClient {
+            backoff: Duration::from_millis(5),
+            ..HttpClient::new().expect("client")
+        };
+        let started = std::time::Instant::now();
+        let e = client
+            .send(client.client().get(format!("http://{addr}/x")))
+            .await
+            .expect_err("nobody listens");
+        assert!(
+            e.message.starts_with("could not connect to 127.0.0.1:"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.status, None);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+
+    #[tokio::test]
+    async fn a_request_that_reached_the_server_is_not_retried() {
+        // The server reads the request and hangs up without answering: the request went out,
+        // so a retry could act twice.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let seen = Arc::new(AtomicUsize::new(0));
+        let counter = seen.clone();
+        let server = tokio::spawn(async move {
+            use tokio::io::AsyncReadExt;
+            loop {
+                let Ok((mut sock, _)) = listener.accept().await else {
+                    return;
+                };
+                counter.fetch_add(1, Ordering::SeqCst);
+                let mut buf = [0u8; 4096];
+                let _ = sock.read(&mut buf).await;
+                drop(sock);
+            }
+        });
+        let client = HttpClient::new().expect("client");
+        let e = client
+            .send(
+                client
+                    .client()
+                    .post(format!("http://{addr}/calls"))
+                    .body("x"),
+            )
+            .await
+            .expect_err("hung up");
+        assert!(e.message.contains(&addr.to_string()), "{}", e.message);
+        assert_eq!(seen.load(Ordering::SeqCst), 1, "sent exactly once");
+        server.abort();
+    }
+}
