@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+use svc_engine::WorkspaceTxn;
 
 use crate::clock;
 use crate::error::{Error, Result};
@@ -241,6 +242,13 @@ fn open(sealer: &Sealer, ws: WorkspaceId, record: Option<BrandRecord>) -> Result
 pub async fn get(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<BrandContext> {
     let record = store.get::<BrandRecord>(ws, RECORD_ID).await?;
     open(sealer, ws, record)
+}
+
+/// The workspace's profile read inside a write transaction (`{}` when never configured): for
+/// executors, which run on the writer thread and cannot await [`get`].
+pub fn load_in(w: &WorkspaceTxn<'_, '_>, sealer: &Sealer) -> Result<BrandContext> {
+    let record = w.get_record::<BrandRecord>(RECORD_ID)?;
+    open(sealer, w.workspace_id(), record)
 }
 
 /// Merges `body` into the stored profile and stores the result sealed.
