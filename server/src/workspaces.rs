@@ -159,12 +159,16 @@ impl WorkspaceView {
 }
 
 /// Partial update of the settings (`PUT /api/v1/workspace`); absent fields stay as they are.
+/// Members change `read_only` and `policy`; the plan and credit limits are the operator's.
 #[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WorkspaceUpdate {
-    /// `free`, `starter`, `growth`, `pro` or `enterprise`.
+    /// Read-only here: only the operator changes the plan (`svcd admin`). Sending it is 403
+    /// `forbidden`.
+    #[schema(read_only)]
     pub plan: Option<String>,
-    /// Required with (and only allowed for) the enterprise plan.
+    /// Read-only here, like `plan`.
+    #[schema(read_only)]
     pub monthly_credit_limit: Option<u64>,
     pub read_only: Option<bool>,
     pub policy: Option<PolicyUpdate>,
@@ -220,22 +224,29 @@ pub async fn settings(store: &Store, ws: WorkspaceId) -> Result<WorkspaceSetting
         .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))
 }
 
-/// Validates and applies a partial update atomically; returns the new view.
+/// A member's partial update of read-only flag and policy, validated and applied atomically;
+/// returns the new view. The plan and credit limit are refused: a member must not be able to
+/// raise what the workspace may spend ([`set_plan`] is the operator's).
 pub async fn update(
     store: &Store,
     ws: WorkspaceId,
     update: WorkspaceUpdate,
 ) -> Result<WorkspaceView> {
-    let plan = match update.plan.as_deref() {
-        None => None,
-        Some(p) => Some(Plan::parse(p).ok_or_else(|| {
-            Error::invalid_field(
-                "plan",
-                p,
-                "expected one of free, starter, growth, pro, enterprise",
-            )
-        })?),
-    };
+    for (field, sent) in [
+        ("plan", update.plan.is_some()),
+        (
+            "monthly_credit_limit",
+            update.monthly_credit_limit.is_some(),
+        ),
+    ] {
+        if sent {
+            return Err(Error::forbidden(format!(
+                "{field} is read-only here: only the operator of the service changes the plan \
+                 and credit limits (svcd admin); members change read_only and policy"
+            ))
+            .with_details(serde_json::json!({ "field": field })));
+        }
+    }
     if let Some(policy) = &update.policy {
         for (field, ids) in [
             ("policy.forbid", &policy.forbid),
@@ -252,38 +263,10 @@ pub async fn update(
             }
         }
     }
-    if update.monthly_credit_limit == Some(0) {
-        return Err(Error::invalid_input(
-            "monthly_credit_limit must be at least 1",
-        ));
-    }
     let now = crate::clock::now_rfc3339();
     let (entry, settings) = store
         .write(move |tx| {
-            let entry = tx
-                .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, &render_id(ws))?
-                .ok_or_else(|| Error::not_found("workspace"))?;
-            let mut s = tx
-                .get::<WorkspaceSettings>(ws, SETTINGS_ID)?
-                .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-            if let Some(plan) = plan {
-                s.plan = plan;
-            }
-            match (s.plan, update.monthly_credit_limit) {
-                (Plan::Enterprise, Some(limit)) => s.enterprise_monthly_limit = Some(limit),
-                (Plan::Enterprise, None) if s.enterprise_monthly_limit.is_none() => {
-                    return Err(Error::invalid_input(
-                        "the enterprise plan needs monthly_credit_limit (its limit is configurable)",
-                    ));
-                }
-                (Plan::Enterprise, None) => {}
-                (_, Some(_)) => {
-                    return Err(Error::invalid_input(
-                        "monthly_credit_limit can only be set on the enterprise plan",
-                    ));
-                }
-                (_, None) => s.enterprise_monthly_limit = None,
-            }
+            let (entry, mut s) = load_in(tx, ws)?;
             if let Some(read_only) = update.read_only {
                 s.read_only = read_only;
             }
@@ -301,6 +284,56 @@ pub async fn update(
         })
         .await?;
     Ok(WorkspaceView::new(&entry, &settings))
+}
+
+/// The operator's change of plan (never reachable over the members' HTTP API):
+/// `monthly_credit_limit` is required with, and only allowed for, the enterprise plan.
+pub async fn set_plan(
+    store: &Store,
+    ws: WorkspaceId,
+    plan: Plan,
+    monthly_credit_limit: Option<u64>,
+) -> Result<WorkspaceView> {
+    let enterprise_limit = enterprise_limit(plan, monthly_credit_limit)?;
+    let now = crate::clock::now_rfc3339();
+    let (entry, settings) = store
+        .write(move |tx| {
+            let (entry, mut s) = load_in(tx, ws)?;
+            s.plan = plan;
+            s.enterprise_monthly_limit = enterprise_limit;
+            s.updated_at = now;
+            tx.put(ws, &s)?;
+            Ok((entry, s))
+        })
+        .await?;
+    Ok(WorkspaceView::new(&entry, &settings))
+}
+
+/// The configured limit a plan takes: required with, and only allowed for, enterprise.
+fn enterprise_limit(plan: Plan, monthly_credit_limit: Option<u64>) -> Result<Option<u64>> {
+    match (plan, monthly_credit_limit) {
+        (Plan::Enterprise, Some(0)) => Err(Error::invalid_input(
+            "monthly_credit_limit must be at least 1",
+        )),
+        (Plan::Enterprise, Some(limit)) => Ok(Some(limit)),
+        (Plan::Enterprise, None) => Err(Error::invalid_input(
+            "the enterprise plan needs monthly_credit_limit (its limit is configurable)",
+        )),
+        (_, Some(_)) => Err(Error::invalid_input(
+            "monthly_credit_limit can only be set on the enterprise plan",
+        )),
+        (_, None) => Ok(None),
+    }
+}
+
+fn load_in(tx: &mut Tx<'_, '_>, ws: WorkspaceId) -> Result<(WorkspaceEntry, WorkspaceSettings)> {
+    let entry = tx
+        .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, &render_id(ws))?
+        .ok_or_else(|| Error::not_found("workspace"))?;
+    let settings = tx
+        .get::<WorkspaceSettings>(ws, SETTINGS_ID)?
+        .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
+    Ok((entry, settings))
 }
 
 fn dedup(mut ids: Vec<String>) -> Vec<String> {
@@ -322,6 +355,18 @@ mod tests {
         assert_eq!(parse_id("ws_0000000000000000"), None);
         assert_eq!(parse_id("ws_123"), None);
         assert_eq!(parse_id("usr_00abcdef01234567"), None);
+    }
+
+    #[test]
+    fn only_enterprise_takes_a_configured_limit() {
+        assert_eq!(
+            enterprise_limit(Plan::Enterprise, Some(5)).ok(),
+            Some(Some(5))
+        );
+        assert!(enterprise_limit(Plan::Enterprise, None).is_err());
+        assert!(enterprise_limit(Plan::Enterprise, Some(0)).is_err());
+        assert!(enterprise_limit(Plan::Pro, Some(5)).is_err());
+        assert_eq!(enterprise_limit(Plan::Pro, None).ok(), Some(None));
     }
 
     #[test]

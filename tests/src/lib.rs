@@ -18,6 +18,8 @@ pub struct TestServer {
     config: Config,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<Result<(), svc_server::Error>>>,
+    /// The service's state, for what only the operator does (never for what HTTP can do).
+    state: Option<AppState>,
 }
 
 impl std::fmt::Debug for TestServer {
@@ -46,6 +48,18 @@ pub struct Key {
     pub meta: Value,
 }
 
+/// Grants of [`TestServer::reader_key`]: the harness key's capability grants plus every read
+/// route grant.
+pub const READER_GRANTS: [&str; 7] = [
+    "capability:context.get",
+    "capability:events.ingest",
+    "customers:read",
+    "graph:read",
+    "playbooks:read",
+    "brand:read",
+    "outbox:read",
+];
+
 /// The test config: defaults, but a short usage flush so persistence is observable quickly.
 pub fn test_config(dir: &std::path::Path) -> Config {
     let mut config = Config::new(dir);
@@ -68,6 +82,7 @@ impl TestServer {
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
         let (tx, rx) = oneshot::channel::<()>();
+        let operator = state.clone();
         let task = tokio::spawn(svc_server::serve(listener, state, async {
             let _ = rx.await;
         }));
@@ -82,6 +97,7 @@ impl TestServer {
             config,
             shutdown: Some(tx),
             task: Some(task),
+            state: Some(operator),
         }
     }
 
@@ -92,6 +108,7 @@ impl TestServer {
     /// Graceful stop: in-flight requests finish, pending usage is flushed, the store closes.
     /// Returns the data directory for a restart.
     pub async fn stop(mut self) -> (TempDir, Config) {
+        self.state = None;
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -179,6 +196,43 @@ impl TestServer {
             }),
         )
         .await
+    }
+
+    /// A key holding exactly `grants` (capability and route grants), all modes.
+    pub async fn key_with_grants(&self, account: &Account, grants: &[&str]) -> Key {
+        self.mint_key(
+            account,
+            json!({
+                "name": format!("key with {}", grants.join(" ")),
+                "agent": "tester",
+                "grants": grants,
+                "allowed_modes": ["dry_run", "queue", "execute"],
+            }),
+        )
+        .await
+    }
+
+    /// Like [`TestServer::agent_key`], plus the route grants that open the read routes outside
+    /// the gateway (customers, graph, playbooks, brand, outbox).
+    pub async fn reader_key(&self, account: &Account) -> Key {
+        self.key_with_grants(account, &READER_GRANTS).await
+    }
+
+    /// What the operator does with `svcd admin workspace set-plan`: members cannot change the
+    /// plan over HTTP. Returns the workspace as `GET /api/v1/workspace` shows it.
+    pub async fn operator_set_plan(
+        &self,
+        workspace_id: &str,
+        plan: &str,
+        monthly_credit_limit: Option<u64>,
+    ) -> Value {
+        let state = self.state.as_ref().expect("server running");
+        let ws = svc_server::workspaces::parse_id(workspace_id).expect("workspace id");
+        let plan = svc_server::workspaces::Plan::parse(plan).expect("plan name");
+        let view = svc_server::workspaces::set_plan(&state.store, ws, plan, monthly_credit_limit)
+            .await
+            .expect("set plan");
+        serde_json::to_value(view).expect("workspace json")
     }
 
     pub async fn legacy_key(&self, account: &Account) -> Key {

@@ -337,57 +337,50 @@ async fn workspace_settings_read_and_update() {
             .send()
     };
     let (status, ws) = read(
-        put(json!({"plan": "growth", "read_only": true, "policy": {"forbid": ["execute.call"], "auto_approve": ["queue.outreach"]}}))
+        put(json!({"read_only": true, "policy": {"forbid": ["execute.call"], "auto_approve": ["queue.outreach"]}}))
             .await
             .expect("put"),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{ws}");
-    assert_eq!(ws["plan"], "growth");
-    assert_eq!(ws["monthly_credit_limit"], 3000);
     assert_eq!(ws["read_only"], true);
     assert_eq!(ws["policy"]["forbid"], json!(["execute.call"]));
 
     // Partial update keeps the rest.
     let (_, ws) = read(put(json!({"read_only": false})).await.expect("put")).await;
-    assert_eq!(
-        (ws["plan"].clone(), ws["read_only"].clone()),
-        (json!("growth"), json!(false))
-    );
+    assert_eq!(ws["read_only"], false);
     assert_eq!(ws["policy"]["auto_approve"], json!(["queue.outreach"]));
 
-    // Enterprise needs its configurable limit.
-    expect_error(
-        put(json!({"plan": "enterprise"})).await.expect("put"),
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-    )
-    .await;
-    let (status, ws) = read(
-        put(json!({"plan": "enterprise", "monthly_credit_limit": 123456}))
-            .await
-            .expect("put"),
-    )
-    .await;
-    assert_eq!(status, StatusCode::OK, "{ws}");
+    // The plan and credit limits are the operator's: a member raising them is refused, with the
+    // field named, and nothing else in the request is applied.
+    for body in [
+        json!({"plan": "growth"}),
+        json!({"plan": "enterprise", "monthly_credit_limit": 123456, "read_only": true}),
+        json!({"monthly_credit_limit": 5}),
+        json!({"plan": "free"}),
+    ] {
+        let err = expect_error(
+            put(body.clone()).await.expect("put"),
+            StatusCode::FORBIDDEN,
+            "forbidden",
+        )
+        .await;
+        let message = str_at(&err, "/error/message");
+        assert!(message.contains("operator"), "{body}: {message}");
+        let field = str_at(&err, "/error/details/field");
+        assert!(body.get(&field).is_some(), "{body}: {err}");
+    }
+
+    // The operator's change shows in the member's view.
+    let ws = s
+        .operator_set_plan(&a.workspace_id, "enterprise", Some(123456))
+        .await;
+    assert_eq!(ws["plan"], "enterprise");
     assert_eq!(ws["monthly_credit_limit"], 123456);
-    expect_error(
-        put(json!({"plan": "pro", "monthly_credit_limit": 5}))
-            .await
-            .expect("put"),
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-    )
-    .await;
+    let ws = s.operator_set_plan(&a.workspace_id, "growth", None).await;
+    assert_eq!(ws["monthly_credit_limit"], 3000);
 
     // Unknown values are named.
-    let err = expect_error(
-        put(json!({"plan": "platinum"})).await.expect("put"),
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-    )
-    .await;
-    assert!(str_at(&err, "/error/message").contains("platinum"), "{err}");
     let err = expect_error(
         put(json!({"policy": {"forbid": ["context.get", "teleport.now"]}}))
             .await
@@ -416,7 +409,8 @@ async fn workspace_settings_read_and_update() {
             .expect("get"),
     )
     .await;
-    assert_eq!(ws["plan"], "enterprise");
+    assert_eq!(ws["plan"], "growth");
+    assert_eq!(ws["read_only"], false);
     assert_eq!(ws["policy"]["forbid"], json!(["execute.call"]));
     s.stop().await;
 }

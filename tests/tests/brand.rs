@@ -203,23 +203,32 @@ async fn read_only_workspace_refuses_put_and_delete() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
-    let key = s.agent_key(&a).await.plaintext;
-    for token in [a.token.as_str(), key.as_str()] {
+    let resp = s
+        .request(Method::PUT, "/v1/brand-context")
+        .bearer_auth(&a.token)
+        .json(&json!({"businessName": "B"}))
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    let resp = s
+        .request(Method::DELETE, "/v1/brand-context")
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    // Agent keys never write the brand context (JWT-only, read-only workspace or not).
+    let key = s.reader_key(&a).await.plaintext;
+    for method in [Method::PUT, Method::DELETE] {
         let resp = s
-            .request(Method::PUT, "/v1/brand-context")
-            .bearer_auth(token)
+            .request(method, "/v1/brand-context")
+            .bearer_auth(&key)
             .json(&json!({"businessName": "B"}))
             .send()
             .await
             .expect("send");
-        expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
-        let resp = s
-            .request(Method::DELETE, "/v1/brand-context")
-            .bearer_auth(token)
-            .send()
-            .await
-            .expect("send");
-        expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+        expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
     }
     assert_eq!(get(&s, &a).await["businessName"], "Acme");
 }

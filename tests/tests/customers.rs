@@ -33,7 +33,7 @@ fn track(email: &str, action: &str, ts: &str) -> Value {
 async fn list_is_the_100_most_recently_seen() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let key = s.agent_key(&a).await.plaintext;
+    let key = s.reader_key(&a).await.plaintext;
     // 105 customers, customer i last seen at minute i.
     let events: Vec<Value> = (0..105)
         .map(|i| {
@@ -77,7 +77,7 @@ async fn list_is_the_100_most_recently_seen() {
 async fn profile_and_ascending_timeline() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let key = s.agent_key(&a).await.plaintext;
+    let key = s.reader_key(&a).await.plaintext;
     let v = batch(
         &s,
         &key,
@@ -271,7 +271,7 @@ async fn dedupe_on_a_clean_workspace_changes_nothing() {
 async fn segments_journeys_cohorts_and_products() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let key = s.agent_key(&a).await.plaintext;
+    let key = s.reader_key(&a).await.plaintext;
     let ev = |email: &str, action: &str, day: u32, campaign: Option<&str>, props: Value| {
         let mut e = json!({"type": "track", "action": action, "email": email,
                            "timestamp": format!("2026-01-{day:02}T00:00:00Z"), "properties": props});

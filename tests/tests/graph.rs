@@ -86,7 +86,7 @@ async fn export_holds_the_workspace_entities_and_relationships() {
     let s = TestServer::start().await;
     let a = s.account().await;
     let b = s.account().await;
-    let key = s.agent_key(&a).await.plaintext;
+    let key = s.reader_key(&a).await.plaintext;
     let r = track(
         &s,
         &key,
@@ -140,7 +140,7 @@ async fn export_holds_the_workspace_entities_and_relationships() {
 async fn api_keys_read_but_never_write() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let key = s.agent_key(&a).await.plaintext;
+    let key = s.reader_key(&a).await.plaintext;
     track(&s, &key, json!({"action": "x", "email": "k@x.io"})).await;
     let v = query_ok(
         &s,

@@ -30,7 +30,7 @@ async fn second_workspace_cannot_see_or_touch_the_first() {
     .await;
 
     let b = s.account().await;
-    let b_key = s.agent_key(&b).await;
+    let b_key = s.reader_key(&b).await;
 
     // Anything that would betray workspace A's existence or contents.
     let secrets_of_a = [

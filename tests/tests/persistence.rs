@@ -16,10 +16,11 @@ async fn users_workspaces_and_keys_survive_a_restart() {
         .send()
         .await
         .expect("revoke");
+    s.operator_set_plan(&a.workspace_id, "pro", None).await;
     let (status, _) = read(
         s.request(Method::PUT, "/api/v1/workspace")
             .bearer_auth(&a.token)
-            .json(&json!({"plan": "pro", "policy": {"forbid": ["crm.mutate"]}}))
+            .json(&json!({"policy": {"forbid": ["crm.mutate"]}}))
             .send()
             .await
             .expect("put"),

@@ -43,7 +43,7 @@ async fn set_read_only(s: &TestServer, a: &Account, on: bool) {
 }
 
 #[tokio::test]
-async fn create_applies_defaults_and_server_fields_with_jwt_or_agent_key() {
+async fn create_applies_defaults_and_server_fields_and_agent_keys_read() {
     let s = TestServer::start().await;
     let a = s.account().await;
     let pb = create(&s, &a, minimal()).await;
@@ -75,8 +75,8 @@ async fn create_applies_defaults_and_server_fields_with_jwt_or_agent_key() {
     body["status"] = json!("launched");
     assert_eq!(create(&s, &a, body).await["status"], "draft");
 
-    // An agent key may create and read too; createdBy is the key.
-    let key = s.agent_key(&a).await;
+    // An agent key with playbooks:read reads them; writing playbooks is for people (JWT).
+    let key = s.reader_key(&a).await;
     let (status, v) = call(
         &s,
         Method::POST,
@@ -85,8 +85,8 @@ async fn create_applies_defaults_and_server_fields_with_jwt_or_agent_key() {
         Some(minimal()),
     )
     .await;
-    assert_eq!(status, StatusCode::CREATED, "{v}");
-    assert_eq!(v["playbook"]["createdBy"], json!(key.id));
+    assert_eq!(status, StatusCode::FORBIDDEN, "{v}");
+    assert_eq!(v["error"]["code"], "forbidden");
     let (status, list) = call(&s, Method::GET, "/v1/playbooks", &key.plaintext, None).await;
     assert_eq!(status, StatusCode::OK);
     let ids: Vec<&Value> = list["playbooks"]
@@ -95,7 +95,7 @@ async fn create_applies_defaults_and_server_fields_with_jwt_or_agent_key() {
         .iter()
         .map(|p| &p["id"])
         .collect();
-    assert_eq!(ids.len(), 4);
+    assert_eq!(ids.len(), 3);
     assert_eq!(ids[0], &pb["id"], "oldest first");
 
     // No credential: 401. Another workspace sees nothing and gets 404 for the id.
@@ -417,33 +417,33 @@ async fn unknown_ids_are_404_and_read_only_workspaces_refuse_every_mutation() {
     .await;
     let run_id = str_at(&run, "/run/id");
     set_read_only(&s, &a, true).await;
-    let key = s.agent_key(&a).await;
-    for token in [&a.token, &key.plaintext] {
-        for (method, path, body) in [
-            (Method::POST, "/v1/playbooks".to_owned(), Some(minimal())),
-            (
-                Method::PUT,
-                format!("/v1/playbooks/{id}"),
-                Some(json!({"name": "x"})),
-            ),
-            (Method::DELETE, format!("/v1/playbooks/{id}"), None),
-            (Method::POST, format!("/v1/playbooks/{id}/run"), None),
-            (
-                Method::POST,
-                format!("/v1/playbooks/{id}/runs/{run_id}/outcomes"),
-                Some(json!({"samples": 1, "successes": 0})),
-            ),
-        ] {
-            let mut req = s.request(method.clone(), &path).bearer_auth(token);
+    let key = s.reader_key(&a).await;
+    let mutations = [
+        (Method::POST, "/v1/playbooks".to_owned(), Some(minimal())),
+        (
+            Method::PUT,
+            format!("/v1/playbooks/{id}"),
+            Some(json!({"name": "x"})),
+        ),
+        (Method::DELETE, format!("/v1/playbooks/{id}"), None),
+        (Method::POST, format!("/v1/playbooks/{id}/run"), None),
+        (
+            Method::POST,
+            format!("/v1/playbooks/{id}/runs/{run_id}/outcomes"),
+            Some(json!({"samples": 1, "successes": 0})),
+        ),
+    ];
+    // Dashboard users meet the read-only workspace; agent keys never write playbooks at all.
+    for (token, status, code) in [
+        (&a.token, StatusCode::FORBIDDEN, "read_only_workspace"),
+        (&key.plaintext, StatusCode::FORBIDDEN, "forbidden"),
+    ] {
+        for (method, path, body) in &mutations {
+            let mut req = s.request(method.clone(), path).bearer_auth(token);
             if let Some(b) = body {
-                req = req.json(&b);
+                req = req.json(b);
             }
-            expect_error(
-                req.send().await.expect("send"),
-                StatusCode::FORBIDDEN,
-                "read_only_workspace",
-            )
-            .await;
+            expect_error(req.send().await.expect("send"), status, code).await;
         }
     }
     // Reads still work, and nothing changed.

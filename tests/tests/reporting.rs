@@ -173,7 +173,8 @@ async fn recent_reasoning_falls_back_then_real_history_takes_over() {
         .expect("send");
     assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
 
-    // Real assistant turns replace the synthetic feed.
+    // Real assistant turns (recorded by the dashboard's agent system, a JWT client) replace
+    // the synthetic feed.
     let long = "r".repeat(300);
     for (buddy, text) in [
         ("campaign", "Drafted the follow-up"),
@@ -182,7 +183,7 @@ async fn recent_reasoning_falls_back_then_real_history_takes_over() {
     ] {
         let resp = s
             .post("/v1/messages")
-            .bearer_auth(&key)
+            .bearer_auth(&a.token)
             .json(&json!({"sessionId": "sess-1", "buddyId": buddy, "text": text}))
             .send()
             .await
@@ -223,7 +224,7 @@ async fn recent_reasoning_falls_back_then_real_history_takes_over() {
 
     let resp = s
         .post("/v1/messages")
-        .bearer_auth(&key)
+        .bearer_auth(&a.token)
         .json(&json!({"sessionId": "", "buddyId": "insights", "text": "x"}))
         .send()
         .await

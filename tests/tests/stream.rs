@@ -44,7 +44,7 @@ async fn clients_see_their_workspace_only() {
     let s = TestServer::start().await;
     let a = s.account().await;
     let b = s.account().await;
-    let key_a = s.agent_key(&a).await.plaintext;
+    let key_a = s.reader_key(&a).await.plaintext;
     let mut ws_a = connect(&s, Some(&key_a)).await.expect("connect a");
     let mut ws_b = connect(&s, Some(&b.token)).await.expect("connect b");
 

@@ -9,12 +9,13 @@ use axum::response::{IntoResponse, Response};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::access::{self, Caller};
 use super::context;
-use crate::auth::{self, Legacy, Presented, Principal, UserSession};
-use crate::clock;
+use crate::auth::{Principal, UserSession};
 use crate::error::{Code, Error};
 use crate::keys::{AgentKey, KeyKind};
 use crate::state::AppState;
+use crate::store::WorkspaceId;
 
 /// `Json` with the service's error body: 415 without a JSON content type, 400 `invalid_json`
 /// for malformed JSON, 400 `invalid_input` for a schema mismatch, 413 past the body limit.
@@ -128,97 +129,109 @@ fn path_rejection(e: PathRejection) -> Error {
     Error::invalid_input(e.body_text())
 }
 
-/// Requires a dashboard session (JWT). Agent keys get 403: key management and workspace
-/// settings are not theirs to touch.
+// The auth extractors below state in each handler's signature which credential it works with.
+// They resolve nothing themselves: `http::access` has already applied the route's rule and left
+// the caller in the request; a mismatch between rule and signature still fails closed.
+
+/// A dashboard session (JWT).
 #[derive(Debug)]
 pub struct JwtUser(pub UserSession);
 
-impl FromRequestParts<AppState> for JwtUser {
+impl<S: Send + Sync> FromRequestParts<S> for JwtUser {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        match resolve(parts, state, Legacy::Refused).await? {
-            Principal::User(session) => Ok(JwtUser(session)),
-            Principal::Key(_) => Err(Error::forbidden(
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        match access::caller(parts)?.principal() {
+            Some(Principal::User(session)) => Ok(JwtUser(session.clone())),
+            Some(Principal::Key(_)) => Err(Error::forbidden(
                 "this route needs a dashboard session (JWT); agent keys cannot use it",
             )),
+            None => Err(unauthenticated()),
         }
     }
 }
 
-/// Requires an agent key (`svc_live_`, either header form); counts the request against the
-/// key's rate limit and notes its use.
+/// An agent key (`svc_live_`, either header form), already rate limited.
 #[derive(Debug)]
 pub struct AgentKeyAuth(pub AgentKey);
 
-impl FromRequestParts<AppState> for AgentKeyAuth {
+impl<S: Send + Sync> FromRequestParts<S> for AgentKeyAuth {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        match resolve(parts, state, Legacy::Refused).await? {
-            Principal::Key(key) if key.kind == KeyKind::Agent => {
-                admit(state, &key)?;
-                Ok(AgentKeyAuth(key))
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        match access::caller(parts)?.principal() {
+            Some(Principal::Key(key)) if key.kind == KeyKind::Agent => {
+                Ok(AgentKeyAuth(key.clone()))
             }
-            _ => Err(Error::forbidden("this route needs an agent key")),
+            Some(_) => Err(Error::forbidden("this route needs an agent key")),
+            None => Err(unauthenticated()),
         }
     }
 }
 
-/// Accepts a JWT or an agent key (dashboard and agent routes alike); keys are rate limited.
+/// A JWT or an agent key holding the route's grants (see the route's rule).
 #[derive(Debug)]
 pub struct AnyAuth(pub Principal);
 
-impl FromRequestParts<AppState> for AnyAuth {
+impl<S: Send + Sync> FromRequestParts<S> for AnyAuth {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let principal = resolve(parts, state, Legacy::Refused).await?;
-        if let Principal::Key(key) = &principal {
-            admit(state, key)?;
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        match access::caller(parts)?.principal() {
+            Some(p) => Ok(AnyAuth(p.clone())),
+            None => Err(unauthenticated()),
         }
-        Ok(AnyAuth(principal))
     }
 }
 
-/// Like [`AnyAuth`], and also accepts legacy `dsk_` keys in `X-API-Key`: for the direct event
-/// routes and webhooks only.
+/// Like [`AnyAuth`] on the ingestion routes, whose rule also accepts legacy `dsk_` keys.
 #[derive(Debug)]
 pub struct IngestAuth(pub Principal);
 
-impl FromRequestParts<AppState> for IngestAuth {
+impl<S: Send + Sync> FromRequestParts<S> for IngestAuth {
     type Rejection = Error;
 
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Error> {
-        let principal = resolve(parts, state, Legacy::Accepted).await?;
-        if let Principal::Key(key) = &principal {
-            admit(state, key)?;
-        }
-        Ok(IngestAuth(principal))
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        let AnyAuth(p) = AnyAuth::from_request_parts(parts, &()).await?;
+        Ok(IngestAuth(p))
     }
 }
 
-async fn resolve(parts: &Parts, state: &AppState, legacy: Legacy) -> Result<Principal, Error> {
-    let header = |name: &str| -> Result<Option<&str>, Error> {
-        match parts.headers.get(name) {
-            None => Ok(None),
-            Some(v) => v.to_str().map(Some).map_err(|_| {
-                Error::unauthenticated(format!("the {name} header is not valid text"))
-            }),
+/// The caller, or `None` on a route that serves anonymous callers (demo data).
+#[derive(Debug)]
+pub struct OptionalAuth(pub Option<Principal>);
+
+impl<S: Send + Sync> FromRequestParts<S> for OptionalAuth {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        match access::caller(parts)? {
+            Caller::Principal(p) => Ok(OptionalAuth(Some((**p).clone()))),
+            Caller::Anonymous => Ok(OptionalAuth(None)),
+            Caller::WebhookToken(_) => Err(unauthenticated()),
         }
-    };
-    let presented = Presented {
-        authorization: header("authorization")?,
-        api_key: header("x-api-key")?,
-    };
-    auth::resolve(&state.store, &state.jwt, presented, legacy).await
+    }
 }
 
-/// Rate limit, then note the use (coalesced; no store write here).
-fn admit(state: &AppState, key: &AgentKey) -> Result<(), Error> {
-    rate_limit(state, &key.id, key.rate_limit_per_min)?;
-    state.usage.note_use(key, clock::now_rfc3339());
-    Ok(())
+/// The workspace an ingestion request writes to: its credential's, or the one whose webhook
+/// token it carries.
+#[derive(Debug)]
+pub struct IngestWorkspace(pub WorkspaceId);
+
+impl<S: Send + Sync> FromRequestParts<S> for IngestWorkspace {
+    type Rejection = Error;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+        match access::caller(parts)? {
+            Caller::Principal(p) => Ok(IngestWorkspace(p.workspace())),
+            Caller::WebhookToken(ws) => Ok(IngestWorkspace(*ws)),
+            Caller::Anonymous => Err(unauthenticated()),
+        }
+    }
+}
+
+fn unauthenticated() -> Error {
+    Error::unauthenticated("a valid agent key or session token is required")
 }
 
 /// Counts one request against `bucket`'s per-minute limit (an agent key id, or another

@@ -1,6 +1,7 @@
 //! The HTTP layer: routing, middleware and the thin adapters in `routes`. Nothing below this
 //! module's line knows about axum.
 
+pub mod access;
 pub mod context;
 pub mod error;
 pub mod extract;
@@ -30,6 +31,8 @@ use routes::{
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The routes and their OpenAPI document, built together so every served route is documented.
+/// Each route's access rule lives in `access::RULES`; [`app`] enforces it and writes it into the
+/// document.
 pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
     OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(system::healthz))
@@ -104,7 +107,14 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 /// The whole service as a router: API routes, `/openapi.json`, Swagger UI at `/docs`, and the
 /// layers every request passes through.
 pub fn app(state: AppState) -> Router {
-    let (api, doc) = routes();
+    let (api, mut doc) = routes();
+    access::document(&mut doc);
+    // A route layer runs after routing, so the access rule is looked up by the matched path
+    // (and unknown paths and methods stay 404 / 405).
+    let api = api.route_layer(axum::middleware::from_fn_with_state(
+        state.clone(),
+        access::enforce,
+    ));
     api.merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -5,6 +5,7 @@
 //! Revocation rewrites the key record before the DELETE returns, and every request reads it,
 //! so a revoked key is refused from the next request on.
 
+pub mod grants;
 pub mod token;
 pub mod usage;
 
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::ids;
 use crate::store::{Record, RecordScan, Store, WorkspaceId};
 use crate::workspaces;
+pub use grants::RouteGrant;
 pub use token::KeyKind;
 use usage::UsageTracker;
 
@@ -101,7 +103,9 @@ pub struct CreateKey {
     /// Legacy scopes, each `v1:<area>:<verb>`.
     #[serde(default)]
     pub scopes: Vec<String>,
-    /// Capability grants, each `capability:<capability id>`.
+    /// Capability grants (`capability:<capability id>`, for the gateway) and route grants
+    /// (`customers:read`, `graph:read`, `events:write`, `playbooks:read`, `brand:read`,
+    /// `outbox:read`, for the REST routes outside the gateway).
     #[serde(default)]
     pub grants: Vec<String>,
     /// Subset of `dry_run`, `queue`, `execute`; defaults to `["dry_run"]` (least privilege).
@@ -236,11 +240,15 @@ fn validate(req: CreateKey) -> Result<AgentKeySettings> {
         }
     }
     for (i, grant) in req.grants.iter().enumerate() {
-        if capabilities::capability_of_grant(grant).is_none() {
+        if capabilities::capability_of_grant(grant).is_none() && RouteGrant::parse(grant).is_none()
+        {
             return Err(Error::invalid_field(
                 &format!("grants[{i}]"),
                 grant,
-                "expected capability:<id> with a known capability id",
+                &format!(
+                    "expected capability:<id> with a known capability id, or a route grant ({})",
+                    RouteGrant::list()
+                ),
             ));
         }
     }
@@ -473,6 +481,7 @@ mod tests {
             scopes: vec!["v1:context:read".into()],
             grants: vec![
                 "capability:events.ingest".into(),
+                "customers:read".into(),
                 "capability:context.get".into(),
             ],
             allowed_modes: Some(vec!["execute".into(), "dry_run".into(), "execute".into()]),
@@ -490,7 +499,11 @@ mod tests {
         assert_eq!(s.allowed_modes, ["dry_run", "execute"]);
         assert_eq!(
             s.grants,
-            ["capability:context.get", "capability:events.ingest"]
+            [
+                "capability:context.get",
+                "capability:events.ingest",
+                "customers:read"
+            ]
         );
         assert_eq!(s.rate_limit_per_min, DEFAULT_RATE_LIMIT_PER_MIN);
     }
@@ -501,7 +514,19 @@ mod tests {
         r.grants.push("capability:teleport".into());
         let e = validate(r).err().expect("invalid");
         assert!(
-            e.message.contains("grants[2]") && e.message.contains("capability:teleport"),
+            e.message.contains("grants[3]") && e.message.contains("capability:teleport"),
+            "{}",
+            e.message
+        );
+
+        // An unknown route grant is named, and the message lists the known ones.
+        let mut r = req();
+        r.grants.push("customers:write".into());
+        let e = validate(r).err().expect("invalid");
+        assert!(
+            e.message.contains("grants[3]")
+                && e.message.contains("customers:write")
+                && e.message.contains("customers:read, graph:read"),
             "{}",
             e.message
         );

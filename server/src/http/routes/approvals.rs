@@ -47,7 +47,7 @@ fn decision(body: &[u8]) -> Result<Option<String>, Error> {
 }
 
 /// Pending actions of the workspace, newest first.
-#[utoipa::path(get, path = "/api/v1/approvals", tag = "approvals", security(("jwt" = [])),
+#[utoipa::path(get, path = "/api/v1/approvals", tag = "approvals",
     params(ListQuery), responses(
     (status = 200, body = PendingList),
     (status = 400, body = ErrorBody),
@@ -67,7 +67,7 @@ pub async fn list_approvals(
 
 /// Approve a pending action: it executes at once, exactly once.
 #[utoipa::path(post, path = "/api/v1/approvals/{id}/approve", tag = "approvals",
-    security(("jwt" = [])), params(("id" = String, Path, description = "`pa_...`")),
+    params(("id" = String, Path, description = "`pa_...`")),
     request_body(content = Option<Decision>), responses(
     (status = 200, description = "executed or failed (see status)", body = PendingView),
     (status = 401, body = ErrorBody),
@@ -90,7 +90,7 @@ pub async fn approve(
 
 /// Reject a pending action; its credits are refunded.
 #[utoipa::path(post, path = "/api/v1/approvals/{id}/reject", tag = "approvals",
-    security(("jwt" = [])), params(("id" = String, Path, description = "`pa_...`")),
+    params(("id" = String, Path, description = "`pa_...`")),
     request_body(content = Option<Decision>), responses(
     (status = 200, body = PendingView),
     (status = 401, body = ErrorBody),
@@ -113,7 +113,6 @@ pub async fn reject(
 /// A pending action's state and AOS timeline, for the agent that queued it (any key of the
 /// workspace).
 #[utoipa::path(get, path = "/api/v1/capabilities/pending/{id}", tag = "capabilities",
-    security(("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "`pa_...`")), responses(
     (status = 200, body = PendingView),
     (status = 401, body = ErrorBody),

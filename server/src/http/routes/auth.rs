@@ -39,7 +39,7 @@ pub async fn login(
 }
 
 /// The session of the presented JWT.
-#[utoipa::path(get, path = "/api/auth/session", tag = "auth", security(("jwt" = [])), responses(
+#[utoipa::path(get, path = "/api/auth/session", tag = "auth", responses(
     (status = 200, body = SessionView),
     (status = 401, body = ErrorBody),
     (status = 403, description = "an agent key was presented", body = ErrorBody),

@@ -13,7 +13,7 @@ use crate::state::AppState;
 
 /// The workspace's brand and voice profile; `{context: {}}` when never configured.
 #[utoipa::path(get, path = "/v1/brand-context", tag = "brand",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = BrandEnvelope),
     (status = 401, body = ErrorBody),
 ))]
@@ -29,7 +29,6 @@ pub async fn get_brand(
 /// clamped to 1-5 (missing ones 3), invalid links are dropped, unknown fields are dropped,
 /// over-long strings are 400. Answers the merged profile.
 #[utoipa::path(put, path = "/v1/brand-context", tag = "brand",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     request_body = BrandContext, responses(
     (status = 200, body = BrandEnvelope),
     (status = 400, description = "an over-long string or a wrongly typed field (named)", body = ErrorBody),
@@ -47,7 +46,7 @@ pub async fn put_brand(
 
 /// Forget the profile (idempotent).
 #[utoipa::path(delete, path = "/v1/brand-context", tag = "brand",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = Deleted),
     (status = 401, body = ErrorBody),
     (status = 403, description = "read-only workspace", body = ErrorBody),
@@ -63,7 +62,6 @@ pub async fn delete_brand(
 /// The system prompt a specialist gets on its next chat turn: brand block, persona intro, base
 /// system prompt, playbook block.
 #[utoipa::path(get, path = "/v1/buddies/{buddy}/system-prompt", tag = "brand",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("buddy" = String, Path, description = "`insights`, `prospect`, `campaign` or `pipeline`")),
     responses(
     (status = 200, body = SystemPrompt),

@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 /// The 100 most recently seen customers, most recent first.
 #[utoipa::path(get, path = "/v1/customers", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = CustomerList),
     (status = 401, body = ErrorBody),
 ))]
@@ -30,7 +30,6 @@ pub async fn list_customers(
 
 /// A customer (by `cus_...` id or email) with its 100 most recent touchpoints.
 #[utoipa::path(get, path = "/v1/customers/{id}", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Customer id (`cus_...`) or email")), responses(
     (status = 200, body = CustomerProfile),
     (status = 401, body = ErrorBody),
@@ -48,7 +47,6 @@ pub async fn get_customer(
 
 /// Every touchpoint of the customer, oldest first.
 #[utoipa::path(get, path = "/v1/customers/{id}/timeline", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Customer id (`cus_...`) or email")), responses(
     (status = 200, body = Timeline),
     (status = 401, body = ErrorBody),
@@ -67,7 +65,6 @@ pub async fn customer_timeline(
 /// Merge Customer records sharing an email into one canonical record (cio_id, then edge count,
 /// then smallest id). `?dry_run=true` returns the plan and changes nothing. Idempotent.
 #[utoipa::path(post, path = "/v1/customers/dedupe", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("dry_run" = Option<bool>, Query, description = "Only report the plan")), responses(
     (status = 200, body = DedupeReport),
     (status = 400, body = ErrorBody),
@@ -102,7 +99,7 @@ pub async fn dedupe_customers(
 
 /// Campaigns with their attributed touchpoint counts, most touchpoints first.
 #[utoipa::path(get, path = "/v1/campaigns", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = CampaignList),
     (status = 401, body = ErrorBody),
 ))]
@@ -117,7 +114,7 @@ pub async fn list_campaigns(
 
 /// The 50 opportunities with the highest score.
 #[utoipa::path(get, path = "/v1/opportunities", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = OpportunityList),
     (status = 401, body = ErrorBody),
 ))]
@@ -132,7 +129,7 @@ pub async fn list_opportunities(
 
 /// Rule-based segments: activity recency (from `lastSeen`) and lifecycle stage.
 #[utoipa::path(get, path = "/v1/segments", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = SegmentList),
     (status = 401, body = ErrorBody),
 ))]
@@ -147,7 +144,7 @@ pub async fn list_segments(
 
 /// The most common ordered paths of touchpoint actions (first 5 steps, repeats collapsed).
 #[utoipa::path(get, path = "/v1/journeys", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = JourneyList),
     (status = 401, body = ErrorBody),
 ))]
@@ -162,7 +159,7 @@ pub async fn list_journeys(
 
 /// Cohorts discovered as connected components of the customer-campaign graph.
 #[utoipa::path(get, path = "/v1/cohorts", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = CohortList),
     (status = 401, body = ErrorBody),
 ))]
@@ -177,7 +174,7 @@ pub async fn list_cohorts(
 
 /// Products named in touchpoint properties, with touchpoint and customer counts.
 #[utoipa::path(get, path = "/v1/products", tag = "customers",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = ProductList),
     (status = 401, body = ErrorBody),
 ))]

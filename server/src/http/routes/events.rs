@@ -13,7 +13,7 @@ use crate::state::AppState;
 /// Record one customer action. `properties.timestamp` is the event time when the body has no
 /// `timestamp`; a repeated `messageId` within 24 hours is acknowledged with `duplicate: true`.
 #[utoipa::path(post, path = "/api/v1/events/track", tag = "events",
-    security(("api_key" = []), ("agent_key" = []), ("jwt" = [])), request_body = TrackBody, responses(
+    request_body = TrackBody, responses(
     (status = 200, body = IngestResult),
     (status = 400, description = "invalid_input (event name or identity key missing) or invalid_timestamp", body = ErrorBody),
     (status = 401, body = ErrorBody),
@@ -39,7 +39,7 @@ pub async fn track(
 /// Identify a customer: sets `name` and the `properties` as traits on the resolved (or new)
 /// customer and records an `identify` touchpoint.
 #[utoipa::path(post, path = "/api/v1/events/identify", tag = "events",
-    security(("api_key" = []), ("agent_key" = []), ("jwt" = [])), request_body = IdentifyBody, responses(
+    request_body = IdentifyBody, responses(
     (status = 200, body = IngestResult),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
@@ -66,7 +66,7 @@ pub async fn identify(
 /// Always 200 when the request itself is valid: each item has its result or its error, in
 /// request order, and a bad item never blocks the others.
 #[utoipa::path(post, path = "/api/v1/events", tag = "events",
-    security(("api_key" = []), ("agent_key" = []), ("jwt" = [])), request_body = BatchBody, responses(
+    request_body = BatchBody, responses(
     (status = 200, body = BatchResponse),
     (status = 400, description = "not a batch, or more than 500 items", body = ErrorBody),
     (status = 401, body = ErrorBody),

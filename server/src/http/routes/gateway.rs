@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 /// Capabilities the key may call, with the modes it may use, and the key itself.
 #[utoipa::path(get, path = "/api/v1/capabilities", tag = "capabilities",
-    security(("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = CapabilityList),
     (status = 401, body = ErrorBody),
     (status = 403, description = "not an agent key", body = ErrorBody),
@@ -28,7 +28,6 @@ pub async fn list_capabilities(AgentKeyAuth(key): AgentKeyAuth) -> ApiJson<Capab
 /// Invoke a capability (dry_run, queue or execute). With an `idempotency_key`, the first
 /// completed response is replayed byte for byte with `Idempotent-Replayed: true`.
 #[utoipa::path(post, path = "/api/v1/capabilities/{id}/invoke", tag = "capabilities",
-    security(("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Capability id, e.g. `context.get`")),
     request_body = InvokeRequest, responses(
     (status = 200, body = Envelope),
@@ -77,7 +76,7 @@ pub struct UsageQuery {
 
 /// Month usage of the key's credit budget and its most recent ledger rows.
 #[utoipa::path(get, path = "/api/v1/capabilities/usage/actions", tag = "capabilities",
-    security(("agent_key" = []), ("api_key" = [])), params(UsageQuery), responses(
+    params(UsageQuery), responses(
     (status = 200, body = Usage),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
@@ -94,7 +93,6 @@ pub async fn usage(
 
 /// Receipt of an invocation of this workspace: ledger row, sanitized response, pending action.
 #[utoipa::path(get, path = "/api/v1/capabilities/actions/{request_id}", tag = "capabilities",
-    security(("agent_key" = []), ("api_key" = [])),
     params(("request_id" = String, Path, description = "The invocation's `req_...` id")),
     responses(
     (status = 200, body = Receipt),

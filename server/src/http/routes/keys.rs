@@ -10,7 +10,7 @@ use crate::keys::{self, CreateKey, CreateLegacyKey, CreatedKey, KeyList, KeyView
 use crate::state::AppState;
 
 /// Mint an agent key. The plaintext `key` is in this response only.
-#[utoipa::path(post, path = "/api/v1/keys", tag = "keys", security(("jwt" = [])), request_body = CreateKey, responses(
+#[utoipa::path(post, path = "/api/v1/keys", tag = "keys", request_body = CreateKey, responses(
     (status = 201, body = CreatedKey),
     (status = 400, description = "unknown grant, mode or bad field (named in the message)", body = ErrorBody),
     (status = 401, body = ErrorBody),
@@ -27,7 +27,7 @@ pub async fn create_key(
 }
 
 /// Mint a legacy `dsk_` dashboard key (accepted in `X-API-Key` on event and webhook routes).
-#[utoipa::path(post, path = "/api/v1/keys/legacy", tag = "keys", security(("jwt" = [])), request_body = CreateLegacyKey, responses(
+#[utoipa::path(post, path = "/api/v1/keys/legacy", tag = "keys", request_body = CreateLegacyKey, responses(
     (status = 201, body = CreatedKey),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
@@ -45,7 +45,7 @@ pub async fn create_legacy_key(
 }
 
 /// Key metadata of the workspace, newest first (no plaintext).
-#[utoipa::path(get, path = "/api/v1/keys", tag = "keys", security(("jwt" = [])), responses(
+#[utoipa::path(get, path = "/api/v1/keys", tag = "keys", responses(
     (status = 200, body = KeyList),
     (status = 401, body = ErrorBody),
     (status = 403, body = ErrorBody),
@@ -60,7 +60,7 @@ pub async fn list_keys(
 }
 
 /// Revoke a key; refused from the next request on. Idempotent.
-#[utoipa::path(delete, path = "/api/v1/keys/{id}", tag = "keys", security(("jwt" = [])),
+#[utoipa::path(delete, path = "/api/v1/keys/{id}", tag = "keys",
     params(("id" = String, Path, description = "Key id (`key_...`)")), responses(
     (status = 200, body = KeyView),
     (status = 401, body = ErrorBody),
@@ -78,7 +78,7 @@ pub async fn revoke_key(
 }
 
 /// The calling agent key. Carries the `X-RateLimit-*` headers.
-#[utoipa::path(get, path = "/api/v1/keys/whoami", tag = "keys", security(("agent_key" = []), ("api_key" = [])), responses(
+#[utoipa::path(get, path = "/api/v1/keys/whoami", tag = "keys", responses(
     (status = 200, body = WhoAmI),
     (status = 400, description = "two headers with different credentials", body = ErrorBody),
     (status = 401, body = ErrorBody),

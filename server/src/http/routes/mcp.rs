@@ -24,7 +24,6 @@ pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
 /// MCP JSON-RPC message (or batch) for the agent key's tools. `initialize` answers with an
 /// `Mcp-Session-Id` header; later messages may carry it.
 #[utoipa::path(post, path = "/mcp", tag = "mcp",
-    security(("agent_key" = []), ("api_key" = [])),
     request_body(content = Object, content_type = "application/json",
         description = "A JSON-RPC 2.0 request, notification or response, or a batch of them"),
     params(
@@ -98,7 +97,6 @@ pub async fn post(
 
 /// Ends an MCP session (`Mcp-Session-Id`).
 #[utoipa::path(delete, path = "/mcp", tag = "mcp",
-    security(("agent_key" = []), ("api_key" = [])),
     params(("Mcp-Session-Id" = String, Header, description = "Session to end")),
     responses(
     (status = 204, description = "Session ended"),

@@ -28,7 +28,7 @@ pub struct Deleted {
 
 /// Every playbook spec of the workspace, oldest first.
 #[utoipa::path(get, path = "/v1/playbooks", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 200, body = PlaybookList),
     (status = 401, body = ErrorBody),
 ))]
@@ -43,7 +43,6 @@ pub async fn list_playbooks(
 /// `draft`, leadSource.kind `manual` (sampleSize 50), strategy.kind `gtm-execution`, adaptation
 /// `{enabled: true, minSampleSize: 50, pivotWindowDays: 3, maxPivotsPerWeek: 2}`.
 #[utoipa::path(post, path = "/v1/playbooks", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     request_body(content = Playbook, description = "PlaybookSpec fields; server-assigned fields are ignored"),
     responses(
     (status = 201, body = PlaybookEnvelope),
@@ -61,7 +60,6 @@ pub async fn create_playbook(
 }
 
 #[utoipa::path(get, path = "/v1/playbooks/{id}", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
     (status = 200, body = PlaybookEnvelope),
     (status = 401, body = ErrorBody),
@@ -80,7 +78,6 @@ pub async fn get_playbook(
 /// fields are dropped; invalid enum values are ignored (the field keeps its value); out-of-bound
 /// numbers and over-long strings are 400 and change nothing.
 #[utoipa::path(put, path = "/v1/playbooks/{id}", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")),
     request_body(content = Object, description = "Partial PlaybookSpec"),
     responses(
@@ -102,7 +99,6 @@ pub async fn update_playbook(
 
 /// Delete a spec. Its runs stay readable by id but are no longer listed.
 #[utoipa::path(delete, path = "/v1/playbooks/{id}", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
     (status = 200, body = Deleted),
     (status = 401, body = ErrorBody),
@@ -120,7 +116,6 @@ pub async fn delete_playbook(
 
 /// Record that a run started (status `running`, metrics 0); the agent itself runs in the client.
 #[utoipa::path(post, path = "/v1/playbooks/{id}/run", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
     (status = 201, body = RunEnvelope),
     (status = 401, body = ErrorBody),
@@ -138,7 +133,6 @@ pub async fn start_run(
 
 /// The playbook's runs ordered by `startedAt` (404 once the playbook is deleted).
 #[utoipa::path(get, path = "/v1/playbooks/{id}/runs", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
     (status = 200, body = RunList),
     (status = 401, body = ErrorBody),
@@ -154,7 +148,6 @@ pub async fn list_runs(
 
 /// One run, also after its playbook was deleted.
 #[utoipa::path(get, path = "/v1/playbooks/{id}/runs/{run_id}", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
            ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
     (status = 200, body = RunEnvelope),
@@ -173,7 +166,6 @@ pub async fn get_run(
 /// Report outcomes (`{samples, successes, value?}`) of a run; the adaptation judge decides on
 /// a pivot by the spec's rules (see docs/playbooks-brand-reporting.md).
 #[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/outcomes", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
            ("run_id" = String, Path, description = "Run id (`run_...`)")),
     request_body = OutcomeReport, responses(
@@ -198,7 +190,6 @@ pub async fn report_outcomes(
 /// playbook id, since the run started) into the run as outcomes, then let the judge decide.
 /// Repeating it adds only what is new.
 #[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/sync", tag = "playbooks",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])),
     params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
            ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
     (status = 200, body = OutcomeResult),

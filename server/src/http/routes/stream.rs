@@ -21,7 +21,7 @@ type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 /// Upgrade to a WebSocket carrying `{"type": "touchpoint.created", customer_id,
 /// touchpoint_id, event, ts}` text messages of the caller's workspace only.
 #[utoipa::path(get, path = "/v1/stream", tag = "events",
-    security(("jwt" = []), ("agent_key" = []), ("api_key" = [])), responses(
+    responses(
     (status = 101, description = "WebSocket of StreamMessage JSON texts", body = StreamMessage),
     (status = 401, body = ErrorBody),
 ))]

@@ -4,8 +4,7 @@
 
 use std::collections::HashMap;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{OriginalUri, Query, State};
+use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 
 use crate::clock;
@@ -14,7 +13,7 @@ use crate::events::direct::{self, BatchResponse};
 use crate::events::webhook_secrets::{self, SecretStatus};
 use crate::events::{signatures, webhooks};
 use crate::http::error::ErrorBody;
-use crate::http::extract::{rate_limit, ApiJson, ApiPath, IngestAuth, JwtUser, RawJson};
+use crate::http::extract::{ApiJson, ApiPath, IngestWorkspace, JwtUser, RawJson};
 use crate::state::AppState;
 
 /// A platform's webhook delivery, normalized into marketing events (`generic`: the
@@ -25,7 +24,6 @@ use crate::state::AppState;
 /// the exact body first (401 `invalid_signature`, nothing written). The webhook token is
 /// rate limited per workspace (default 1,200 requests per minute).
 #[utoipa::path(post, path = "/api/webhooks/{platform}", tag = "events",
-    security(("api_key" = []), ("agent_key" = []), ("jwt" = [])),
     params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio"),
         ("token" = Option<String>, Query, description = "The workspace's webhook token, for senders that cannot set headers")),
     request_body = Object, responses(
@@ -37,27 +35,12 @@ use crate::state::AppState;
 ))]
 pub async fn receive(
     State(state): State<AppState>,
-    auth: Result<IngestAuth, Error>,
-    query: Result<Query<HashMap<String, String>>, QueryRejection>,
+    IngestWorkspace(ws): IngestWorkspace,
     ApiPath(platform): ApiPath<String>,
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     body: RawJson,
 ) -> Result<ApiJson<BatchResponse>, Error> {
-    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
-    let ws = match (auth, query.get("token")) {
-        (Ok(IngestAuth(principal)), _) => principal.workspace(),
-        (Err(_), Some(token)) => {
-            let ws = webhooks::resolve_token(&state.store, token).await?;
-            rate_limit(
-                &state,
-                &webhooks::token_rate_bucket(ws),
-                state.config.webhook_token_rate_per_min,
-            )?;
-            ws
-        }
-        (Err(e), None) => return Err(e),
-    };
     webhooks::ensure_platform(&platform)?;
     let headers: HashMap<String, String> = headers
         .iter()
@@ -100,7 +83,7 @@ pub struct WebhookTokenView {
 }
 
 /// Mint the workspace's webhook token; the previous token stops working at once.
-#[utoipa::path(post, path = "/api/v1/webhooks/token", tag = "events", security(("jwt" = [])), responses(
+#[utoipa::path(post, path = "/api/v1/webhooks/token", tag = "events", responses(
     (status = 201, body = WebhookTokenView),
     (status = 401, body = ErrorBody),
     (status = 403, description = "agent keys cannot mint webhook tokens", body = ErrorBody),
@@ -124,7 +107,7 @@ pub struct SecretBody {
 /// Set or rotate the workspace's signing secret for a webhook platform; from then on its
 /// deliveries must carry the platform's valid signature. The secret is stored sealed and never
 /// shown again.
-#[utoipa::path(put, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+#[utoipa::path(put, path = "/api/v1/webhooks/{platform}/secret", tag = "events",
     params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
     request_body = SecretBody, responses(
     (status = 200, body = SecretStatus),
@@ -152,7 +135,7 @@ pub async fn put_secret(
 }
 
 /// Whether the platform has a signing secret (never the secret).
-#[utoipa::path(get, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+#[utoipa::path(get, path = "/api/v1/webhooks/{platform}/secret", tag = "events",
     params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
     responses(
     (status = 200, body = SecretStatus),
@@ -171,7 +154,7 @@ pub async fn get_secret(
 }
 
 /// Remove the platform's signing secret: its deliveries are no longer signature-checked.
-#[utoipa::path(delete, path = "/api/v1/webhooks/{platform}/secret", tag = "events", security(("jwt" = [])),
+#[utoipa::path(delete, path = "/api/v1/webhooks/{platform}/secret", tag = "events",
     params(("platform" = String, Path, description = "generic, stripe, shopify, hubspot, segment or customerio")),
     responses(
     (status = 200, body = SecretStatus),

@@ -9,7 +9,7 @@ use crate::state::AppState;
 use crate::workspaces::{self, WorkspaceUpdate, WorkspaceView};
 
 /// The workspace of the session.
-#[utoipa::path(get, path = "/api/v1/workspace", tag = "workspace", security(("jwt" = [])), responses(
+#[utoipa::path(get, path = "/api/v1/workspace", tag = "workspace", responses(
     (status = 200, body = WorkspaceView),
     (status = 401, body = ErrorBody),
     (status = 403, body = ErrorBody),
@@ -21,13 +21,13 @@ pub async fn get_workspace(
     Ok(ApiJson(workspaces::get(&state.store, s.workspace).await?))
 }
 
-/// Change plan, read-only flag or policy; absent fields are unchanged.
-#[utoipa::path(put, path = "/api/v1/workspace", tag = "workspace", security(("jwt" = [])),
-    request_body = WorkspaceUpdate, responses(
+/// Change the read-only flag or the policy; absent fields are unchanged. The plan and credit
+/// limits are read-only here: only the operator of the service changes them (`svcd admin`).
+#[utoipa::path(put, path = "/api/v1/workspace", tag = "workspace", request_body = WorkspaceUpdate, responses(
     (status = 200, body = WorkspaceView),
-    (status = 400, description = "unknown plan or capability id (named in the message)", body = ErrorBody),
+    (status = 400, description = "unknown capability id (named in the message)", body = ErrorBody),
     (status = 401, body = ErrorBody),
-    (status = 403, body = ErrorBody),
+    (status = 403, description = "`forbidden`: an agent key, or `plan` / `monthly_credit_limit` in the body (`details.field`)", body = ErrorBody),
 ))]
 pub async fn put_workspace(
     State(state): State<AppState>,
