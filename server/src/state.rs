@@ -39,6 +39,8 @@ pub struct Inner {
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
     pub summary_cache: crate::reporting::SummaryCache,
+    /// The one outbound HTTP client (integrations: voice, Customer.io).
+    pub http: crate::integrations::HttpClient,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -77,6 +79,7 @@ impl AppState {
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
 
+        let http = crate::integrations::HttpClient::new()?;
         let state = AppState {
             inner: Arc::new(Inner {
                 jwt: JwtKeys::new(&jwt_secret),
@@ -87,6 +90,7 @@ impl AppState {
                 realtime: Realtime::new(),
                 sealer,
                 summary_cache: Default::default(),
+                http,
                 store,
                 config,
                 flusher: Mutex::new(None),

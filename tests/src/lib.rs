@@ -1,6 +1,9 @@
 //! Shared harness of the behaviour tests: a real `svcd` service on 127.0.0.1:0 over a
 //! temporary data directory, driven through HTTP only.
 
+pub mod providers;
+pub mod smtp;
+
 use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode};

@@ -23,8 +23,8 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, brand, customers, events, gateway, graph, keys, mcp, playbooks, reporting,
-    stream, system, webhooks, workspace,
+    approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp,
+    playbooks, reporting, stream, system, webhooks, workspace,
 };
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
@@ -93,6 +93,12 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
             brand::delete_brand
         ))
         .routes(routes!(brand::buddy_prompt))
+        .routes(routes!(integrations::list_integrations))
+        .routes(routes!(
+            integrations::put_integration,
+            integrations::delete_integration
+        ))
+        .routes(routes!(integrations::test_integration))
         .routes(routes!(
             webhooks::put_secret,
             webhooks::get_secret,

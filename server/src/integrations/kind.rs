@@ -3,7 +3,19 @@
 use serde::{Deserialize, Serialize};
 
 /// One outside provider a workspace connects (`PUT /api/v1/integrations/:kind`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    Serialize,
+    Deserialize,
+    utoipa::ToSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {
     /// An SMTP relay: outreach emails.
@@ -27,6 +39,15 @@ impl Kind {
 
     pub fn parse(s: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// The provider's name for people.
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Smtp => "SMTP",
+            Kind::Voice => "voice (Twilio-compatible)",
+            Kind::Customerio => "Customer.io",
+        }
     }
 
     /// The route that connects it, for `integration_not_connected` errors.

@@ -196,11 +196,19 @@ fn timed_out(cfg: &SmtpConfig) -> ProviderError {
 fn describe(cfg: &SmtpConfig, e: lettre::transport::smtp::Error) -> ProviderError {
     let at = format!("{}:{}", cfg.host, cfg.port);
     let status = e.status().map(u16::from);
-    let stage = if e.is_tls() {
+    // A reply carries the relay's own words; otherwise the innermost cause says the most
+    // (lettre's outer layers repeat "Connection error").
+    let detail = if status.is_some() {
+        e.to_string()
+    } else {
+        root_cause(&e)
+    };
+    let certificate = detail.contains("certificate");
+    let stage = if e.is_tls() || certificate {
         "TLS with"
     } else if e.is_timeout() {
         "timed out talking to"
-    } else if status == Some(535) || status == Some(534) || status == Some(530) {
+    } else if matches!(status, Some(530 | 534 | 535)) {
         "authentication refused by"
     } else if e.is_permanent() {
         "permanently refused by"
@@ -209,25 +217,20 @@ fn describe(cfg: &SmtpConfig, e: lettre::transport::smtp::Error) -> ProviderErro
     } else {
         "SMTP session with"
     };
-    let mut message = format!("{stage} {at} failed: {}", chain(&e));
-    if e.is_tls() && cfg.ca_cert_pem.is_none() {
+    let mut message = format!("{stage} {at} failed: {detail}");
+    if certificate && cfg.ca_cert_pem.is_none() {
         message.push_str(" (a relay with its own CA needs ca_cert_pem)");
     }
     let err = ProviderError { message, status };
     err.scrubbed(&cfg.password.as_deref().into_iter().collect::<Vec<_>>())
 }
 
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(next) = cur {
-        let text = next.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = next.source();
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
     }
-    parts.join(": ")
+    cur.to_string()
 }
 
 #[cfg(test)]
