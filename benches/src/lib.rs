@@ -2,6 +2,8 @@
 //! issues' benchmarks (customers, touchpoints, campaigns, opportunities, stages), built through
 //! the engine's public write API.
 
+pub mod seed;
+
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 /// The allocator svcd uses, so benchmark figures are the service's.
