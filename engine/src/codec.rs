@@ -182,6 +182,39 @@ impl<'a> Reader<'a> {
         })
     }
 
+    /// Moves past one value without building it.
+    fn skip_value(&mut self, depth: usize) -> Result<(), EngineError> {
+        if depth > MAX_VALUE_DEPTH {
+            return Err(self.corrupt("value nested too deeply"));
+        }
+        match self.byte()? {
+            tag::NULL | tag::FALSE | tag::TRUE => {}
+            tag::INT | tag::FLOAT | tag::DATETIME => {
+                self.take(8)?;
+            }
+            tag::STRING => {
+                let n = self.len()?;
+                self.take(n)?;
+            }
+            tag::LIST => {
+                let n = self.len()?;
+                for _ in 0..n {
+                    self.skip_value(depth + 1)?;
+                }
+            }
+            tag::MAP => {
+                let n = self.len()?;
+                for _ in 0..n {
+                    let k = self.len()?;
+                    self.take(k)?;
+                    self.skip_value(depth + 1)?;
+                }
+            }
+            _ => return Err(self.corrupt("unknown value tag")),
+        }
+        Ok(())
+    }
+
     fn map(&mut self, depth: usize) -> Result<BTreeMap<String, Value>, EngineError> {
         let n = self.len()?;
         let mut map = BTreeMap::new();
@@ -233,6 +266,47 @@ pub fn decode_node(bytes: &[u8]) -> Result<NodeRecord, EngineError> {
     let properties = r.map(0)?;
     r.finish()?;
     Ok(NodeRecord { labels, properties })
+}
+
+/// Reads only the properties `keys` (ascending, no duplicates) of an encoded node into `out`
+/// (None: absent), skipping the labels and every other value without decoding it. For scans
+/// that filter on one or two properties of many nodes.
+pub fn node_values(
+    bytes: &[u8],
+    keys: &[&str],
+    out: &mut [Option<Value>],
+) -> Result<(), EngineError> {
+    out.iter_mut().for_each(|v| *v = None);
+    let mut r = Reader {
+        bytes,
+        context: "node record",
+    };
+    r.version()?;
+    let labels = r.len()?;
+    for _ in 0..labels {
+        let n = r.len()?;
+        r.take(n)?;
+    }
+    let n = r.len()?;
+    let mut want = 0;
+    for _ in 0..n {
+        if want == keys.len() {
+            return Ok(());
+        }
+        let klen = r.len()?;
+        let key = r.take(klen)?;
+        // Record keys ascend, so a wanted key smaller than this one is absent.
+        while want < keys.len() && keys[want].as_bytes() < key {
+            want += 1;
+        }
+        if want < keys.len() && keys[want].as_bytes() == key {
+            out[want] = Some(r.value(0)?);
+            want += 1;
+        } else {
+            r.skip_value(0)?;
+        }
+    }
+    Ok(())
 }
 
 pub fn encode_edge(e: &EdgeRecord) -> Vec<u8> {
@@ -301,6 +375,31 @@ mod tests {
         p.insert("none".into(), Value::Null);
         p.insert("flag".into(), Value::Bool(false));
         p
+    }
+
+    #[test]
+    fn node_values_reads_only_the_wanted_properties() {
+        let n = NodeRecord {
+            labels: vec!["Customer".into(), "Vip".into()],
+            properties: sample_properties(),
+        };
+        let bytes = encode_node(&n);
+        for keys in [
+            vec![
+                "a", "count", "email", "flag", "lastSeen", "props", "score", "zz",
+            ],
+            vec!["props"],
+            vec!["email", "score"],
+            vec!["nope"],
+            vec![],
+        ] {
+            let mut out = vec![Some(Value::Int(9)); keys.len()];
+            node_values(&bytes, &keys, &mut out).expect("reads");
+            let want: Vec<Option<Value>> =
+                keys.iter().map(|k| n.properties.get(*k).cloned()).collect();
+            assert_eq!(out, want, "{keys:?}");
+        }
+        assert!(node_values(&bytes[..bytes.len() - 3], &["zz"], &mut [None]).is_err());
     }
 
     #[test]

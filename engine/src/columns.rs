@@ -22,10 +22,14 @@ pub enum Cf {
     Records,
     /// Secondary lookups of records; values are empty.
     RecordIndex,
+    /// Counters the writer keeps exact in the same batch as the data they count: per-node,
+    /// per-type degrees and per-index value-type counts. Values are i64 totals, updated by
+    /// merge deltas (`svc_count_v1`).
+    Counts,
 }
 
 impl Cf {
-    pub const ALL: [Cf; 9] = [
+    pub const ALL: [Cf; 10] = [
         Cf::Meta,
         Cf::Nodes,
         Cf::Edges,
@@ -35,6 +39,7 @@ impl Cf {
         Cf::Identity,
         Cf::Records,
         Cf::RecordIndex,
+        Cf::Counts,
     ];
 
     /// The RocksDB name of the family. Never change one: it is part of the on-disk format.
@@ -49,6 +54,7 @@ impl Cf {
             Cf::Identity => "identity",
             Cf::Records => "records",
             Cf::RecordIndex => "record_index",
+            Cf::Counts => "counts",
         }
     }
 }

@@ -314,6 +314,113 @@ pub fn decode_prop_index_key(key: &[u8]) -> Option<(WorkspaceId, String, String,
     ))
 }
 
+// ---- counts: ws | kind | ... ----
+
+/// Kinds of counters in `Cf::Counts`.
+mod count_kind {
+    pub const DEGREE: u8 = 0x01;
+    pub const INDEX_VALUES: u8 = 0x02;
+    pub const TYPE_EDGES: u8 = 0x03;
+    pub const ENDPOINT_LABEL: u8 = 0x04;
+}
+
+/// The number of relationships of a type in the workspace.
+pub fn type_count_key(ws: WorkspaceId, rel_type: &str) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.push(count_kind::TYPE_EDGES);
+    put_str(&mut k, rel_type);
+    k
+}
+
+/// The number of relationships of a type whose start (`Outgoing`) or end (`Incoming`) node
+/// carries `label`. When it equals `type_count_key`'s total, every such relationship has a
+/// node with that label at that end, and a degree counts them exactly.
+pub fn endpoint_label_key(
+    ws: WorkspaceId,
+    rel_type: &str,
+    side: Direction,
+    label: &str,
+) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.push(count_kind::ENDPOINT_LABEL);
+    put_str(&mut k, rel_type);
+    k.push(dir_byte(side));
+    put_str(&mut k, label);
+    k
+}
+
+/// The degree counter of (node, direction, type): the number of its adjacency entries.
+pub fn degree_key(ws: WorkspaceId, node: NodeId, direction: Direction, rel_type: &str) -> Vec<u8> {
+    let mut k = degree_prefix(ws, node, direction);
+    put_str(&mut k, rel_type);
+    k
+}
+
+/// Prefix of the degree counters of a node in one direction (every type).
+pub fn degree_prefix(ws: WorkspaceId, node: NodeId, direction: Direction) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.push(count_kind::DEGREE);
+    put_u64(&mut k, node.0);
+    k.push(dir_byte(direction));
+    k
+}
+
+/// The degree key that counts adjacency key `adjacency` (its prefix up to the type).
+pub fn degree_key_of_adjacency(a: &AdjacencyKey) -> Vec<u8> {
+    degree_key(a.ws, a.node, a.direction, &a.rel_type)
+}
+
+/// Decodes a degree key: (workspace, node, direction, type).
+pub fn decode_degree_key(key: &[u8]) -> Option<(WorkspaceId, NodeId, Direction, String)> {
+    let ws = WorkspaceId(read_u64(key)?);
+    if *key.get(8)? != count_kind::DEGREE {
+        return None;
+    }
+    let node = NodeId(read_u64(key.get(9..)?)?);
+    let direction = match *key.get(17)? {
+        DIR_OUT => Direction::Outgoing,
+        DIR_IN => Direction::Incoming,
+        _ => return None,
+    };
+    let (rel_type, rest) = read_str(key.get(18..)?)?;
+    rest.is_empty().then_some((ws, node, direction, rel_type))
+}
+
+/// The counter of the entries of index (label, property) whose value has type tag `tag` (the
+/// first byte of `index_value`).
+pub fn index_count_key(ws: WorkspaceId, label: &str, property: &str, tag: u8) -> Vec<u8> {
+    let mut k = workspace_prefix(ws);
+    k.push(count_kind::INDEX_VALUES);
+    put_str(&mut k, label);
+    put_str(&mut k, property);
+    k.push(tag);
+    k
+}
+
+/// The counter key that counts property-index key `key`.
+pub fn index_count_key_of_entry(key: &[u8]) -> Option<Vec<u8>> {
+    let (ws, label, property, value, _) = decode_prop_index_key(key)?;
+    Some(index_count_key(ws, &label, &property, *value.first()?))
+}
+
+/// Value-type tags of index values, in index order (see `index_value`).
+pub const INDEX_VALUE_TAGS: [u8; 4] = [
+    value_tag::BOOL,
+    value_tag::NUMBER,
+    value_tag::DATETIME,
+    value_tag::STRING,
+];
+
+/// Encodes a counter value or delta.
+pub fn count_bytes(n: i64) -> [u8; 8] {
+    n.to_be_bytes()
+}
+
+/// Decodes a counter value or delta.
+pub fn read_count(b: &[u8]) -> Option<i64> {
+    Some(i64::from_be_bytes(b.try_into().ok()?))
+}
+
 // ---- identity: ws | kind | normalised value (raw) ----
 
 pub fn identity_key(ws: WorkspaceId, kind: IdentityKind, normalised: &str) -> Vec<u8> {

@@ -76,7 +76,7 @@ pub use model::{
 };
 #[cfg(feature = "storage")]
 pub use oneshot::Receiver as WriteOutcome;
-pub use read::{GraphRead, GraphWrite, IndexKind, Order};
+pub use read::{GraphRead, GraphWrite, IndexKind, IndexStats, Order};
 pub use record::{Record, RecordScan};
 #[cfg(feature = "storage")]
 pub use snapshot::Snapshot;

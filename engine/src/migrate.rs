@@ -10,13 +10,154 @@ use crate::keys;
 use crate::store::{KvRead, Store};
 
 /// The format this build writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// One upgrade step: `steps[i]` turns format `i + 1` into format `i + 2`.
 pub(crate) type Migration = fn(&Store) -> Result<(), EngineError>;
 
-/// The steps of this build (none yet: format 1 is the first).
-const MIGRATIONS: &[Migration] = &[];
+/// The steps of this build.
+const MIGRATIONS: &[Migration] = &[add_counts];
+
+/// Format 1 -> 2: the `counts` family (per-node, per-type degrees, per-index value-type
+/// counts, per-type and per-endpoint-label relationship counts), computed from the adjacency
+/// and property-index families, then from the edges and label bitmaps. Both are sorted so that
+/// the keys one counter counts are adjacent, so this streams in constant memory. It writes
+/// absolute totals, so a step interrupted and run again gives the same result.
+fn add_counts(store: &Store) -> Result<(), EngineError> {
+    let mut writer = CountWriter {
+        store,
+        pending: Vec::new(),
+        current: None,
+    };
+    let mut failure = None;
+    store.scan(Cf::Adjacency, &[], None, false, &mut |k, _| {
+        match keys::decode_adjacency_key(k) {
+            Some(a) => {
+                if let Err(e) = writer.count(keys::degree_key_of_adjacency(&a)) {
+                    failure = Some(e);
+                }
+            }
+            None => {
+                failure = Some(EngineError::Corrupt {
+                    context: "adjacency key",
+                    detail: format!("{k:?}"),
+                })
+            }
+        }
+        failure.is_none()
+    })?;
+    store.scan(Cf::PropIndex, &[], None, false, &mut |k, _| {
+        match keys::index_count_key_of_entry(k) {
+            Some(key) => {
+                if let Err(e) = writer.count(key) {
+                    failure = Some(e);
+                }
+            }
+            None => {
+                failure = Some(EngineError::Corrupt {
+                    context: "property index key",
+                    detail: format!("{k:?}"),
+                })
+            }
+        }
+        failure.is_none()
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    writer.finish()?;
+    edge_counts(store)
+}
+
+/// The per-type and per-endpoint-label relationship counters, from the edges and the label
+/// bitmaps (few keys: types x labels, summed in memory).
+fn edge_counts(store: &Store) -> Result<(), EngineError> {
+    let labels = crate::labels::LabelIndex::load(store)?.all();
+    let mut counts: std::collections::BTreeMap<Vec<u8>, i64> = Default::default();
+    let mut failure = None;
+    store.scan(Cf::Edges, &[], None, false, &mut |k, v| {
+        let (Some((ws, _)), Ok(e)) = (keys::decode_id_key(k), crate::codec::decode_edge(v)) else {
+            failure = Some(EngineError::Corrupt {
+                context: "edge record",
+                detail: format!("{k:?}"),
+            });
+            return false;
+        };
+        *counts
+            .entry(keys::type_count_key(ws, &e.rel_type))
+            .or_default() += 1;
+        for (label, bits) in labels.get(&ws).into_iter().flatten() {
+            if label.is_empty() {
+                continue; // the internal all-nodes bitmap
+            }
+            for (node, side) in [
+                (e.start, crate::model::Direction::Outgoing),
+                (e.end, crate::model::Direction::Incoming),
+            ] {
+                if bits.contains(node.0) {
+                    *counts
+                        .entry(keys::endpoint_label_key(ws, &e.rel_type, side, label))
+                        .or_default() += 1;
+                }
+            }
+        }
+        true
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let mut batch = store.batch();
+    for (k, n) in counts {
+        batch.put(Cf::Counts, &k, &keys::count_bytes(n))?;
+    }
+    if !batch.is_empty() {
+        store.write(batch)?;
+    }
+    store.sync_wal()
+}
+
+/// Run-length counting of a sorted stream of counter keys into batched puts.
+struct CountWriter<'s> {
+    store: &'s Store,
+    pending: Vec<(Vec<u8>, i64)>,
+    current: Option<(Vec<u8>, i64)>,
+}
+
+impl CountWriter<'_> {
+    fn count(&mut self, key: Vec<u8>) -> Result<(), EngineError> {
+        match &mut self.current {
+            Some((k, n)) if *k == key => *n += 1,
+            _ => {
+                if let Some(done) = self.current.replace((key, 1)) {
+                    self.pending.push(done);
+                    if self.pending.len() >= 10_000 {
+                        self.flush()?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), EngineError> {
+        let mut batch = self.store.batch();
+        for (k, n) in self.pending.drain(..) {
+            batch.put(Cf::Counts, &k, &keys::count_bytes(n))?;
+        }
+        if !batch.is_empty() {
+            self.store.write(batch)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(), EngineError> {
+        if let Some(done) = self.current.take() {
+            self.pending.push(done);
+        }
+        self.flush()?;
+        self.store.sync_wal()
+    }
+}
 
 pub(crate) fn stored_version(store: &Store) -> Result<Option<u32>, EngineError> {
     let Some(b) = store.get(Cf::Meta, keys::meta::FORMAT_VERSION)? else {
@@ -128,6 +269,73 @@ mod tests {
         );
         // Running again is a no-op.
         assert_eq!(upgrade(&store, 3, steps).expect("again"), Some(3));
+    }
+
+    #[test]
+    fn format_one_stores_gain_exact_counters() {
+        use crate::model::{Direction, Properties, Value, WorkspaceId};
+        use crate::read::{GraphRead, GraphWrite};
+        use crate::{Graph, GraphOptions};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = WorkspaceId(3);
+        let graph = Graph::open(dir.path(), GraphOptions::default()).expect("open");
+        let (hub, spokes) = graph
+            .write(move |txn| {
+                let mut w = txn.workspace(ws);
+                let mut p = Properties::new();
+                p.insert("score".into(), Value::Float(0.5));
+                let hub = w.create_node(&["Campaign"], Properties::new())?;
+                let mut spokes = Vec::new();
+                for _ in 0..5 {
+                    let s = w.create_node(&["Customer"], p.clone())?;
+                    w.create_edge(s, hub, "INFLUENCED_BY", Properties::new())?;
+                    spokes.push(s);
+                }
+                Ok::<_, EngineError>((hub, spokes))
+            })
+            .expect("write");
+        drop(graph);
+        // Make it a format-1 store: no counters, version 1.
+        {
+            let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+            let mut keys_found = Vec::new();
+            store
+                .scan(Cf::Counts, &[], None, false, &mut |k, _| {
+                    keys_found.push(k.to_vec());
+                    true
+                })
+                .expect("scan");
+            assert!(!keys_found.is_empty());
+            let mut b = store.batch();
+            for k in &keys_found {
+                b.delete(Cf::Counts, k).expect("delete");
+            }
+            store.write(b).expect("write");
+            stamp(&store, 1).expect("stamp");
+        }
+        let graph = Graph::open(dir.path(), GraphOptions::default()).expect("migrates");
+        assert!(graph.validate().expect("validate").is_ok());
+        let snap = graph.snapshot(ws);
+        assert_eq!(
+            snap.degree(hub, Direction::Incoming, Some("INFLUENCED_BY"))
+                .expect("degree"),
+            5
+        );
+        assert_eq!(
+            snap.degree(spokes[0], Direction::Outgoing, None)
+                .expect("degree"),
+            1
+        );
+        assert_eq!(
+            snap.index_stats("Customer", "score")
+                .expect("stats")
+                .map(|s| s.numbers),
+            Some(5)
+        );
+        drop(snap);
+        drop(graph);
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+        assert_eq!(stored_version(&store).expect("read"), Some(FORMAT_VERSION));
     }
 
     #[test]

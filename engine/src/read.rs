@@ -24,6 +24,24 @@ pub enum Order {
     Descending,
 }
 
+/// How many entries of each value type one property index holds (nodes whose value is null,
+/// a list, a map or NaN have none). Kept exact by the writer, so reading it costs a few point
+/// reads whatever the size of the index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    pub booleans: u64,
+    pub numbers: u64,
+    pub datetimes: u64,
+    pub strings: u64,
+}
+
+impl IndexStats {
+    /// Entries of every type.
+    pub fn total(&self) -> u64 {
+        self.booleans + self.numbers + self.datetimes + self.strings
+    }
+}
+
 /// Read access to one workspace's graph at one consistent point in time.
 pub trait GraphRead {
     /// The node with this id, if it exists in this workspace.
@@ -57,6 +75,58 @@ pub trait GraphRead {
         direction: Direction,
         rel_type: Option<&str>,
     ) -> Result<u64, EngineError>;
+    /// Number of relationships of `id` in one direction (optionally of one type) whose other
+    /// end carries `neighbour_label` (any node when None). Snapshots answer the unlabelled case
+    /// from the writer's degree counters, and the labelled case from adjacency keys and the
+    /// label bitmap, without loading a node or an edge.
+    fn count_adjacent(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+        neighbour_label: Option<&str>,
+    ) -> Result<u64, EngineError> {
+        let Some(label) = neighbour_label else {
+            return self.degree(id, direction, rel_type);
+        };
+        let mut n = 0;
+        for a in self.adjacent(id, direction, rel_type)? {
+            if self.has_label(a.neighbour, label)? {
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+    /// Visits the nodes carrying `label` in ascending id order, each with the values of the
+    /// properties `keys` (None: absent), until `visit` returns false. Snapshots read the node
+    /// records sequentially and decode only those properties, instead of a point read and a
+    /// full decode per node.
+    fn scan_label_values(
+        &self,
+        label: &str,
+        keys: &[&str],
+        visit: &mut dyn FnMut(NodeId, &[Option<Value>]) -> bool,
+    ) -> Result<(), EngineError> {
+        let mut values = vec![None; keys.len()];
+        for id in self.label_scan(label)? {
+            let Some(node) = self.node(id)? else {
+                continue;
+            };
+            for (v, k) in values.iter_mut().zip(keys) {
+                *v = node.properties.get(*k).cloned();
+            }
+            if !visit(id, &values) {
+                break;
+            }
+        }
+        Ok(())
+    }
+    /// Entry counts per value type of the index on (label, property); None when no index is
+    /// declared or the source keeps no such counts.
+    fn index_stats(&self, label: &str, property: &str) -> Result<Option<IndexStats>, EngineError> {
+        let _ = (label, property);
+        Ok(None)
+    }
     /// Whether a property index is declared for (label, property), and which kind.
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind>;
     /// Nodes of `label` whose `property` equals `value`, via an index. `None` when no index

@@ -5,13 +5,16 @@ use std::ops::Bound;
 
 use roaring::RoaringTreemap;
 
+use crate::codec;
+use crate::columns::Cf;
 use crate::error::EngineError;
+use crate::keys;
 use crate::labels::WorkspaceLabels;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Value, WorkspaceId};
-use crate::read::{GraphRead, IndexKind, Order};
+use crate::read::{GraphRead, IndexKind, IndexStats, Order};
 use crate::record::{Record, RecordScan};
 use crate::record_io as record;
-use crate::store::StoreSnapshot;
+use crate::store::{KvRead, Step, StoreSnapshot};
 use crate::view::{LabelSource, View};
 
 struct SnapshotLabels(WorkspaceLabels);
@@ -106,13 +109,205 @@ impl GraphRead for Snapshot<'_> {
     ) -> Result<Vec<AdjacentEdge>, EngineError> {
         self.view().adjacent(id, direction, rel_type)
     }
+    /// From the writer's degree counters: one point read for a type, a short scan of the
+    /// node's counters for all types.
     fn degree(
         &self,
         id: NodeId,
         direction: Direction,
         rel_type: Option<&str>,
     ) -> Result<u64, EngineError> {
-        self.view().degree(id, direction, rel_type)
+        let count = |b: &[u8]| {
+            keys::read_count(b).ok_or_else(|| EngineError::Corrupt {
+                context: "degree counter",
+                detail: format!("{b:?}"),
+            })
+        };
+        let total = match rel_type {
+            Some(t) => match self
+                .snap
+                .get(Cf::Counts, &keys::degree_key(self.ws, id, direction, t))?
+            {
+                Some(b) => count(&b)?,
+                None => 0,
+            },
+            None => {
+                let prefix = keys::degree_prefix(self.ws, id, direction);
+                let end = keys::prefix_end(&prefix);
+                let (mut total, mut bad) = (0i64, None);
+                self.snap
+                    .scan(Cf::Counts, &prefix, end.as_deref(), false, &mut |_, v| {
+                        match count(v) {
+                            Ok(n) => total += n,
+                            Err(e) => bad = Some(e),
+                        }
+                        bad.is_none()
+                    })?;
+                if let Some(e) = bad {
+                    return Err(e);
+                }
+                total
+            }
+        };
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+    fn count_adjacent(
+        &self,
+        id: NodeId,
+        direction: Direction,
+        rel_type: Option<&str>,
+        neighbour_label: Option<&str>,
+    ) -> Result<u64, EngineError> {
+        let Some(label) = neighbour_label else {
+            return self.degree(id, direction, rel_type);
+        };
+        if label == crate::schema::ALL_NODES {
+            return Ok(0);
+        }
+        if let Some(t) = rel_type {
+            // When every relationship of the type has a `label` node at the far end, the
+            // degree is the answer.
+            let far = match direction {
+                Direction::Outgoing => Direction::Incoming,
+                Direction::Incoming => Direction::Outgoing,
+            };
+            let total = self.counter(&keys::type_count_key(self.ws, t))?;
+            let with = self.counter(&keys::endpoint_label_key(self.ws, t, far, label))?;
+            if total == with {
+                return self.degree(id, direction, rel_type);
+            }
+        }
+        let bits = self.labels.label_bitmap(self.ws, label)?;
+        let prefix = keys::adjacency_prefix(self.ws, id, Some(direction), rel_type);
+        let end = keys::prefix_end(&prefix);
+        let mut n = 0u64;
+        // The neighbour is the second-to-last u64 of an adjacency key: no decoding needed.
+        self.snap.scan(
+            Cf::Adjacency,
+            &prefix,
+            end.as_deref(),
+            false,
+            &mut |k, _| {
+                let neighbour = k
+                    .len()
+                    .checked_sub(16)
+                    .and_then(|at| keys::read_u64(&k[at..]));
+                if neighbour.is_some_and(|nb| bits.contains(nb)) {
+                    n += 1;
+                }
+                true
+            },
+        )?;
+        Ok(n)
+    }
+    fn scan_label_values(
+        &self,
+        label: &str,
+        keys: &[&str],
+        visit: &mut dyn FnMut(NodeId, &[Option<Value>]) -> bool,
+    ) -> Result<(), EngineError> {
+        /// Ids further apart than this are sought; closer ones are reached by stepping (a step
+        /// costs a fraction of a seek, and ids of other labels and of edges lie in between).
+        const STEP_GAP: u64 = 32;
+        if label == crate::schema::ALL_NODES {
+            return Ok(());
+        }
+        let bits = self.labels.label_bitmap(self.ws, label)?;
+        let mut ids = bits.iter().peekable();
+        let Some(&first) = ids.peek() else {
+            return Ok(());
+        };
+        // The record format stores keys in ascending order: decode in that order.
+        let mut order: Vec<usize> = (0..keys.len()).collect();
+        order.sort_by_key(|i| keys[*i]);
+        order.dedup_by_key(|i| keys[*i]);
+        let sorted: Vec<&str> = order.iter().map(|i| keys[*i]).collect();
+        let canonical: Vec<usize> = (0..keys.len())
+            .map(|i| keys.iter().position(|k| *k == keys[i]).unwrap_or(i))
+            .collect();
+        let mut decoded = vec![None; sorted.len()];
+        let mut values: Vec<Option<Value>> = vec![None; keys.len()];
+        let upper = keys::prefix_end(&keys::workspace_prefix(self.ws));
+        let mut failure = None;
+        let ws = self.ws;
+        let target = |id: u64, at: u64| {
+            if id - at > STEP_GAP {
+                Step::Seek(keys::node_key(ws, NodeId(id)))
+            } else {
+                Step::Next
+            }
+        };
+        self.snap.walk(
+            Cf::Nodes,
+            &keys::node_key(self.ws, NodeId(first)),
+            upper.as_deref(),
+            &mut |k, v| {
+                let Some(at) = keys::decode_id_key(k).map(|(_, id)| id) else {
+                    failure = Some(EngineError::Corrupt {
+                        context: "node key",
+                        detail: format!("{k:?}"),
+                    });
+                    return Step::Stop;
+                };
+                // Ids of the bitmap without a record cannot happen in a consistent store;
+                // skip them rather than stop.
+                while ids.next_if(|id| *id < at).is_some() {}
+                let Some(&want) = ids.peek() else {
+                    return Step::Stop;
+                };
+                if want > at {
+                    return target(want, at);
+                }
+                ids.next();
+                if let Err(e) = codec::node_values(v, &sorted, &mut decoded) {
+                    failure = Some(e);
+                    return Step::Stop;
+                }
+                for (slot, &i) in order.iter().enumerate() {
+                    values[i] = decoded[slot].take();
+                }
+                // A key asked for twice gets its value twice.
+                for (i, &j) in canonical.iter().enumerate() {
+                    if i != j {
+                        values[i] = values[j].clone();
+                    }
+                }
+                if !visit(NodeId(at), &values) {
+                    return Step::Stop;
+                }
+                match ids.peek() {
+                    Some(&next) => target(next, at),
+                    None => Step::Stop,
+                }
+            },
+        )?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+    fn index_stats(&self, label: &str, property: &str) -> Result<Option<IndexStats>, EngineError> {
+        if crate::schema::index_for(label, property).is_none() {
+            return Ok(None);
+        }
+        let mut counts = [0u64; 4];
+        for (slot, tag) in counts.iter_mut().zip(keys::INDEX_VALUE_TAGS) {
+            let key = keys::index_count_key(self.ws, label, property, tag);
+            if let Some(b) = self.snap.get(Cf::Counts, &key)? {
+                let n = keys::read_count(&b).ok_or_else(|| EngineError::Corrupt {
+                    context: "index counter",
+                    detail: format!("{b:?}"),
+                })?;
+                *slot = u64::try_from(n).unwrap_or(0);
+            }
+        }
+        let [booleans, numbers, datetimes, strings] = counts;
+        Ok(Some(IndexStats {
+            booleans,
+            numbers,
+            datetimes,
+            strings,
+        }))
     }
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
         self.view().index_kind(label, property)
@@ -140,14 +335,23 @@ impl GraphRead for Snapshot<'_> {
 }
 
 impl Snapshot<'_> {
+    /// One counter of `Cf::Counts` (0 when absent).
+    fn counter(&self, key: &[u8]) -> Result<i64, EngineError> {
+        match self.snap.get(Cf::Counts, key)? {
+            Some(b) => keys::read_count(&b).ok_or_else(|| EngineError::Corrupt {
+                context: "counter",
+                detail: format!("{b:?}"),
+            }),
+            None => Ok(0),
+        }
+    }
+
     /// The customer identity resolution would answer for these keys, without creating or
     /// enriching anything (priority: a known customer id, then email, phone, external id).
     pub fn find_customer(
         &self,
         keys_in: &crate::identity::IdentityKeys,
     ) -> Result<Option<NodeId>, EngineError> {
-        use crate::columns::Cf;
-        use crate::store::KvRead;
         if let Some(id) = keys_in.customer_id {
             if self
                 .node(id)?

@@ -77,6 +77,26 @@ fn labels_partial_merge(
     bitmap::partial_merge(ops.iter())
 }
 
+/// Sums i64 counters (`Cf::Counts`): the existing total plus every delta.
+fn counts_full_merge(_key: &[u8], existing: Option<&[u8]>, ops: &MergeOperands) -> Option<Vec<u8>> {
+    let mut total = match existing {
+        Some(b) => crate::keys::read_count(b)?,
+        None => 0,
+    };
+    for op in ops.iter() {
+        total = total.wrapping_add(crate::keys::read_count(op)?);
+    }
+    Some(crate::keys::count_bytes(total).to_vec())
+}
+
+fn counts_partial_merge(
+    key: &[u8],
+    _existing: Option<&[u8]>,
+    ops: &MergeOperands,
+) -> Option<Vec<u8>> {
+    counts_full_merge(key, None, ops)
+}
+
 impl Store {
     pub fn open(path: &Path, options: &StoreOptions) -> Result<Store, EngineError> {
         let cache = Cache::new_lru_cache(options.block_cache_bytes);
@@ -106,6 +126,9 @@ impl Store {
                     labels_full_merge,
                     labels_partial_merge,
                 );
+            }
+            if *cf == Cf::Counts {
+                o.set_merge_operator("svc_count_v1", counts_full_merge, counts_partial_merge);
             }
             ColumnFamilyDescriptor::new(cf.name(), o)
         });
@@ -264,6 +287,47 @@ impl<'a> StoreSnapshot<'a> {
     }
 }
 
+/// What the visitor of `StoreSnapshot::walk` wants next.
+pub(crate) enum Step {
+    /// The following key.
+    Next,
+    /// The first key at or after this one (far ahead: cheaper than many `Next`s).
+    Seek(Vec<u8>),
+    Stop,
+}
+
+impl StoreSnapshot<'_> {
+    /// A forward walk over `[lower, upper)` on an iterator of its own, where the visitor may
+    /// jump ahead: a sequential read of many keys that skips the gaps between them.
+    pub fn walk(
+        &self,
+        cf: Cf,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> Step,
+    ) -> Result<(), EngineError> {
+        let mut ro = Store::read_options(lower, upper);
+        ro.set_snapshot(&self.snap);
+        let mut it = self
+            .store
+            .db
+            .raw_iterator_cf_opt(self.store.handle(cf)?, ro);
+        it.seek(lower);
+        while it.valid() {
+            let (Some(k), Some(v)) = (it.key(), it.value()) else {
+                break;
+            };
+            match visit(k, v) {
+                Step::Next => it.next(),
+                Step::Seek(to) => it.seek(&to),
+                Step::Stop => return Ok(()),
+            }
+        }
+        it.status()?;
+        Ok(())
+    }
+}
+
 impl KvRead for StoreSnapshot<'_> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
         Ok(self
@@ -315,7 +379,7 @@ impl Batch<'_> {
         Ok(())
     }
 
-    /// Queues a merge operand (only the label family has a merge operator).
+    /// Queues a merge operand (only the label and count families have merge operators).
     pub fn merge(&mut self, cf: Cf, key: &[u8], operand: &[u8]) -> Result<(), EngineError> {
         self.inner.merge_cf(self.store.handle(cf)?, key, operand);
         Ok(())

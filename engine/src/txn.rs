@@ -33,12 +33,14 @@ use crate::schema;
 use crate::store::{Batch, KvRead, Store};
 use crate::view::{self, LabelSource, View};
 
-/// Where an overlay entry lives: a column family, or the label membership that commit turns
-/// into bitmap deltas.
+/// Where an overlay entry lives: a column family, the label membership that commit turns
+/// into bitmap deltas, or a counter delta of `Cf::Counts` (an i64 that commit merges into the
+/// stored total, so no write ever reads a counter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Space {
     Kv(Cf),
     LabelMember,
+    CountDelta,
 }
 
 type OverlayKey = (Space, Vec<u8>);
@@ -113,6 +115,23 @@ impl<'a> WriteTxn<'a> {
 
     pub(crate) fn delete(&mut self, cf: Cf, key: Vec<u8>) {
         self.set(Space::Kv(cf), key, None);
+    }
+
+    /// Adds `delta` to a counter of `Cf::Counts` (undone by rollback like any write).
+    pub(crate) fn count_add(&mut self, key: Vec<u8>, delta: i64) {
+        let k = (Space::CountDelta, key);
+        let before = self
+            .overlay
+            .get(&k)
+            .and_then(|v| v.as_deref())
+            .and_then(keys::read_count)
+            .unwrap_or(0);
+        let (space, key) = k;
+        self.set(
+            space,
+            key,
+            Some(keys::count_bytes(before.wrapping_add(delta)).to_vec()),
+        );
     }
 
     pub(crate) fn savepoint(&self) -> usize {
@@ -208,6 +227,13 @@ pub(crate) fn prepare_commit<'s>(
                 match value {
                     Some(_) => delta.add(node.0),
                     None => delta.remove(node.0),
+                }
+            }
+            Space::CountDelta => {
+                if let Some(v) = value {
+                    if keys::read_count(v).is_some_and(|d| d != 0) {
+                        batch.merge(Cf::Counts, key, v)?;
+                    }
                 }
             }
         }
@@ -353,14 +379,22 @@ fn check_properties(properties: &Properties) -> Result<(), EngineError> {
     Ok(())
 }
 
-fn index_entries(ws: WorkspaceId, id: NodeId, rec: Option<&NodeRecord>) -> BTreeSet<Vec<u8>> {
+/// A node's property-index entries: (index key, its value-count key).
+fn index_entries(
+    ws: WorkspaceId,
+    id: NodeId,
+    rec: Option<&NodeRecord>,
+) -> BTreeSet<(Vec<u8>, Vec<u8>)> {
     let Some(rec) = rec else {
         return BTreeSet::new();
     };
     schema::indexes_for_labels(&rec.labels)
         .filter_map(|d| {
             let v = keys::index_value(rec.properties.get(d.property)?)?;
-            Some(keys::prop_index_key(ws, d.label, d.property, &v, id))
+            Some((
+                keys::prop_index_key(ws, d.label, d.property, &v, id),
+                keys::index_count_key(ws, d.label, d.property, v[0]),
+            ))
         })
         .collect()
 }
@@ -434,6 +468,21 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                 return self.update_indexes(id, o, n);
             }
         }
+        if let (Some(o), Some(n)) = (old, new) {
+            let added: Vec<&str> = n
+                .labels
+                .iter()
+                .filter(|l| !o.labels.contains(l))
+                .map(String::as_str)
+                .collect();
+            let removed: Vec<&str> = o
+                .labels
+                .iter()
+                .filter(|l| !n.labels.contains(l))
+                .map(String::as_str)
+                .collect();
+            self.relabel_edges(id, &added, &removed)?;
+        }
         let (old_labels, new_labels) = (label_set(old), label_set(new));
         for l in old_labels.difference(&new_labels) {
             self.txn
@@ -450,11 +499,13 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
             index_entries(self.ws, id, old),
             index_entries(self.ws, id, new),
         );
-        for k in old_idx.difference(&new_idx) {
+        for (k, count) in old_idx.difference(&new_idx) {
             self.txn.delete(Cf::PropIndex, k.clone());
+            self.txn.count_add(count.clone(), -1);
         }
-        for k in new_idx.difference(&old_idx) {
+        for (k, count) in new_idx.difference(&old_idx) {
             self.txn.put(Cf::PropIndex, k.clone(), Vec::new());
+            self.txn.count_add(count.clone(), 1);
         }
         self.sync_identity(id, old, new)
     }
@@ -476,18 +527,32 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                 continue;
             }
             let entry = |v: Option<&Value>| {
-                keys::index_value(v?)
-                    .map(|v| keys::prop_index_key(self.ws, d.label, d.property, &v, id))
+                keys::index_value(v?).map(|v| {
+                    (
+                        keys::prop_index_key(self.ws, d.label, d.property, &v, id),
+                        v[0],
+                    )
+                })
             };
             let (before, after) = (entry(before), entry(after));
             if before == after {
                 continue;
             }
-            if let Some(k) = before {
+            let tags = (before.as_ref().map(|b| b.1), after.as_ref().map(|a| a.1));
+            if let Some((k, _)) = before {
                 self.txn.delete(Cf::PropIndex, k);
             }
-            if let Some(k) = after {
+            if let Some((k, _)) = after {
                 self.txn.put(Cf::PropIndex, k, Vec::new());
+            }
+            if tags.0 != tags.1 {
+                let count = |tag| keys::index_count_key(self.ws, d.label, d.property, tag);
+                if let Some(t) = tags.0 {
+                    self.txn.count_add(count(t), -1);
+                }
+                if let Some(t) = tags.1 {
+                    self.txn.count_add(count(t), 1);
+                }
             }
         }
         let identity_changed = IdentityKind::ALL
@@ -550,21 +615,91 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
             } else {
                 self.txn.delete(Cf::Adjacency, key);
             }
+            self.txn.count_add(
+                keys::degree_key_of_adjacency(&k),
+                if present { 1 } else { -1 },
+            );
         }
     }
 
-    fn insert_edge(&mut self, id: EdgeId, e: &EdgeRecord) {
+    /// `ends`: the labels of the start and the end node as stored now.
+    fn insert_edge(&mut self, id: EdgeId, e: &EdgeRecord, ends: (&[String], &[String])) {
         self.txn.put(
             Cf::Edges,
             keys::edge_key(self.ws, id),
             codec::encode_edge(e),
         );
         self.put_adjacency(id, e, true);
+        self.count_edge(e, ends, 1);
     }
 
-    fn remove_edge(&mut self, id: EdgeId, e: &EdgeRecord) {
+    fn remove_edge(&mut self, id: EdgeId, e: &EdgeRecord) -> Result<(), EngineError> {
         self.txn.delete(Cf::Edges, keys::edge_key(self.ws, id));
         self.put_adjacency(id, e, false);
+        let (start, end) = (self.labels_of(e.start)?, self.labels_of(e.end)?);
+        self.count_edge(e, (&start, &end), -1);
+        Ok(())
+    }
+
+    /// The labels of a node as stored now (none when it does not exist).
+    fn labels_of(&self, id: NodeId) -> Result<Vec<String>, EngineError> {
+        Ok(view::load_node(&*self.txn, self.ws, id)?
+            .map(|r| r.labels)
+            .unwrap_or_default())
+    }
+
+    /// The per-type and per-endpoint-label counters of one relationship, +1 or -1.
+    fn count_edge(&mut self, e: &EdgeRecord, (start, end): (&[String], &[String]), delta: i64) {
+        let ws = self.ws;
+        self.txn
+            .count_add(keys::type_count_key(ws, &e.rel_type), delta);
+        for (labels, side) in [(start, Direction::Outgoing), (end, Direction::Incoming)] {
+            for l in labels {
+                self.txn
+                    .count_add(keys::endpoint_label_key(ws, &e.rel_type, side, l), delta);
+            }
+        }
+    }
+
+    /// A node's labels changed: the endpoint-label counters of every relationship it has
+    /// follow (one counter update per type, direction and label).
+    fn relabel_edges(
+        &mut self,
+        id: NodeId,
+        added: &[&str],
+        removed: &[&str],
+    ) -> Result<(), EngineError> {
+        if added.is_empty() && removed.is_empty() {
+            return Ok(());
+        }
+        // (outgoing?, type) -> number of adjacency entries
+        let mut per_type: BTreeMap<(bool, String), i64> = BTreeMap::new();
+        view::scan_adjacency(
+            &*self.txn,
+            &keys::adjacency_prefix(self.ws, id, None, None),
+            |a| {
+                *per_type
+                    .entry((a.direction == Direction::Outgoing, a.rel_type))
+                    .or_default() += 1;
+                true
+            },
+        )?;
+        for ((outgoing, rel_type), n) in per_type {
+            let side = if outgoing {
+                Direction::Outgoing
+            } else {
+                Direction::Incoming
+            };
+            for (labels, sign) in [(added, 1), (removed, -1)] {
+                for l in labels {
+                    self.txn.count_add(
+                        keys::endpoint_label_key(self.ws, &rel_type, side, l),
+                        sign * n,
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every edge touching `id`, each once (a self-loop appears in both directions).
@@ -733,6 +868,7 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                 end: tp_id,
                 properties: Properties::new(),
             },
+            (&r.new.labels, &tp_rec.labels),
         );
 
         if let Some(campaign) = &ev.campaign_id {
@@ -741,13 +877,16 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                 .view()
                 .index_seek(schema::CAMPAIGN, "campaignId", &value)?
                 .unwrap_or_default();
-            let campaign_id = match existing.first() {
-                Some(id) => *id,
+            let (campaign_id, campaign_labels) = match existing.first() {
+                Some(id) => (*id, self.labels_of(*id)?),
                 None => {
                     let mut p = Properties::new();
                     p.insert("campaignId".into(), value);
                     mutated += 1;
-                    self.create_node(&[schema::CAMPAIGN], p)?
+                    (
+                        self.create_node(&[schema::CAMPAIGN], p)?,
+                        vec![schema::CAMPAIGN.to_owned()],
+                    )
                 }
             };
             let influenced = EdgeId(self.alloc_id()?);
@@ -757,7 +896,7 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
                 end: campaign_id,
                 properties: Properties::new(),
             };
-            self.insert_edge(influenced, &edge);
+            self.insert_edge(influenced, &edge, (&tp_rec.labels, &campaign_labels));
         }
         Ok(EventOutcome {
             customer_id: r.id,
@@ -793,8 +932,9 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
             if moved.end == duplicate {
                 moved.end = canonical;
             }
-            self.remove_edge(*eid, &old);
-            self.insert_edge(*eid, &moved);
+            self.remove_edge(*eid, &old)?;
+            let ends = (self.labels_of(moved.start)?, self.labels_of(moved.end)?);
+            self.insert_edge(*eid, &moved, (&ends.0, &ends.1));
         }
         // Identity keys the duplicate holds now answer with the canonical node.
         for (kind, value) in customer_identities(Some(&dup)) {
@@ -1057,7 +1197,7 @@ impl GraphWrite for WorkspaceTxn<'_, '_> {
         let old = self.node_record(id)?;
         for eid in self.edges_of(id)? {
             let e = self.edge_record(eid)?;
-            self.remove_edge(eid, &e);
+            self.remove_edge(eid, &e)?;
         }
         self.write_node(id, Some(&old), None)
     }
@@ -1073,14 +1213,11 @@ impl GraphWrite for WorkspaceTxn<'_, '_> {
         let mut properties = properties;
         properties.retain(|_, v| !v.is_null());
         check_properties(&properties)?;
+        let mut ends = Vec::with_capacity(2);
         for n in [start, end] {
-            // Existence only: no need to decode the record.
-            if self
-                .txn
-                .get(Cf::Nodes, &keys::node_key(self.ws, n))?
-                .is_none()
-            {
-                return Err(EngineError::NodeNotFound(n));
+            match view::load_node(&*self.txn, self.ws, n)? {
+                Some(r) => ends.push(r.labels),
+                None => return Err(EngineError::NodeNotFound(n)),
             }
         }
         let id = EdgeId(self.alloc_id()?);
@@ -1092,6 +1229,7 @@ impl GraphWrite for WorkspaceTxn<'_, '_> {
                 end,
                 properties,
             },
+            (&ends[0], &ends[1]),
         );
         Ok(id)
     }
@@ -1138,7 +1276,6 @@ impl GraphWrite for WorkspaceTxn<'_, '_> {
 
     fn delete_edge(&mut self, id: EdgeId) -> Result<(), EngineError> {
         let e = self.edge_record(id)?;
-        self.remove_edge(id, &e);
-        Ok(())
+        self.remove_edge(id, &e)
     }
 }

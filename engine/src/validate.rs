@@ -1,7 +1,7 @@
 //! `validate()`: cross-checks every index against the primary data. Run by tests, the crash
 //! test and fuzzing; cheap enough for an operator to run on a copy of production data.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use roaring::RoaringTreemap;
 
@@ -83,6 +83,8 @@ pub(crate) fn validate(shared: &Shared) -> Result<ValidationReport, EngineError>
     let mut max_id = 0u64;
 
     let mut node_failures = Vec::new();
+    let mut labels_of: HashMap<(WorkspaceId, u64), Vec<String>> = HashMap::new();
+    let mut expected_counts: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
     scan_all(&snap, Cf::Nodes, |k, v| {
         report.nodes += 1;
         let Some((ws, id)) = keys::decode_id_key(k) else {
@@ -92,6 +94,7 @@ pub(crate) fn validate(shared: &Shared) -> Result<ValidationReport, EngineError>
         max_id = max_id.max(id);
         match codec::decode_node(v) {
             Ok(rec) => {
+                labels_of.insert((ws, id), rec.labels.clone());
                 for l in rec
                     .labels
                     .iter()
@@ -176,6 +179,16 @@ pub(crate) fn validate(shared: &Shared) -> Result<ValidationReport, EngineError>
         max_id = max_id.max(id);
         match codec::decode_edge(v) {
             Ok(e) => {
+                *expected_counts
+                    .entry(keys::type_count_key(ws, &e.rel_type))
+                    .or_default() += 1;
+                for (n, side) in [(e.start, Direction::Outgoing), (e.end, Direction::Incoming)] {
+                    for l in labels_of.get(&(ws, n.0)).into_iter().flatten() {
+                        *expected_counts
+                            .entry(keys::endpoint_label_key(ws, &e.rel_type, side, l))
+                            .or_default() += 1;
+                    }
+                }
                 for n in [e.start, e.end] {
                     if !node_exists(ws, n) {
                         edge_problems.push(format!("edge {id} of {ws} points at missing node {n}"));
@@ -214,6 +227,45 @@ pub(crate) fn validate(shared: &Shared) -> Result<ValidationReport, EngineError>
             "adjacency entry without its edge {:?}",
             keys::decode_adjacency_key(k)
         ));
+    }
+
+    // Counters: every degree, index value-type, type and endpoint-label count equals what the
+    // primary data implies (a missing counter and a zero are the same).
+    for k in &expected_adjacency {
+        if let Some(a) = keys::decode_adjacency_key(k) {
+            *expected_counts
+                .entry(keys::degree_key_of_adjacency(&a))
+                .or_default() += 1;
+        }
+    }
+    for k in &expected_index {
+        if let Some(c) = keys::index_count_key_of_entry(k) {
+            *expected_counts.entry(c).or_default() += 1;
+        }
+    }
+    let mut actual_counts: BTreeMap<Vec<u8>, i64> = BTreeMap::new();
+    let mut count_failures = Vec::new();
+    scan_all(&snap, Cf::Counts, |k, v| match keys::read_count(v) {
+        Some(0) => {}
+        Some(n) => {
+            actual_counts.insert(k.to_vec(), n);
+        }
+        None => count_failures.push(format!("undecodable counter {k:?}")),
+    })?;
+    count_failures.into_iter().for_each(|p| report.problem(p));
+    let counter_keys: BTreeSet<&Vec<u8>> =
+        expected_counts.keys().chain(actual_counts.keys()).collect();
+    for k in counter_keys {
+        let (e, a) = (
+            expected_counts.get(k).copied().unwrap_or(0),
+            actual_counts.get(k).copied().unwrap_or(0),
+        );
+        if e != a {
+            let what = keys::decode_degree_key(k)
+                .map(|d| format!("degree {d:?}"))
+                .unwrap_or_else(|| format!("index counter {k:?}"));
+            report.problem(format!("{what} is {a}, the data says {e}"));
+        }
     }
 
     let customers = |ws: WorkspaceId| expected_labels.get(&(ws, schema::CUSTOMER.to_owned()));
