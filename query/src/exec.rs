@@ -116,6 +116,40 @@ pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p
             profile,
             current: None,
         }),
+        Op::ScanFilter {
+            input,
+            slot,
+            label,
+            check_labels,
+            keys,
+            key_slots,
+            predicates,
+        } => Box::new(ScanFilter {
+            input: b(input),
+            slot: *slot,
+            label,
+            check_labels,
+            keys,
+            key_slots,
+            predicates,
+            current: None,
+            ids: Vec::new().into_iter(),
+        }),
+        Op::ExpandCount {
+            input,
+            from,
+            types,
+            direction,
+            to_label,
+            slot,
+        } => Box::new(ExpandCount {
+            input: b(input),
+            from: *from,
+            types,
+            direction: *direction,
+            to_label: to_label.as_deref(),
+            slot: *slot,
+        }),
         Op::CountLabel { slot, label } => Box::new(CountLabel {
             width,
             slot: *slot,
@@ -1020,6 +1054,118 @@ impl Operator for Optional<'_> {
             let inner = build(self.inner, self.width, self.profile);
             self.current = Some((row, inner, false));
         }
+    }
+}
+
+struct ScanFilter<'p> {
+    input: BoxOp<'p>,
+    slot: usize,
+    label: &'p str,
+    check_labels: &'p [String],
+    keys: &'p [String],
+    key_slots: &'p [usize],
+    predicates: &'p [CExpr],
+    current: Option<Row>,
+    ids: std::vec::IntoIter<NodeId>,
+}
+
+impl ScanFilter<'_> {
+    /// The ids of the label's nodes passing every predicate, from one sequential scan.
+    fn matching(&self, row: &[Val], cx: &Cx<'_>) -> Result<Vec<NodeId>, QueryError> {
+        let keys: Vec<&str> = self.keys.iter().map(String::as_str).collect();
+        let mut scratch = row.to_vec();
+        let mut out = Vec::new();
+        let mut failure = None;
+        cx.g.scan_label_values(self.label, &keys, &mut |id, values| {
+            let pass = (|| -> Result<bool, QueryError> {
+                cx.tick()?;
+                if !cx.has_labels(id, self.check_labels)? {
+                    return Ok(false);
+                }
+                scratch[self.slot] = Val::Node(id);
+                for (slot, v) in self.key_slots.iter().zip(values) {
+                    scratch[*slot] = v.as_ref().map_or(Val::Null, Val::from);
+                }
+                for p in self.predicates {
+                    if eval(p, &scratch, cx)?.truthy()? != Some(true) {
+                        return Ok(false);
+                    }
+                }
+                Ok(true)
+            })();
+            match pass {
+                Ok(true) => out.push(id),
+                Ok(false) => {}
+                Err(e) => failure = Some(e),
+            }
+            failure.is_none()
+        })?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(out),
+        }
+    }
+}
+
+impl Operator for ScanFilter<'_> {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
+        loop {
+            if let Some(row) = &self.current {
+                if let Some(id) = self.ids.next() {
+                    let mut out = row.clone();
+                    out[self.slot] = Val::Node(id);
+                    return Ok(Some(out));
+                }
+                self.current = None;
+            }
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
+            self.ids = self.matching(&row, cx)?.into_iter();
+            self.current = Some(row);
+        }
+    }
+}
+
+struct ExpandCount<'p> {
+    input: BoxOp<'p>,
+    from: usize,
+    types: &'p [String],
+    direction: Direction,
+    to_label: Option<&'p str>,
+    slot: usize,
+}
+
+impl Operator for ExpandCount<'_> {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
+        while let Some(mut row) = self.input.next(cx)? {
+            cx.tick()?;
+            let start = match &row[self.from] {
+                Val::Node(id) => *id,
+                Val::Null => continue,
+                other => {
+                    return Err(QueryError::type_err(format!(
+                        "cannot expand from a {}",
+                        other.type_name()
+                    )))
+                }
+            };
+            let mut n = 0u64;
+            if self.types.is_empty() {
+                n =
+                    cx.g.count_adjacent(start, self.direction, None, self.to_label)?;
+            } else {
+                for t in self.types {
+                    n +=
+                        cx.g.count_adjacent(start, self.direction, Some(t), self.to_label)?;
+                }
+            }
+            if n > 0 {
+                row[self.slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
+                return Ok(Some(row));
+            }
+        }
+        Ok(None)
     }
 }
 

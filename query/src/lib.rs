@@ -45,8 +45,12 @@
 //! [`explain`] (or an `EXPLAIN` prefix) returns a [`PlanTree`]; `PROFILE` adds rows and
 //! inclusive time per operator. Operators: `NodeCountFromCountStore` (label bitmap
 //! cardinality), `NodeIndexSeek`, `NodeIndexRangeScan` (with a top-k limit for
-//! `ORDER BY n.p LIMIT k` over a range predicate on `n.p`), `NodeByLabelScan`, `AllNodesScan`,
-//! `Expand`, `ExpandInto`, `VarLengthExpand`, `Filter`, `Projection`, `Aggregation`,
+//! `ORDER BY n.p LIMIT k` over a range predicate on `n.p`, or over a whole label whose every
+//! node has a number, or every one a datetime, in the index), `NodeByLabelScan` (with the
+//! filters on the scanned node's properties fused in: a sequential scan decoding only those
+//! properties), `AllNodesScan`, `Expand`, `ExpandInto`, `VarLengthExpand`, `ExpandCount`
+//! (an aggregation that only counts the rows of a final hop counts relationships instead:
+//! degree counters), `Filter`, `Projection`, `Aggregation`,
 //! `Distinct`, `Sort`, `Top`, `Skip`, `Limit`, `Unwind`, `OptionalMatch`, `Argument`, `Eager`
 //! (a write stage boundary) and the write operators.
 //!

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use svc_engine::{
-    AdjacentEdge, Direction, Edge, EdgeId, EngineError, GraphRead, GraphWrite, IndexKind, Node,
-    NodeId, Order, Properties, Value,
+    AdjacentEdge, Direction, Edge, EdgeId, EngineError, GraphRead, GraphWrite, IndexKind,
+    IndexStats, Node, NodeId, Order, Properties, Value,
 };
 
 /// The property indexes the service declares (label, property, kind); the same list as
@@ -181,6 +181,24 @@ impl GraphRead for ModelGraph {
         rel_type: Option<&str>,
     ) -> Result<u64, EngineError> {
         Ok(self.adjacent(id, direction, rel_type)?.len() as u64)
+    }
+
+    fn index_stats(&self, label: &str, property: &str) -> Result<Option<IndexStats>, EngineError> {
+        if self.index_kind(label, property).is_none() {
+            return Ok(None);
+        }
+        let mut stats = IndexStats::default();
+        for (_, v) in self.indexed_nodes(label, property) {
+            match v {
+                Value::Bool(_) => stats.booleans += 1,
+                Value::Int(_) => stats.numbers += 1,
+                Value::Float(f) if !f.is_nan() => stats.numbers += 1,
+                Value::DateTime(_) => stats.datetimes += 1,
+                Value::String(_) => stats.strings += 1,
+                _ => {}
+            }
+        }
+        Ok(Some(stats))
     }
 
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {

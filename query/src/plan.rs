@@ -10,7 +10,13 @@
 //! - Equality on an indexed property seeks the index; numeric equality uses the ordered index.
 //! - Comparisons with constants on an ordered property become a range scan.
 //! - `ORDER BY n.p [DESC] LIMIT k` over such a range scan (and nothing else) reads only the
-//!   first k entries of the index, in index order.
+//!   first k entries of the index, in index order. So does `ORDER BY n.p [DESC] LIMIT k` over a
+//!   plain label scan when the index's value-type counts show that every node of the label has
+//!   a number (or every one a datetime) there: the index then holds the whole label in order.
+//! - Aggregations whose every aggregate counts the rows of a final single hop
+//!   (`MATCH (c)<-[:T]-(t) RETURN c.x, count(t)`) count each node's relationships instead of
+//!   walking them (`ExpandCount`): a degree counter read, or with a label on the far end a
+//!   scan of adjacency keys checked against the label bitmap.
 //! - Labels otherwise come from the label bitmaps (the smallest label is scanned).
 //! - Filters run as soon as every variable they mention is bound.
 
@@ -143,6 +149,30 @@ pub(crate) enum Op {
         input: Box<Plan>,
         inner: Box<Plan>,
         arg: usize,
+    },
+    /// One hop counted instead of walked: for each input row, the number of relationships of
+    /// the node in `from` (of `types`, in `direction`, whose far end carries `to_label`) goes
+    /// into `slot`; rows with none are dropped, as an expansion would drop them. Planned under
+    /// an aggregation whose every aggregate counts the hop's rows (see `try_degree_aggregate`).
+    ExpandCount {
+        input: Box<Plan>,
+        from: usize,
+        types: Vec<String>,
+        direction: Direction,
+        to_label: Option<String>,
+        slot: usize,
+    },
+    /// A label scan with the filters directly above it fused in: the engine reads the nodes
+    /// sequentially and decodes only the properties the filters read (`keys`, into
+    /// `key_slots`); a node passes when every predicate is true, checked in order.
+    ScanFilter {
+        input: Box<Plan>,
+        slot: usize,
+        label: String,
+        check_labels: Vec<String>,
+        keys: Vec<String>,
+        key_slots: Vec<usize>,
+        predicates: Vec<CExpr>,
     },
     /// `count` of a label (or of all nodes) from the bitmap's cardinality.
     CountLabel {
@@ -804,9 +834,86 @@ impl<'a> Planner<'a> {
                 },
             );
             bound.push(slot);
+            let leaf = match &plan.op {
+                Op::Scan { input, .. } => matches!(input.op, Op::Once),
+                _ => false,
+            };
             plan = self.apply_ready(plan, &mut conjuncts, &bound, &covered);
+            if leaf {
+                plan = self.fuse_scan_filters(plan);
+            }
         }
         Ok(plan)
+    }
+
+    /// Filters directly over a leaf label scan that read properties of the scanned node become
+    /// one `ScanFilter`: each `n.key` in them reads a slot the scan fills from the record.
+    /// Other uses of `n` (labels, id, the node itself) still see the node.
+    fn fuse_scan_filters(&mut self, plan: Plan) -> Plan {
+        let mut filters = Vec::new();
+        let mut cursor = &plan;
+        while let Op::Filter { input, predicate } = &cursor.op {
+            filters.push((predicate, cursor.details.as_str()));
+            cursor = input;
+        }
+        let Op::Scan {
+            input,
+            slot,
+            source: ScanSource::Label(label),
+            check_labels,
+        } = &cursor.op
+        else {
+            return plan;
+        };
+        if filters.is_empty() || !matches!(input.op, Op::Once) {
+            return plan;
+        }
+        let mut keys: Vec<(String, usize)> = Vec::new();
+        let mut next_slot = self.next_slot;
+        let mut predicates: Vec<CExpr> = filters
+            .iter()
+            .rev()
+            .map(|(p, _)| {
+                replace_props(p, *slot, &mut keys, &mut || {
+                    next_slot += 1;
+                    next_slot - 1
+                })
+            })
+            .collect();
+        if keys.is_empty() {
+            return plan;
+        }
+        self.next_slot = next_slot;
+        let details = format!(
+            "{} WHERE {}",
+            cursor.details,
+            filters
+                .iter()
+                .rev()
+                .map(|(_, d)| *d)
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        );
+        let (slot, label, check_labels) = (*slot, label.clone(), check_labels.clone());
+        let id = cursor.id;
+        predicates.shrink_to_fit();
+        Plan {
+            id,
+            details,
+            op: Op::ScanFilter {
+                input: Box::new(Plan {
+                    id: self.next_id(),
+                    details: String::new(),
+                    op: Op::Once,
+                }),
+                slot,
+                label,
+                check_labels,
+                key_slots: keys.iter().map(|(_, s)| *s).collect(),
+                keys: keys.into_iter().map(|(k, _)| k).collect(),
+                predicates,
+            },
+        }
     }
 
     /// Adds (or reuses) the node of a pattern and returns its index in `nodes`.
@@ -1082,9 +1189,10 @@ impl<'a> Planner<'a> {
                     let c = self.compile(e, &replace, &mut collector)?;
                     outer.push((name.clone(), c));
                 }
-                let specs = collector.map(|c| c.specs).unwrap_or_default();
+                let mut specs = collector.map(|c| c.specs).unwrap_or_default();
                 // compile() numbered the aggregate slots from next_slot; reserve them now.
                 self.next_slot += specs.len();
+                self.try_degree_aggregate(&mut plan, &keys, &mut specs);
                 let details = items
                     .iter()
                     .map(|(n, _)| n.as_str())
@@ -1288,6 +1396,27 @@ impl<'a> Planner<'a> {
         Ok(plan)
     }
 
+    /// When every node of `label` has a number (or every one a datetime) in the ordered index
+    /// on (label, key), the bounds of a range holding all of them: the index is then the whole
+    /// label in `ORDER BY` order (no nulls and no other types to sort before or after them).
+    fn whole_label_range(&self, label: &str, key: &str) -> Option<(Val, Val)> {
+        if self.g.index_kind(label, key) != Some(IndexKind::Ordered) {
+            return None;
+        }
+        let stats = self.g.index_stats(label, key).ok()??;
+        let nodes = self.g.label_count(label).ok()?;
+        if nodes == 0 {
+            return None;
+        }
+        if stats.numbers == nodes {
+            Some((Val::Float(f64::NEG_INFINITY), Val::Float(f64::INFINITY)))
+        } else if stats.datetimes == nodes {
+            Some((Val::DateTime(i64::MIN), Val::DateTime(i64::MAX)))
+        } else {
+            None
+        }
+    }
+
     /// `ORDER BY n.p LIMIT k` directly over an index range scan of `n.p` (with no other filter,
     /// label check or operator between) reads only the first k (+ skip) index entries.
     fn push_topk_into_index(
@@ -1323,6 +1452,20 @@ impl<'a> Planner<'a> {
         if *slot != var_slot || !check_labels.is_empty() || !matches!(input.op, Op::Once) {
             return;
         }
+        if let ScanSource::Label(label) = source {
+            let label = label.clone();
+            if let Some((lower, upper)) = self.whole_label_range(&label, sort_key) {
+                *source = ScanSource::Range {
+                    label: label.clone(),
+                    key: sort_key.clone(),
+                    lower: Bound::Included(lower),
+                    upper: Bound::Included(upper),
+                    order: Order::Ascending,
+                    limit: None,
+                };
+                cursor.details = format!("({var}:{label}) {var}.{sort_key}, whole label");
+            }
+        }
         if let ScanSource::Range {
             key,
             order,
@@ -1349,6 +1492,88 @@ impl<'a> Planner<'a> {
                 });
             }
         }
+    }
+
+    /// An aggregation directly over a single-hop expansion, whose grouping keys do not read the
+    /// hop's relationship or far node and whose aggregates all count the hop's rows
+    /// (`count(*)`, `count(t)`, `count(r)`, without DISTINCT), needs only the number of rows
+    /// each input row expands to: the expansion becomes `ExpandCount` and each count a sum of
+    /// those numbers (a sum of no rows is 0, as a count of no rows is).
+    fn try_degree_aggregate(
+        &mut self,
+        plan: &mut Plan,
+        keys: &[(usize, CExpr)],
+        specs: &mut [AggSpec],
+    ) {
+        let Op::Expand {
+            from,
+            rel,
+            to,
+            types,
+            direction: Some(direction),
+            to_labels,
+            rel_props,
+            into: false,
+            hops: None,
+            distinct_from,
+            ..
+        } = &plan.op
+        else {
+            return;
+        };
+        if !rel_props.is_empty() || !distinct_from.is_empty() || to_labels.len() > 1 {
+            return;
+        }
+        let hop_slots = [*rel, *to];
+        if keys
+            .iter()
+            .any(|(_, e)| e.slot_list().iter().any(|s| hop_slots.contains(s)))
+        {
+            return;
+        }
+        let counts_rows = |a: &AggSpec| {
+            a.kind == AggKind::Count
+                && !a.distinct
+                && match &a.arg {
+                    None => true,
+                    Some(CExpr::Slot(s)) => hop_slots.contains(s),
+                    Some(_) => false,
+                }
+        };
+        if specs.is_empty() || !specs.iter().all(counts_rows) {
+            return;
+        }
+        let (from, direction, to_label) = (*from, *direction, to_labels.first().cloned());
+        // `[:A|A]` walks each relationship once: count each type once.
+        let mut types = types.clone();
+        types.sort();
+        types.dedup();
+        let slot = self.new_slot();
+        for a in specs.iter_mut() {
+            a.kind = AggKind::Sum;
+            a.arg = Some(CExpr::Slot(slot));
+        }
+        let placeholder = Plan {
+            id: plan.id,
+            details: String::new(),
+            op: Op::Once,
+        };
+        let expand = std::mem::replace(plan, placeholder);
+        let Op::Expand { input, .. } = expand.op else {
+            return;
+        };
+        *plan = Plan {
+            id: expand.id,
+            details: format!("{} (count)", expand.details),
+            op: Op::ExpandCount {
+                input,
+                from,
+                types,
+                direction,
+                to_label,
+                slot,
+            },
+        };
     }
 
     /// `MATCH (n:L) RETURN count(n)` (or `count(*)`), with nothing else in the query so far,
@@ -1654,6 +1879,74 @@ fn scan_below(plan: &mut Plan) -> Option<&mut Plan> {
     }
 }
 
+/// `e` with every `n.key` of the node in `slot` replaced by a slot of its own (one per key,
+/// allocated by `alloc` and listed in `keys`).
+fn replace_props(
+    e: &CExpr,
+    slot: usize,
+    keys: &mut Vec<(String, usize)>,
+    alloc: &mut dyn FnMut() -> usize,
+) -> CExpr {
+    let mut r = |x: &CExpr| Box::new(replace_props(x, slot, keys, alloc));
+    match e {
+        CExpr::Prop(base, key) if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) => {
+            let s = match keys.iter().find(|(k, _)| k == key) {
+                Some((_, s)) => *s,
+                None => {
+                    let s = alloc();
+                    keys.push((key.clone(), s));
+                    s
+                }
+            };
+            CExpr::Slot(s)
+        }
+        CExpr::Const(_) | CExpr::Slot(_) => e.clone(),
+        CExpr::Prop(base, key) => CExpr::Prop(r(base), key.clone()),
+        CExpr::Index(a, b) => {
+            let a = r(a);
+            CExpr::Index(a, r(b))
+        }
+        CExpr::List(items) => CExpr::List(
+            items
+                .iter()
+                .map(|x| replace_props(x, slot, keys, alloc))
+                .collect(),
+        ),
+        CExpr::Map(entries) => CExpr::Map(
+            entries
+                .iter()
+                .map(|(k, x)| (k.clone(), replace_props(x, slot, keys, alloc)))
+                .collect(),
+        ),
+        CExpr::Not(x) => CExpr::Not(r(x)),
+        CExpr::Neg(x) => CExpr::Neg(r(x)),
+        CExpr::And(a, b) => {
+            let a = r(a);
+            CExpr::And(a, r(b))
+        }
+        CExpr::Or(a, b) => {
+            let a = r(a);
+            CExpr::Or(a, r(b))
+        }
+        CExpr::Xor(a, b) => {
+            let a = r(a);
+            CExpr::Xor(a, r(b))
+        }
+        CExpr::Bin(op, a, b) => {
+            let a = r(a);
+            CExpr::Bin(*op, a, r(b))
+        }
+        CExpr::IsNull(x, negated) => CExpr::IsNull(r(x), *negated),
+        CExpr::Func(f, args) => CExpr::Func(
+            *f,
+            args.iter()
+                .map(|x| replace_props(x, slot, keys, alloc))
+                .collect(),
+        ),
+        CExpr::HasLabels(x, labels) => CExpr::HasLabels(r(x), labels.clone()),
+    }
+}
+
 /// A node pattern without its property map, for plan details.
 fn bare(n: &NodePattern) -> NodePattern {
     NodePattern {
@@ -1852,6 +2145,14 @@ fn render_plan(
                 render_plan(input, profile, stage_input),
                 render_plan(inner, profile, &mut Vec::new),
             ],
+        ),
+        Op::ScanFilter { input, .. } => (
+            "NodeByLabelScan",
+            vec![render_plan(input, profile, stage_input)],
+        ),
+        Op::ExpandCount { input, .. } => (
+            "ExpandCount",
+            vec![render_plan(input, profile, stage_input)],
         ),
         Op::CountLabel { .. } => ("NodeCountFromCountStore", Vec::new()),
     };
