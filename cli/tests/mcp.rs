@@ -293,3 +293,152 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
     assert_eq!(used, [1, 2, 3]);
     assert_eq!(w.credits_used().await, 3);
 }
+
+/// The capabilities this service grew after the first six, each dry-run through REST, the CLI
+/// and MCP: the same envelope shape, nothing charged, and the same result (previews are
+/// deterministic; drafting and scoring read the same customer).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_capabilities_answer_the_same_dry_run_through_rest_cli_and_mcp() {
+    use svc_server::capabilities::Capability;
+    use svc_server::gateway::registry;
+
+    let w = World::new().await;
+    let grants: Vec<String> = Capability::ALL
+        .iter()
+        .map(|c| format!("capability:{}", c.id()))
+        .collect();
+    let key = w
+        .server
+        .mint_key(
+            &w.account,
+            json!({"name": "all", "agent": "parity", "grants": grants,
+                "allowed_modes": ["dry_run", "queue", "execute"], "rate_limit_per_min": 100_000}),
+        )
+        .await;
+    let resp = w
+        .server
+        .post("/api/v1/capabilities/events.ingest/invoke")
+        .bearer_auth(&key.plaintext)
+        .json(
+            &json!({"mode": "execute", "input": {"event": "pricing_viewed",
+            "email": "parity@example.com", "phone": "+14155550199"}}),
+        )
+        .send()
+        .await
+        .expect("ingest");
+    assert_eq!(resp.status().as_u16(), 200);
+    let who = "parity@example.com";
+    let inputs = [
+        (Capability::ScoreChurn, json!({"customer": who})),
+        (Capability::ScoreConversion, json!({"customer": who})),
+        (
+            Capability::PlanGoal,
+            json!({"goal": "Book a demo this month", "customer": who}),
+        ),
+        (
+            Capability::DraftOutreach,
+            json!({"customer": who, "intent": "pricing follow-up"}),
+        ),
+        (
+            Capability::QueueOutreach,
+            json!({"customer": who, "subject": "Hi", "body": "Hello"}),
+        ),
+        (
+            Capability::ExecuteOutreach,
+            json!({"customer": who, "subject": "Hi", "body": "Hello"}),
+        ),
+        (
+            Capability::QueueCall,
+            json!({"customer": who, "script": "Hello there"}),
+        ),
+        (
+            Capability::ExecuteCall,
+            json!({"customer": who, "script": "Hello there"}),
+        ),
+        (
+            Capability::CioWrite,
+            json!({"customer": who, "action": "identify"}),
+        ),
+    ];
+    let before = {
+        let (_, v) = read(
+            w.server
+                .get("/api/v1/capabilities/usage/actions")
+                .bearer_auth(&key.plaintext)
+                .send()
+                .await
+                .expect("usage"),
+        )
+        .await;
+        v["used"].as_u64().expect("used")
+    };
+    for (c, input) in inputs {
+        let resp = w
+            .server
+            .post(&format!("/api/v1/capabilities/{}/invoke", c.id()))
+            .bearer_auth(&key.plaintext)
+            .json(&json!({"mode": "dry_run", "input": input}))
+            .send()
+            .await
+            .expect("rest");
+        let (status, rest) = read(resp).await;
+        assert_eq!(status.as_u16(), 200, "{c}: {rest}");
+        let mut cmd = w.cmd(&[
+            "invoke",
+            c.id(),
+            "--mode",
+            "dry_run",
+            "--input",
+            &input.to_string(),
+            "--json",
+        ]);
+        cmd.env("SVC_API_KEY", &key.plaintext);
+        let r = w.run(cmd).await;
+        assert_eq!(r.code, 0, "{c}: {r:?}");
+        let cli = r.json();
+        let tool = registry::get(c.id())
+            .expect("entry")
+            .descriptor
+            .mcp_tool_name;
+        let mut arguments = input.clone();
+        arguments["_mode"] = json!("dry_run");
+        let resp = w
+            .server
+            .post("/mcp")
+            .header("x-api-key", &key.plaintext)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}))
+            .send()
+            .await
+            .expect("mcp");
+        let (_, rpc) = read(resp).await;
+        assert_eq!(rpc["result"]["isError"], false, "{c}: {rpc}");
+        let mcp = rpc["result"]["structuredContent"].clone();
+        for (env, source) in [(&rest, "api"), (&cli, "cli"), (&mcp, "mcp")] {
+            assert_eq!(env["status"], "preview", "{c} {source}: {env}");
+            assert_eq!(env["action_credit_cost"], 0, "{c} {source}");
+            assert_eq!(env["capability"], c.id());
+        }
+        // Same keys at the top and in the result (values differ only where time enters).
+        let keys = |v: &Value| -> Vec<String> {
+            let mut k: Vec<String> = v["result"]
+                .as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default();
+            k.sort();
+            k
+        };
+        assert_eq!(keys(&rest), keys(&cli), "{c}");
+        assert_eq!(keys(&rest), keys(&mcp), "{c}");
+    }
+    let (_, usage) = read(
+        w.server
+            .get("/api/v1/capabilities/usage/actions")
+            .bearer_auth(&key.plaintext)
+            .send()
+            .await
+            .expect("usage"),
+    )
+    .await;
+    assert_eq!(usage["used"].as_u64(), Some(before), "dry runs are free");
+}

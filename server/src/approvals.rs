@@ -1,5 +1,6 @@
 //! The approval system (AOS): pending actions created by queued invocations, and their moves
-//! (DESIGN.md §4): `pending -> approved -> executed | failed`, `pending -> rejected`,
+//! (DESIGN.md §4): `pending -> approved -> executed | failed` (and `unknown` when a stop
+//! interrupts an outbound action at its provider), `pending -> rejected`,
 //! `pending -> expired` (after the TTL, 72 h). Credits are charged when the action is queued and
 //! refunded by a reversing ledger row on reject, expiry or failed execution. Every move appends
 //! `{ts, state, actor, note}` to the timeline, and every move happens inside one engine write
@@ -17,12 +18,14 @@ use time::OffsetDateTime;
 
 use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::gateway::exec;
+use crate::gateway::executors::{self, Phase};
+use crate::gateway::{self, registry};
 use crate::ids;
 use crate::keys::AgentKey;
 use crate::ledger::{self, LedgerRow};
+use crate::outbound::{self, Delivered};
+use crate::state::AppState;
 use crate::store::{Record, RecordScan, Store};
-use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
 pub const TTL: time::Duration = time::Duration::hours(72);
@@ -80,7 +83,8 @@ pub struct PendingView {
     pub capability: String,
     pub key_id: String,
     pub agent: String,
-    /// `pending`, `approved`, `executed`, `failed`, `rejected` or `expired`.
+    /// `pending`, `approved`, `executed`, `failed`, `unknown` (the service stopped while the
+    /// approved action was with its provider), `rejected` or `expired`.
     pub status: String,
     #[schema(value_type = Object)]
     pub input: Value,
@@ -222,6 +226,7 @@ fn expire_if_due(
         return Ok(false);
     }
     p.status = "expired".into();
+    outbound::cancel_for_pending(w, &p.id, now)?;
     p.timeline.push(entry(
         now,
         "expired",
@@ -284,14 +289,14 @@ async fn write<R: Send + 'static>(
 /// The workspace's pending actions (those still waiting by default), newest first.
 pub async fn list(store: &Store, ws: WorkspaceId, status: Option<String>) -> Result<PendingList> {
     if let Some(s) = &status {
-        const STATES: [&str; 6] = [
-            "pending", "approved", "executed", "failed", "rejected", "expired",
+        const STATES: [&str; 7] = [
+            "pending", "approved", "executed", "failed", "unknown", "rejected", "expired",
         ];
         if !STATES.contains(&s.as_str()) {
             return Err(Error::invalid_field(
                 "status",
                 s,
-                "expected pending, approved, executed, failed, rejected or expired",
+                "expected pending, approved, executed, failed, unknown, rejected or expired",
             ));
         }
     }
@@ -353,6 +358,7 @@ pub async fn reject(
             return Err(not_pending(&p));
         }
         p.status = "rejected".into();
+        outbound::cancel_for_pending(&mut w, &p.id, now)?;
         p.timeline.push(entry(
             now,
             "rejected",
@@ -368,16 +374,20 @@ pub async fn reject(
 
 /// Approves a pending action and executes it, exactly once: the approval, the execution's
 /// writes and the outcome commit together. A failed execution is recorded as `failed` (its
-/// writes undone) and its credits refunded.
+/// writes undone) and its credits refunded. An outbound action (email, call, Customer.io)
+/// commits `approved` with its record `sending`, is handed to the provider, and a second write
+/// records `executed` or `failed` (refunded); only the approval that moved the action out of
+/// `pending` ever sends it.
 pub async fn approve(
-    store: &Store,
+    state: &AppState,
     ws: WorkspaceId,
     id: &str,
     user_id: &str,
     note: Option<String>,
 ) -> Result<PendingView> {
     let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
-    write(store, move |txn| {
+    let deps = gateway::Deps::of(state);
+    let step = write(&state.store, move |txn| {
         let now = clock::now();
         let mut p = {
             let mut w = txn.workspace(ws);
@@ -394,72 +404,150 @@ pub async fn approve(
             &actor,
             note.as_deref().unwrap_or("approved"),
         ));
-        let outcome = txn.attempt(|t| run_approved(t, ws, &p, now));
+        let outcome = txn.attempt(|t| run_approved(t, &deps, ws, &p, now));
         let mut w = txn.workspace(ws);
-        match outcome {
-            Ok(result) => {
+        let dispatch = match outcome {
+            Ok(out) if out.dispatch.is_some() => {
+                p.timeline
+                    .push(entry(now, "approved", "system", "handed to the provider"));
+                out.dispatch
+            }
+            Ok(out) => {
                 p.status = "executed".into();
-                p.result = Some(result);
+                p.result = Some(out.result);
                 p.timeline
                     .push(entry(now, "executed", "system", "executed"));
+                None
             }
             Err(e) if e.code == Code::Internal || e.code == Code::Unavailable => return Err(e),
             Err(e) => {
-                p.status = "failed".into();
-                p.error = Some(json!({"code": e.code.as_str(), "message": e.message}));
+                fail(&mut w, &mut p, e.code.as_str(), &e.message, now)?;
+                None
+            }
+        };
+        w.put_record(&p)?;
+        Ok((PendingView::new(&p), dispatch))
+    })
+    .await?;
+    state.store.note_graph_write(ws);
+    let (view, dispatch) = step;
+    let Some(dispatch) = dispatch else {
+        return Ok(view);
+    };
+    let delivered = outbound::delivery::perform(&state.http, &dispatch.job).await;
+    let id = view.id.clone();
+    let view = write(&state.store, move |txn| {
+        let now = clock::now();
+        let mut w = txn.workspace(ws);
+        let mut p = load(&w, &id)?;
+        let (record, _stream) = outbound::finish(&mut w, &dispatch.outbound_id, &delivered, now)?;
+        match &delivered {
+            Delivered::Ok { .. } => {
+                p.status = "executed".into();
+                p.result = Some(gateway::outbound_result(&record));
                 p.timeline.push(entry(
                     now,
-                    "failed",
+                    "executed",
                     "system",
-                    &format!("{}: {}; credits refunded", e.code.as_str(), e.message),
+                    "the provider took the action",
                 ));
-                refund(&mut w, &p, now)?;
+            }
+            Delivered::Failed { message } => {
+                fail(
+                    &mut w,
+                    &mut p,
+                    Code::CapabilityFailed.as_str(),
+                    message,
+                    now,
+                )?;
             }
         }
         w.put_record(&p)?;
         Ok(PendingView::new(&p))
     })
-    .await
+    .await?;
+    state.store.note_graph_write(ws);
+    Ok(view)
 }
 
-/// Runs an approved action's executor with the key that queued it.
+/// An approved outbound action whose delivery a stop interrupted (`outbound::recover`): its
+/// outcome is unknown, its credits stay charged, and it is never sent again by itself.
+pub(crate) fn mark_unknown(
+    w: &mut WorkspaceTxn<'_, '_>,
+    id: &str,
+    now: OffsetDateTime,
+) -> Result<()> {
+    let Some(mut p) = w.get_record::<PendingAction>(id)? else {
+        return Ok(());
+    };
+    if p.status != "approved" {
+        return Ok(());
+    }
+    p.status = "unknown".into();
+    p.timeline.push(entry(
+        now,
+        "unknown",
+        "system",
+        "the service stopped while the provider had the action; it may or may not have been \
+         done and is not retried",
+    ));
+    w.put_record(&p)?;
+    Ok(())
+}
+
+/// Records a failed execution and refunds its credits.
+fn fail(
+    w: &mut WorkspaceTxn<'_, '_>,
+    p: &mut PendingAction,
+    code: &str,
+    message: &str,
+    now: OffsetDateTime,
+) -> Result<()> {
+    p.status = "failed".into();
+    p.error = Some(json!({"code": code, "message": message}));
+    p.timeline.push(entry(
+        now,
+        "failed",
+        "system",
+        &format!("{code}: {message}; credits refunded"),
+    ));
+    refund(w, p, now)
+}
+
+/// Runs an approved action's executor with the key that queued it, after the same setup as an
+/// invocation (`gateway::Prepared`): an outbound action sends the record it queued, exactly as
+/// the approver saw it.
 fn run_approved(
     txn: &mut WriteTxn<'_>,
+    deps: &gateway::Deps,
     ws: WorkspaceId,
     p: &PendingAction,
     now: OffsetDateTime,
-) -> Result<Value> {
-    let entry = txn
-        .workspace(WorkspaceId::GLOBAL)
-        .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
-        .ok_or_else(|| Error::not_found("workspace"))?;
-    let mut w = txn.workspace(ws);
-    let settings = w
-        .get_record::<WorkspaceSettings>("settings")?
-        .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-    if settings.policy.forbid.contains(&p.capability) {
-        return Err(Error::new(
-            Code::PolicyForbid,
-            format!("workspace policy now forbids {}", p.capability),
-        ));
-    }
-    settings.ensure_writable()?;
-    let key = w
+) -> Result<executors::Outcome> {
+    let key = txn
+        .workspace(ws)
         .get_record::<AgentKey>(&p.key_id)?
         .ok_or_else(|| Error::internal(format!("pending action {} has no key", p.id)))?;
-    let budget = ledger::budget(&w, &settings, &key, &ledger::current_month())?;
-    let ctx = exec::Ctx {
-        key: &key,
-        workspace: &entry,
-        settings: &settings,
-        budget: &budget,
-        cost: 0,
-        now,
-        request_id: &p.request_id,
+    let entry = registry::get(&p.capability)
+        .ok_or_else(|| Error::internal(format!("unknown capability {}", p.capability)))?;
+    let prepared = gateway::Prepared::load(txn, &key)?;
+    prepared.ensure_allowed(&entry.descriptor).map_err(|e| {
+        if e.code == Code::PolicyForbid {
+            Error::new(
+                Code::PolicyForbid,
+                format!("workspace policy now forbids {}", p.capability),
+            )
+        } else {
+            e
+        }
+    })?;
+    let ctx = prepared.ctx(&key, deps, 0, now, &p.request_id, Some(&p.id));
+    let mut w = txn.workspace(ws);
+    let out = match outbound::for_pending(&w, &p.id)? {
+        Some(record) => executors::run_queued_record(&mut w, &ctx, record),
+        None => executors::run(entry.capability, Phase::Commit, &mut w, &ctx, &p.input),
     };
-    let out = exec::execute(&p.capability, &mut w, &ctx, &p.input)
-        .map_err(crate::gateway::executor_failed)?;
-    Ok(out.result)
+    out.map_err(crate::gateway::executor_failed)
 }
 
 #[cfg(test)]
@@ -557,8 +645,8 @@ mod tests {
             ledger::month_usage(&graph.snapshot(ws), "key_test", &month).expect("usage"),
             (0, 0)
         );
-        // Expired is final: approving it is a conflict, and nothing is refunded twice.
-        let err = approve(&store, ws, &id, "usr_t", None)
+        // Expired is final: deciding it is a conflict, and nothing is refunded twice.
+        let err = reject(&store, ws, &id, "usr_t", None)
             .await
             .expect_err("expired");
         assert_eq!(err.code, Code::Conflict);

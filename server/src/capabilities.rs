@@ -1,27 +1,86 @@
-//! The capability ids of SPEC.md and the invocation modes, as far as key validation needs them.
-//! The gateway (issue 5) grows this into the full descriptor catalogue.
+//! The capability table's keys: every capability id of SPEC.md as one enum, the only place the
+//! ids are spelled. The gateway's registry maps each [`Capability`] to its contract and
+//! executor; everything else (keys, workspace policy, MCP, tests) iterates [`Capability::ALL`].
 
-/// The fifteen initial capability ids (SPEC.md, "What the service does" 5).
-pub const CAPABILITY_IDS: [&str; 15] = [
-    "context.get",
-    "account.get",
-    "events.ingest",
-    "memory.write",
-    "score.churn",
-    "score.conversion",
-    "plan.goal",
-    "draft.outreach",
-    "queue.outreach",
-    "execute.outreach",
-    "queue.call",
-    "execute.call",
-    "crm.mutate",
-    "cio.write",
-    "report.generate",
-];
+/// One capability of the gateway (SPEC.md, "What the service does" 5).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Capability {
+    ContextGet,
+    AccountGet,
+    EventsIngest,
+    MemoryWrite,
+    ScoreChurn,
+    ScoreConversion,
+    PlanGoal,
+    DraftOutreach,
+    QueueOutreach,
+    ExecuteOutreach,
+    QueueCall,
+    ExecuteCall,
+    CrmMutate,
+    CioWrite,
+    ReportGenerate,
+}
+
+impl Capability {
+    /// Every capability, in SPEC.md's order (the order of the catalogue).
+    pub const ALL: [Capability; 15] = [
+        Capability::ContextGet,
+        Capability::AccountGet,
+        Capability::EventsIngest,
+        Capability::MemoryWrite,
+        Capability::ScoreChurn,
+        Capability::ScoreConversion,
+        Capability::PlanGoal,
+        Capability::DraftOutreach,
+        Capability::QueueOutreach,
+        Capability::ExecuteOutreach,
+        Capability::QueueCall,
+        Capability::ExecuteCall,
+        Capability::CrmMutate,
+        Capability::CioWrite,
+        Capability::ReportGenerate,
+    ];
+
+    /// The stable wire id.
+    pub const fn id(self) -> &'static str {
+        match self {
+            Capability::ContextGet => "context.get",
+            Capability::AccountGet => "account.get",
+            Capability::EventsIngest => "events.ingest",
+            Capability::MemoryWrite => "memory.write",
+            Capability::ScoreChurn => "score.churn",
+            Capability::ScoreConversion => "score.conversion",
+            Capability::PlanGoal => "plan.goal",
+            Capability::DraftOutreach => "draft.outreach",
+            Capability::QueueOutreach => "queue.outreach",
+            Capability::ExecuteOutreach => "execute.outreach",
+            Capability::QueueCall => "queue.call",
+            Capability::ExecuteCall => "execute.call",
+            Capability::CrmMutate => "crm.mutate",
+            Capability::CioWrite => "cio.write",
+            Capability::ReportGenerate => "report.generate",
+        }
+    }
+
+    pub fn parse(id: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.id() == id)
+    }
+}
+
+impl std::fmt::Display for Capability {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// The fifteen capability ids, in catalogue order.
+pub fn ids() -> impl Iterator<Item = &'static str> {
+    Capability::ALL.into_iter().map(Capability::id)
+}
 
 pub fn is_known(id: &str) -> bool {
-    CAPABILITY_IDS.contains(&id)
+    Capability::parse(id).is_some()
 }
 
 /// The grant a key needs to call a capability: `capability:<id>`.
@@ -31,8 +90,7 @@ pub fn grant_for(id: &str) -> String {
 
 /// The capability id a grant names, when it is a well-formed grant of a known capability.
 pub fn capability_of_grant(grant: &str) -> Option<&'static str> {
-    let id = grant.strip_prefix("capability:")?;
-    CAPABILITY_IDS.iter().copied().find(|known| *known == id)
+    Capability::parse(grant.strip_prefix("capability:")?).map(Capability::id)
 }
 
 /// How an invocation runs.
@@ -74,11 +132,13 @@ mod tests {
 
     #[test]
     fn grants_round_trip_for_every_capability() {
-        for id in CAPABILITY_IDS {
-            assert_eq!(capability_of_grant(&grant_for(id)), Some(id));
+        for c in Capability::ALL {
+            assert_eq!(capability_of_grant(&grant_for(c.id())), Some(c.id()));
+            assert_eq!(Capability::parse(c.id()), Some(c));
         }
+        let first = Capability::ALL[0].id();
         assert_eq!(capability_of_grant("capability:nope"), None);
-        assert_eq!(capability_of_grant("context.get"), None);
+        assert_eq!(capability_of_grant(first), None);
     }
 
     #[test]

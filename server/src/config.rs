@@ -35,6 +35,9 @@ pub struct Config {
     /// Failed logins allowed per email within `login_window` before logins are refused.
     pub login_max_failures: u32,
     pub login_window: Duration,
+    /// The address the outside world reaches this service at (callback URLs sent to
+    /// providers, the Message-ID domain); `None`: `http://` + the bound listen address.
+    pub public_url: Option<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -61,6 +64,7 @@ impl std::fmt::Debug for Config {
             )
             .field("login_max_failures", &self.login_max_failures)
             .field("login_window", &self.login_window)
+            .field("public_url", &self.public_url)
             .finish()
     }
 }
@@ -83,6 +87,7 @@ impl Config {
             webhook_token_rate_per_min: crate::events::webhooks::TOKEN_RATE_PER_MIN,
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
+            public_url: None,
         }
     }
 

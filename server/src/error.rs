@@ -75,6 +75,13 @@ codes! {
     MethodNotAllowed => ("method_not_allowed", 405),
     /// A unique value (e.g. an email) is already taken.
     Conflict => ("conflict", 409),
+    /// An outbound capability's integration is not connected (`details.integration`, the route
+    /// that connects it).
+    IntegrationNotConnected => ("integration_not_connected", 409),
+    /// The customer unsubscribed or bounced: never emailed or called.
+    CustomerSuppressed => ("customer_suppressed", 409),
+    /// The workspace's weekly outreach cap for this customer is reached.
+    FrequencyCapped => ("frequency_capped", 409),
     /// The same idempotency key is still in flight.
     IdempotencyInFlight => ("idempotency_conflict", 409),
     /// The same idempotency key was used with a different request.
@@ -204,6 +211,13 @@ mod tests {
             (Code::IdempotencyMismatch, "idempotency_conflict", 422),
             (Code::AosUnavailable, "aos_unavailable", 503),
             (Code::CapabilityFailed, "capability_failed", 502),
+            (
+                Code::IntegrationNotConnected,
+                "integration_not_connected",
+                409,
+            ),
+            (Code::CustomerSuppressed, "customer_suppressed", 409),
+            (Code::FrequencyCapped, "frequency_capped", 409),
         ];
         for (code, name, status) in expect {
             assert_eq!((code.as_str(), code.status()), (name, status), "{code:?}");

@@ -15,6 +15,7 @@ pub mod buddies;
 pub mod capabilities;
 pub mod clock;
 pub mod config;
+pub mod crm;
 pub mod customers;
 pub mod customers_insights;
 pub mod error;

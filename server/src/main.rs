@@ -55,6 +55,10 @@ struct ServeArgs {
         value_delimiter = ','
     )]
     retired_master_keys: Vec<String>,
+    /// The URL providers reach this service at (voice status callbacks); default
+    /// `http://<addr>`.
+    #[arg(long, env = "SVC_PUBLIC_URL")]
+    public_url: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -69,6 +73,7 @@ fn main() -> ExitCode {
     } = Cli::parse();
     let mut config = Config::new(args.data_dir);
     config.addr = args.addr;
+    config.public_url = args.public_url.map(|u| u.trim_end_matches('/').to_owned());
     config.log_format = match args.log_format {
         Format::Text => LogFormat::Text,
         Format::Json => LogFormat::Json,

@@ -16,6 +16,7 @@
 //! - `uptimePct`: 100 whenever the summary could be computed from the store (the workspace's
 //!   data is being served); `confidencePptDelta`: `(avgConfidence - 50) / 10`, one decimal.
 
+pub mod activity;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::time::{Duration, Instant};

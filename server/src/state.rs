@@ -41,6 +41,8 @@ pub struct Inner {
     pub summary_cache: crate::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
     pub http: crate::integrations::HttpClient,
+    /// See [`AppState::public_url`].
+    public_url: parking_lot::RwLock<String>,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -80,6 +82,12 @@ impl AppState {
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
 
         let http = crate::integrations::HttpClient::new()?;
+        // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
+        crate::outbound::recover(&store).await?;
+        let public_url = config
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", config.addr));
         let state = AppState {
             inner: Arc::new(Inner {
                 jwt: JwtKeys::new(&jwt_secret),
@@ -93,6 +101,7 @@ impl AppState {
                 http,
                 store,
                 config,
+                public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),
         };
@@ -134,6 +143,19 @@ impl AppState {
     }
 
     /// Values for the gauges of `/metrics`.
+    /// The base URL providers reach this service at: `--public-url`, else the address the
+    /// listener is bound to (known once `serve` binds).
+    pub fn public_url(&self) -> String {
+        self.public_url.read().clone()
+    }
+
+    /// Called by `serve` with the bound address, for the default public URL.
+    pub fn bound_to(&self, addr: std::net::SocketAddr) {
+        if self.config.public_url.is_none() {
+            *self.public_url.write() = format!("http://{addr}");
+        }
+    }
+
     pub fn gauges(&self) -> Gauges {
         Gauges {
             rate_limiter_keys: self.rate_limiter.tracked(),

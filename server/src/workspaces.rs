@@ -70,11 +70,33 @@ impl Plan {
     }
 }
 
-/// Capability ids the workspace forbids, and those the approval system approves on its own.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+/// Capability ids the workspace forbids, those the approval system approves on its own, and the
+/// outreach frequency cap.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Policy {
     pub forbid: Vec<String>,
     pub auto_approve: Vec<String>,
+    /// Emails and calls one customer may receive in any 7 days (queued, sending, sent or of
+    /// unknown outcome); past it outreach answers 409 `frequency_capped`.
+    #[serde(default = "default_outreach_cap")]
+    pub max_outreach_per_customer_per_week: u32,
+}
+
+/// Default of [`Policy::max_outreach_per_customer_per_week`].
+pub const DEFAULT_OUTREACH_CAP: u32 = 3;
+
+fn default_outreach_cap() -> u32 {
+    DEFAULT_OUTREACH_CAP
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            forbid: Vec::new(),
+            auto_approve: Vec::new(),
+            max_outreach_per_customer_per_week: DEFAULT_OUTREACH_CAP,
+        }
+    }
 }
 
 /// Per-workspace settings, stored inside the workspace under the fixed id `settings`.
@@ -179,6 +201,8 @@ pub struct WorkspaceUpdate {
 pub struct PolicyUpdate {
     pub forbid: Option<Vec<String>>,
     pub auto_approve: Option<Vec<String>>,
+    #[schema(maximum = 1000)]
+    pub max_outreach_per_customer_per_week: Option<u32>,
 }
 
 /// The workspace id as rendered on the wire.
@@ -248,6 +272,15 @@ pub async fn update(
         }
     }
     if let Some(policy) = &update.policy {
+        if let Some(cap) = policy.max_outreach_per_customer_per_week {
+            if cap > 1000 {
+                return Err(Error::invalid_field(
+                    "policy.max_outreach_per_customer_per_week",
+                    &cap.to_string(),
+                    "must be 0 to 1000",
+                ));
+            }
+        }
         for (field, ids) in [
             ("policy.forbid", &policy.forbid),
             ("policy.auto_approve", &policy.auto_approve),
@@ -276,6 +309,9 @@ pub async fn update(
                 }
                 if let Some(auto) = policy.auto_approve {
                     s.policy.auto_approve = dedup(auto);
+                }
+                if let Some(cap) = policy.max_outreach_per_customer_per_week {
+                    s.policy.max_outreach_per_customer_per_week = cap;
                 }
             }
             s.updated_at = now;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use svc_integration_tests::{expect_error, read, str_at, track, Account, Key, TestServer};
+use svc_server::capabilities::Capability;
 
 async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) -> Key {
     let grants: Vec<String> = grants.iter().map(|g| format!("capability:{g}")).collect();
@@ -35,15 +36,6 @@ async fn customer_and_note_key(s: &TestServer, a: &Account, email: &str) -> (Str
     .await;
     (cid, key)
 }
-
-const ALL_IMPLEMENTED: &[&str] = &[
-    "context.get",
-    "account.get",
-    "events.ingest",
-    "memory.write",
-    "report.generate",
-    "crm.mutate",
-];
 
 fn invoke_req(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::RequestBuilder {
     s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
@@ -110,8 +102,12 @@ async fn listing_follows_grants_scopes_and_modes() {
         .iter()
         .map(|c| c["id"].as_str().expect("id"))
         .collect();
-    // execute.call is granted but has no working executor yet: not listed.
-    assert_eq!(ids, ["context.get", "memory.write"]);
+    // execute.call is listed with the key's modes although no voice integration is connected
+    // (dry_run shows what would be sent); the table order is kept.
+    assert_eq!(ids, ["context.get", "memory.write", "execute.call"]);
+    let call = &body["capabilities"][2];
+    assert_eq!(call["requires_integration"], "voice");
+    assert_eq!(call["allowed_modes"], json!(["dry_run", "execute"]));
     let ctx = &body["capabilities"][0];
     assert_eq!(ctx["grant"], "capability:context.get");
     assert_eq!(ctx["legacy_scope"], "v1:context:read");
@@ -165,32 +161,22 @@ async fn listing_follows_grants_scopes_and_modes() {
         .iter()
         .map(|c| c["id"].as_str().expect("id"))
         .collect();
-    assert_eq!(
-        ids,
-        HashSet::from(["context.get", "account.get", "memory.write"])
-    );
+    // The broad legacy invoke scope opens every read-only capability, never a side effect;
+    // the memory scope adds memory.write.
+    let mut expected: HashSet<&str> = Capability::ALL
+        .iter()
+        .filter(|c| registry_side_effect_is_none(c.id()))
+        .map(|c| c.id())
+        .collect();
+    expected.insert(Capability::MemoryWrite.id());
+    assert_eq!(ids, expected);
 
-    // A key holding every grant sees exactly the capabilities whose executors work.
-    let all_grants: Vec<String> = [
-        "context.get",
-        "account.get",
-        "events.ingest",
-        "memory.write",
-        "score.churn",
-        "score.conversion",
-        "plan.goal",
-        "draft.outreach",
-        "queue.outreach",
-        "execute.outreach",
-        "queue.call",
-        "execute.call",
-        "crm.mutate",
-        "cio.write",
-        "report.generate",
-    ]
-    .iter()
-    .map(|g| format!("capability:{g}"))
-    .collect();
+    // A key holding every grant sees every capability of the table: outbound ones are listed
+    // even with no integration connected (dry_run works; queue and execute answer 409).
+    let all_grants: Vec<String> = Capability::ALL
+        .iter()
+        .map(|c| format!("capability:{}", c.id()))
+        .collect();
     let every = s
         .mint_key(
             &a,
@@ -211,7 +197,13 @@ async fn listing_follows_grants_scopes_and_modes() {
         .iter()
         .map(|c| c["id"].as_str().expect("id"))
         .collect();
-    assert_eq!(ids, ALL_IMPLEMENTED.iter().copied().collect::<HashSet<_>>());
+    assert_eq!(
+        ids,
+        Capability::ALL
+            .iter()
+            .map(|c| c.id())
+            .collect::<HashSet<_>>()
+    );
 
     // JWTs and no credential are refused.
     let resp = s
@@ -233,7 +225,7 @@ async fn pipeline_checks_in_order_with_their_codes() {
     let key = k.plaintext.as_str();
     let send = |cap: &'static str, body: Value| invoke_req(&s, key, cap, body).send();
 
-    // Unknown, and known but not available, capability ids.
+    // Unknown capability ids; a known one the key holds no grant for.
     let r = send("nope.nothing", json!({"mode": "dry_run", "input": {}})).await;
     expect_error(
         r.expect("send"),
@@ -242,12 +234,7 @@ async fn pipeline_checks_in_order_with_their_codes() {
     )
     .await;
     let r = send("execute.call", json!({"mode": "dry_run", "input": {}})).await;
-    expect_error(
-        r.expect("send"),
-        StatusCode::NOT_FOUND,
-        "capability_not_found",
-    )
-    .await;
+    expect_error(r.expect("send"), StatusCode::FORBIDDEN, "grant_denied").await;
     // Grant comes before mode and input.
     let r = send("context.get", json!({"mode": "bogus", "input": 5})).await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "grant_denied").await;
@@ -1017,4 +1004,9 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
     assert!(ingests
         .iter()
         .all(|r| r["credits"] == 1 && r["customer_id"] == json!(cid)));
+}
+
+/// Whether the capability is read-only (side effect `none`), from the catalogue itself.
+fn registry_side_effect_is_none(id: &str) -> bool {
+    svc_server::gateway::registry::get(id).is_some_and(|e| e.descriptor.is_read_only())
 }

@@ -114,7 +114,8 @@ pub async fn purge(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Resul
     retention::purge::<IdempotencyRecord>(store, ws, now).await
 }
 
-fn record_id(key_id: &str, capability: &str, idem: &str) -> String {
+/// The id of the record storing a key's answer (outbound records keep it, see [`rewrite`]).
+pub fn record_id(key_id: &str, capability: &str, idem: &str) -> String {
     format!("{key_id}/{capability}/{idem}")
 }
 
@@ -163,6 +164,28 @@ pub fn store(
         body: response.body,
         created_at: response.created_at,
     })?;
+    Ok(())
+}
+
+/// Rewrites a stored answer in place (an outbound action's answer moves from `sending` to its
+/// outcome after the provider answered, or to `unknown` after a stop).
+pub fn rewrite(w: &mut WorkspaceTxn<'_, '_>, record_id: &str, body: String) -> Result<()> {
+    if let Some(mut rec) = w.get_record::<IdempotencyRecord>(record_id)? {
+        rec.body = body;
+        w.put_record(&rec)?;
+    }
+    Ok(())
+}
+
+/// The stored answer's body, if the record exists.
+pub fn stored_body(w: &WorkspaceTxn<'_, '_>, record_id: &str) -> Result<Option<String>> {
+    Ok(w.get_record::<IdempotencyRecord>(record_id)?
+        .map(|r| r.body))
+}
+
+/// Forgets a stored answer: the invocation failed after all, and a retry runs afresh.
+pub fn remove(w: &mut WorkspaceTxn<'_, '_>, record_id: &str) -> Result<()> {
+    w.delete_record::<IdempotencyRecord>(record_id)?;
     Ok(())
 }
 

@@ -8,7 +8,7 @@
 //! check, the charge, the executor's reads and writes, the ledger row, the receipt and the
 //! stored response commit together or not at all.
 
-pub(crate) mod exec;
+pub(crate) mod executors;
 pub mod idempotency;
 pub mod registry;
 mod sanitize;
@@ -17,7 +17,8 @@ pub use sanitize::sanitize;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{WorkspaceId, WriteTxn};
+use svc_engine::{WorkspaceId, WorkspaceTxn, WriteTxn};
+use time::OffsetDateTime;
 
 use crate::approvals;
 use crate::capabilities::Mode;
@@ -25,10 +26,18 @@ use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;
 use crate::ledger::{self, LedgerRow, Quota};
+use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
+use crate::state::AppState;
 use crate::store::{Record, Store};
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
+use executors::Phase;
 use idempotency::{Fingerprint, InFlight, StoredResponse};
 use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
+
+/// The capability ids an integration unlocks, from the capability table.
+pub fn capabilities_requiring(kind: crate::integrations::Kind) -> Vec<&'static str> {
+    registry::requiring(kind)
+}
 
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -170,17 +179,12 @@ pub fn key_has_grant(key: &AgentKey, d: &Descriptor) -> bool {
         || (d.is_read_only() && key.scopes.iter().any(|s| s == LEGACY_INVOKE_SCOPE))
 }
 
-/// Capabilities whose executors work in this build; the others are neither listed nor invocable.
-fn available(entry: &Entry) -> bool {
-    exec::implemented(entry.descriptor.id)
-}
-
 /// The catalogue as the key sees it: capabilities it holds a grant for, with `allowed_modes`
 /// narrowed to the key's modes; a capability left with no mode is not listed.
 pub fn list(key: &AgentKey) -> CapabilityList {
     let capabilities = registry::all()
         .iter()
-        .filter(|e| available(e) && key_has_grant(key, &e.descriptor))
+        .filter(|e| key_has_grant(key, &e.descriptor))
         .filter_map(|e| {
             let mut d = e.descriptor.clone();
             d.allowed_modes
@@ -204,14 +208,12 @@ struct Checked {
 }
 
 fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Result<Checked> {
-    let entry = registry::get(capability_id)
-        .filter(|e| available(e))
-        .ok_or_else(|| {
-            Error::new(
-                Code::CapabilityNotFound,
-                "no such capability (see GET /api/v1/capabilities)",
-            )
-        })?;
+    let entry = registry::get(capability_id).ok_or_else(|| {
+        Error::new(
+            Code::CapabilityNotFound,
+            "no such capability (see GET /api/v1/capabilities)",
+        )
+    })?;
     let d = &entry.descriptor;
     if !key_has_grant(key, d) {
         return Err(Error::new(
@@ -245,7 +247,7 @@ fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Res
     }
     let input = req.input.unwrap_or_else(|| json!({}));
     entry.validate_input(&input)?;
-    exec::prevalidate(d.id, &input, clock::now())?;
+    executors::prevalidate(entry.capability, &input, clock::now())?;
     let source = req.source.unwrap_or_else(|| "api".to_owned());
     if source.is_empty()
         || source.len() > MAX_SOURCE
@@ -279,8 +281,14 @@ fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Res
 
 /// Runs one invocation. `request_id` is the id of the HTTP request (`req_...`), which becomes
 /// the invocation's id and receipt key.
+///
+/// Most capabilities finish in one engine write. An outbound action (email, call, Customer.io)
+/// takes two: the first records it as `sending` with the charge, the receipt and the stored
+/// idempotent answer; the provider is called after that commit; the second records the
+/// outcome (`sent`, or `failed` with the credits refunded). A stop between the two leaves
+/// `sending`, which the next start marks `unknown`: never a silent second send.
 pub async fn invoke(
-    store: &Store,
+    state: &AppState,
     key: &AgentKey,
     capability_id: &str,
     req: InvokeRequest,
@@ -300,39 +308,145 @@ pub async fn invoke(
         )?),
         None => None,
     };
-    let graph = store.graph()?;
+    let graph = state.store.graph()?;
+    let deps = Deps::of(state);
     let key = key.clone();
     let ws = key.workspace_id();
     // Awaited without a blocking-pool thread: the engine wakes this task once durable.
-    let out = graph
+    let first = graph
         .write_async(move |txn: &mut WriteTxn<'_>| {
-            run_in_txn(txn, &key, &checked, fingerprint, &request_id)
+            run_in_txn(txn, &deps, &key, &checked, fingerprint, &request_id)
         })
         .await;
-    // Executors (events.ingest, crm.mutate) may have changed graph nodes: drop derived caches.
-    store.note_graph_write(ws);
-    out
+    // Executors (events.ingest, crm.mutate, outbound touchpoints) may have changed graph nodes:
+    // drop derived caches.
+    state.store.note_graph_write(ws);
+    let delivery = match first? {
+        Step::Done(response) => return Ok(response),
+        Step::Deliver(d) => d,
+    };
+    let delivered = outbound::delivery::perform(&state.http, &delivery.dispatch.job).await;
+    let finished = graph
+        .write_async(move |txn: &mut WriteTxn<'_>| {
+            finish_delivery(&mut txn.workspace(ws), *delivery, &delivered)
+        })
+        .await;
+    state.store.note_graph_write(ws);
+    finished?
+}
+
+/// What executors reach besides the transaction: secrets and the public URL.
+#[derive(Clone, Debug)]
+pub(crate) struct Deps {
+    pub sealer: crate::sealed::Sealer,
+    pub public_url: String,
+}
+
+impl Deps {
+    pub(crate) fn of(state: &AppState) -> Deps {
+        Deps {
+            sealer: state.sealer.clone(),
+            public_url: state.public_url(),
+        }
+    }
+}
+
+/// How the first write of an invocation ended.
+enum Step {
+    Done(InvokeResponse),
+    /// An outbound action is recorded as `sending`: call the provider, then finish.
+    Deliver(Box<Delivery>),
+}
+
+/// An outbound invocation between its two writes.
+struct Delivery {
+    dispatch: Dispatch,
+    envelope: Envelope,
+    charge: LedgerRow,
+    idempotency_record: Option<String>,
+}
+
+/// The workspace, its settings and the key's budget, read once in the write that uses them:
+/// the setup shared by invocations and approved actions.
+pub(crate) struct Prepared {
+    pub workspace: WorkspaceEntry,
+    pub settings: WorkspaceSettings,
+    pub budget: ledger::Budget,
+    pub month: String,
+}
+
+impl Prepared {
+    pub(crate) fn load(txn: &mut WriteTxn<'_>, key: &AgentKey) -> Result<Prepared> {
+        let ws = key.workspace_id();
+        let workspace = txn
+            .workspace(WorkspaceId::GLOBAL)
+            .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
+            .ok_or_else(|| Error::not_found("workspace"))?;
+        let w = txn.workspace(ws);
+        let settings = w
+            .get_record::<WorkspaceSettings>("settings")?
+            .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
+        let month = ledger::current_month();
+        let budget = ledger::budget(&w, &settings, key, &month)?;
+        Ok(Prepared {
+            workspace,
+            settings,
+            budget,
+            month,
+        })
+    }
+
+    /// The workspace's policy and read-only switch, for anything beyond a dry run.
+    pub(crate) fn ensure_allowed(&self, d: &Descriptor) -> Result<()> {
+        if self.settings.policy.forbid.iter().any(|f| f == d.id) {
+            return Err(Error::new(
+                Code::PolicyForbid,
+                format!("workspace policy forbids {}", d.id),
+            ));
+        }
+        if !d.is_read_only() {
+            self.settings.ensure_writable()?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn ctx<'a>(
+        &'a self,
+        key: &'a AgentKey,
+        deps: &'a Deps,
+        cost: u64,
+        now: OffsetDateTime,
+        request_id: &'a str,
+        pending_action_id: Option<&'a str>,
+    ) -> executors::Ctx<'a> {
+        executors::Ctx {
+            key,
+            workspace: &self.workspace,
+            settings: &self.settings,
+            budget: &self.budget,
+            cost,
+            now,
+            request_id,
+            sealer: &deps.sealer,
+            public_url: &deps.public_url,
+            pending_action_id,
+        }
+    }
 }
 
 fn run_in_txn(
     txn: &mut WriteTxn<'_>,
+    deps: &Deps,
     key: &AgentKey,
     c: &Checked,
     fingerprint: Fingerprint,
     request_id: &str,
-) -> Result<InvokeResponse> {
+) -> Result<Step> {
     let ws = key.workspace_id();
     let d = &c.entry.descriptor;
-    let entry = txn
-        .workspace(WorkspaceId::GLOBAL)
-        .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
-        .ok_or_else(|| Error::not_found("workspace"))?;
+    let capability = c.entry.capability;
+    let prepared = Prepared::load(txn, key)?;
     let mut w = txn.workspace(ws);
-    let settings = w
-        .get_record::<WorkspaceSettings>("settings")?
-        .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-    let month = ledger::current_month();
-    let budget = ledger::budget(&w, &settings, key, &month)?;
     let cost = if c.mode == Mode::DryRun {
         0
     } else {
@@ -344,25 +458,18 @@ fn run_in_txn(
         None => None,
     };
     if let Some(stored) = replay {
-        return Ok(InvokeResponse {
+        return Ok(Step::Done(InvokeResponse {
             body: stored.body,
             replayed: true,
             stream: None,
-        });
+        }));
     }
     if c.mode != Mode::DryRun {
-        if settings.policy.forbid.iter().any(|f| f == d.id) {
-            return Err(Error::new(
-                Code::PolicyForbid,
-                format!("workspace policy forbids {}", d.id),
-            ));
-        }
-        if !d.is_read_only() {
-            settings.ensure_writable()?;
-        }
+        prepared.ensure_allowed(d)?;
     }
-    let action = decide(c.mode, d, key, &settings)?;
+    let action = decide(c.mode, d, key, &prepared.settings)?;
     let now = clock::now();
+    let month = prepared.month.clone();
     let row = LedgerRow {
         id: ledger::new_row_id(),
         request_id: request_id.to_owned(),
@@ -379,41 +486,44 @@ fn run_in_txn(
         pending_action_id: None,
         created_at: clock::rfc3339(now),
     };
-    if !budget.fits(cost) {
-        return Err(ledger::quota_exceeded(&budget, cost));
+    if !prepared.budget.fits(cost) {
+        return Err(ledger::quota_exceeded(&prepared.budget, cost));
     }
-    let ctx = exec::Ctx {
-        key,
-        workspace: &entry,
-        settings: &settings,
-        budget: &budget,
-        cost,
-        now,
-        request_id,
-    };
-    let (result, customer_id, stream, pending_action_id) = match action {
+    let pending_id = matches!(action, Action::Queue(_)).then(|| approvals::new_id(now));
+    let ctx = prepared.ctx(key, deps, cost, now, request_id, pending_id.as_deref());
+    let (result, customer_id, stream, pending_action_id, dispatch) = match action {
         Action::Preview => {
-            let out = exec::preview(d.id, &mut w, &ctx, &c.input)?;
-            (sanitize::sanitize(&out.result), out.customer_id, None, None)
+            let out = executors::run(capability, Phase::Preview, &mut w, &ctx, &c.input)?;
+            (
+                sanitize::sanitize(&out.result),
+                out.customer_id,
+                None,
+                None,
+                None,
+            )
         }
         Action::Commit => {
-            let out = exec::execute(d.id, &mut w, &ctx, &c.input).map_err(executor_failed)?;
-            c.entry.validate_output(&out.result).map_err(|e| {
-                executor_failed(Error::internal(format!(
-                    "{} produced an invalid result: {e}",
-                    d.id
-                )))
-            })?;
-            (out.result, out.customer_id, out.stream, None)
+            let out = executors::run(capability, Phase::Commit, &mut w, &ctx, &c.input)
+                .map_err(executor_failed)?;
+            if out.dispatch.is_none() {
+                c.entry.validate_output(&out.result).map_err(|e| {
+                    executor_failed(Error::internal(format!(
+                        "{} produced an invalid result: {e}",
+                        d.id
+                    )))
+                })?;
+            }
+            (out.result, out.customer_id, out.stream, None, out.dispatch)
         }
         Action::Queue(note) => {
-            // The preview runs the executor's checks now (e.g. the customer exists), so a
-            // request that could never run is refused at once rather than queued.
-            let preview = exec::preview(d.id, &mut w, &ctx, &c.input)?;
+            // The queue phase runs the executor's checks now (e.g. the customer exists, the
+            // integration is connected, consent), so a request that could never run is refused
+            // at once rather than queued.
+            let preview = executors::run(capability, Phase::Queue, &mut w, &ctx, &c.input)?;
             let pending = approvals::create_in(
                 &mut w,
                 approvals::NewPending {
-                    id: approvals::new_id(now),
+                    id: pending_id.clone().unwrap_or_else(|| approvals::new_id(now)),
                     request_id,
                     capability: d.id,
                     key,
@@ -432,7 +542,7 @@ fn run_in_txn(
                 "expires_at": pending.expires_at,
                 "preview": sanitize::sanitize(&preview.result),
             });
-            (result, preview.customer_id, None, Some(pending.id))
+            (result, preview.customer_id, None, Some(pending.id), None)
         }
     };
     let row = LedgerRow {
@@ -440,7 +550,7 @@ fn run_in_txn(
         pending_action_id: pending_action_id.clone(),
         ..row
     };
-    let after = ledger::charge(&mut w, &budget, &row)?;
+    let after = ledger::charge(&mut w, &prepared.budget, &row)?;
     let envelope = Envelope {
         status: action.status().to_owned(),
         result,
@@ -452,36 +562,166 @@ fn run_in_txn(
         capability: d.id.to_owned(),
         mode: c.mode.as_str().to_owned(),
     };
-    let body = serde_json::to_string(&envelope)
-        .map_err(|e| Error::internal(format!("serializing an envelope: {e}")))?;
-    let response_value = serde_json::to_value(&envelope)
-        .map_err(|e| Error::internal(format!("serializing an envelope: {e}")))?;
+    let body = envelope_json(&envelope)?;
     w.put_record(&ReceiptRecord {
         request_id: request_id.to_owned(),
         ledger_row_id: row.id.clone(),
         pending_action_id,
         key_id: key.id.clone(),
-        response: sanitize::sanitize(&response_value),
+        response: sanitize::sanitize(&serde_json::to_value(&envelope).map_err(encoding)?),
     })?;
-    if let Some(k) = &c.idempotency_key {
-        idempotency::store(
-            &mut w,
-            &key.id,
-            d.id,
-            k,
-            StoredResponse {
-                fingerprint,
-                request_id: request_id.to_owned(),
-                body: body.clone(),
-                created_at: clock::rfc3339(now),
-            },
-        )?;
+    let idempotency_record = match &c.idempotency_key {
+        Some(k) => {
+            idempotency::store(
+                &mut w,
+                &key.id,
+                d.id,
+                k,
+                StoredResponse {
+                    fingerprint,
+                    request_id: request_id.to_owned(),
+                    body: body.clone(),
+                    created_at: clock::rfc3339(now),
+                },
+            )?;
+            Some(idempotency::record_id(&key.id, d.id, k))
+        }
+        None => None,
+    };
+    if let Some(dispatch) = dispatch {
+        // The stored answer says `sending` until the provider answers; recovery rewrites it
+        // to `unknown` if the process stops first.
+        let mut record = outbound::load(&w, &dispatch.outbound_id)?;
+        record.idempotency_record = idempotency_record.clone();
+        w.put_record(&record)?;
+        return Ok(Step::Deliver(Box::new(Delivery {
+            dispatch,
+            envelope,
+            charge: row,
+            idempotency_record,
+        })));
     }
-    Ok(InvokeResponse {
+    Ok(Step::Done(InvokeResponse {
         body,
         replayed: false,
         stream,
+    }))
+}
+
+fn encoding(e: serde_json::Error) -> Error {
+    Error::internal(format!("serializing an envelope: {e}"))
+}
+
+fn envelope_json(envelope: &Envelope) -> Result<String> {
+    serde_json::to_string(envelope).map_err(encoding)
+}
+
+/// The result an outbound capability answers with once its record moved on.
+pub(crate) fn outbound_result(r: &OutboundRecord) -> Value {
+    json!({
+        "outbound_id": r.id,
+        "state": r.state.as_str(),
+        "customer_id": r.customer_id,
+        "kind": r.kind.as_str(),
+        "provider_id": r.provider_id,
+        "payload": r.payload,
+        "outcome": r.outcome,
+        "error": r.error,
     })
+}
+
+/// The second write of an outbound invocation: the provider's answer on the record, the
+/// answer stored for the receipt and the idempotency key; on failure the charge is reversed,
+/// the key forgotten (a retry runs afresh) and the caller answered 502.
+fn finish_delivery(
+    w: &mut WorkspaceTxn<'_, '_>,
+    d: Delivery,
+    delivered: &Delivered,
+) -> Result<Result<InvokeResponse>> {
+    let now = clock::now();
+    let (record, stream) = outbound::finish(w, &d.dispatch.outbound_id, delivered, now)?;
+    let request_id = d.envelope.request_id.clone();
+    if let Delivered::Failed { message } = delivered {
+        let refund = LedgerRow {
+            id: ledger::new_row_id(),
+            status: "refunded".into(),
+            credits: -d.charge.credits,
+            idempotency_key: None,
+            created_at: clock::rfc3339(now),
+            ..d.charge.clone()
+        };
+        ledger::reverse(w, &refund)?;
+        if let Some(id) = &d.idempotency_record {
+            idempotency::remove(w, id)?;
+        }
+        let error = Error::new(
+            Code::CapabilityFailed,
+            format!("the provider did not take the action: {message}; credits refunded"),
+        )
+        .with_details(json!({
+            "outbound_id": record.id,
+            "state": record.state.as_str(),
+            "provider_error": message,
+        }));
+        rewrite_receipt(
+            w,
+            &request_id,
+            json!({"error": {"code": error.code.as_str(), "message": error.message,
+                "details": error.details}}),
+        )?;
+        return Ok(Err(error));
+    }
+    let mut envelope = d.envelope;
+    envelope.result = outbound_result(&record);
+    let body = envelope_json(&envelope)?;
+    rewrite_receipt(
+        w,
+        &request_id,
+        sanitize::sanitize(&serde_json::to_value(&envelope).map_err(encoding)?),
+    )?;
+    if let Some(id) = &d.idempotency_record {
+        idempotency::rewrite(w, id, body.clone())?;
+    }
+    Ok(Ok(InvokeResponse {
+        body,
+        replayed: false,
+        stream,
+    }))
+}
+
+fn rewrite_receipt(w: &mut WorkspaceTxn<'_, '_>, request_id: &str, response: Value) -> Result<()> {
+    if let Some(mut rec) = w.get_record::<ReceiptRecord>(request_id)? {
+        rec.response = response;
+        w.put_record(&rec)?;
+    }
+    Ok(())
+}
+
+/// After a stop interrupted a delivery: the stored answer and the receipt of the invocation
+/// that made `r` say `unknown` (recovery, `outbound::recover`).
+pub(crate) fn mark_outcome_unknown(
+    w: &mut WorkspaceTxn<'_, '_>,
+    r: &OutboundRecord,
+    _now: OffsetDateTime,
+) -> Result<()> {
+    let set_unknown = |mut v: Value| -> Value {
+        if let Some(result) = v.get_mut("result").and_then(Value::as_object_mut) {
+            result.insert("state".into(), json!(r.state.as_str()));
+            result.insert("error".into(), json!(r.error));
+        }
+        v
+    };
+    if let Some(id) = &r.idempotency_record {
+        if let Some(body) = idempotency::stored_body(w, id)? {
+            if let Ok(v) = serde_json::from_str::<Value>(&body) {
+                idempotency::rewrite(w, id, set_unknown(v).to_string())?;
+            }
+        }
+    }
+    if let Some(rec) = w.get_record::<ReceiptRecord>(&r.request_id)? {
+        rewrite_receipt(w, &r.request_id, set_unknown(rec.response))?;
+    }
+    Ok(())
 }
 
 /// An executor's unexpected failure is `capability_failed` (502); the detail is already logged

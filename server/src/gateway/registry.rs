@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::capabilities::{self, Mode, CAPABILITY_IDS};
+use crate::capabilities::{self, Capability, Mode};
 use crate::error::{Error, Result};
+use crate::integrations;
 
 /// Contract version shown on every descriptor (SPEC.md: a date).
 pub const CONTRACT_VERSION: &str = "2026-11-15";
@@ -77,6 +78,9 @@ pub struct Descriptor {
     pub side_effect: SideEffect,
     pub approval_behavior: ApprovalBehavior,
     pub mcp_tool_name: &'static str,
+    /// The integration that must be connected before this capability can queue or execute
+    /// (`dry_run` works without it and shows what would be sent).
+    pub requires_integration: Option<integrations::Kind>,
     pub input_schema: Value,
     pub output_schema: Value,
     pub examples: Vec<Example>,
@@ -110,6 +114,7 @@ impl Descriptor {
 
 /// A compiled descriptor: its validators are built once.
 pub struct Entry {
+    pub capability: Capability,
     pub descriptor: Descriptor,
     input: jsonschema::Validator,
     output: jsonschema::Validator,
@@ -157,13 +162,13 @@ fn check(validator: &jsonschema::Validator, instance: &Value, what: &str) -> Res
     .with_details(json!({ "errors": errors })))
 }
 
-/// The compiled catalogue, in the order of `CAPABILITY_IDS`.
+/// The compiled catalogue, in the order of [`Capability::ALL`].
 pub fn all() -> &'static [Entry] {
     static CATALOGUE: OnceLock<Vec<Entry>> = OnceLock::new();
     CATALOGUE.get_or_init(|| {
-        CAPABILITY_IDS
-            .iter()
-            .filter_map(|id| describe(id))
+        Capability::ALL
+            .into_iter()
+            .map(describe)
             .filter_map(|d| {
                 // Schemas are constants of this file, covered by unit tests; a schema that does
                 // not compile would drop its capability rather than take the process down.
@@ -174,6 +179,7 @@ pub fn all() -> &'static [Entry] {
                     .map_err(|e| tracing::error!(id = d.id, error = %e, "bad output schema"))
                     .ok()?;
                 Some(Entry {
+                    capability: Capability::parse(d.id)?,
                     descriptor: d,
                     input,
                     output,
@@ -185,6 +191,20 @@ pub fn all() -> &'static [Entry] {
 
 pub fn get(id: &str) -> Option<&'static Entry> {
     all().iter().find(|e| e.descriptor.id == id)
+}
+
+/// The entry of a capability (every capability has one: the schemas are unit-tested).
+pub fn entry(c: Capability) -> Option<&'static Entry> {
+    all().iter().find(|e| e.capability == c)
+}
+
+/// The capabilities an integration unlocks (they need it connected to queue or execute).
+pub fn requiring(kind: integrations::Kind) -> Vec<&'static str> {
+    all()
+        .iter()
+        .filter(|e| e.descriptor.requires_integration == Some(kind))
+        .map(|e| e.descriptor.id)
+        .collect()
 }
 
 /// Whether invoking `id` is an agent decision about a customer: a side effect other than
@@ -239,6 +259,7 @@ struct Base {
     side_effect: SideEffect,
     approval: ApprovalKind,
     mcp: &'static str,
+    integration: Option<integrations::Kind>,
 }
 
 const READ_MODES: &[&str] = &["dry_run", "execute"];
@@ -259,10 +280,11 @@ fn approval_text(kind: ApprovalKind) -> &'static str {
     }
 }
 
-/// The contract of one capability id; `None` for an id this catalogue does not know.
-fn describe(id: &'static str) -> Option<Descriptor> {
-    let (base, input, output, examples) = contract(id)?;
-    Some(Descriptor {
+/// The contract of one capability.
+fn describe(c: Capability) -> Descriptor {
+    let (base, input, output, examples) = contract(c);
+    let id = c.id();
+    Descriptor {
         id,
         title: base.title,
         description: base.description,
@@ -277,33 +299,33 @@ fn describe(id: &'static str) -> Option<Descriptor> {
             description: approval_text(base.approval),
         },
         mcp_tool_name: base.mcp,
+        requires_integration: base.integration,
         input_schema: input,
         output_schema: output,
         examples,
-    })
+    }
 }
 
 type Contract = (Base, Value, Value, Vec<Example>);
 
-fn contract(id: &str) -> Option<Contract> {
-    Some(match id {
-        "context.get" => context_get(),
-        "account.get" => account_get(),
-        "events.ingest" => events_ingest(),
-        "memory.write" => memory_write(),
-        "score.churn" => score("churn"),
-        "score.conversion" => score("conversion"),
-        "plan.goal" => plan_goal(),
-        "draft.outreach" => draft_outreach(),
-        "queue.outreach" => outreach(false),
-        "execute.outreach" => outreach(true),
-        "queue.call" => call(false),
-        "execute.call" => call(true),
-        "crm.mutate" => crm_mutate(),
-        "cio.write" => cio_write(),
-        "report.generate" => report_generate(),
-        _ => return None,
-    })
+fn contract(c: Capability) -> Contract {
+    match c {
+        Capability::ContextGet => context_get(),
+        Capability::AccountGet => account_get(),
+        Capability::EventsIngest => events_ingest(),
+        Capability::MemoryWrite => memory_write(),
+        Capability::ScoreChurn => score("churn"),
+        Capability::ScoreConversion => score("conversion"),
+        Capability::PlanGoal => plan_goal(),
+        Capability::DraftOutreach => draft_outreach(),
+        Capability::QueueOutreach => outreach(false),
+        Capability::ExecuteOutreach => outreach(true),
+        Capability::QueueCall => call(false),
+        Capability::ExecuteCall => call(true),
+        Capability::CrmMutate => crm_mutate(),
+        Capability::CioWrite => cio_write(),
+        Capability::ReportGenerate => report_generate(),
+    }
 }
 
 fn context_get() -> Contract {
@@ -319,6 +341,7 @@ fn context_get() -> Contract {
         side_effect: SideEffect::None,
         approval: ApprovalKind::None,
         mcp: "get_customer_context",
+        integration: None,
     };
     let input = object(json!({ "customer": customer_ref() }), &["customer"]);
     let item = json!({"type": "object", "properties": {
@@ -388,6 +411,7 @@ fn account_get() -> Contract {
         side_effect: SideEffect::None,
         approval: ApprovalKind::None,
         mcp: "get_account",
+        integration: None,
     };
     let input = object(json!({}), &[]);
     let output = object(
@@ -454,6 +478,7 @@ fn events_ingest() -> Contract {
         side_effect: SideEffect::EventIngest,
         approval: ApprovalKind::Direct,
         mcp: "ingest_event",
+        integration: None,
     };
     let s = |d: &str| json!({"type": "string", "minLength": 1, "description": d});
     let input = json!({
@@ -519,6 +544,7 @@ fn memory_write() -> Contract {
         side_effect: SideEffect::Memory,
         approval: ApprovalKind::Direct,
         mcp: "write_memory",
+        integration: None,
     };
     let input = object(
         json!({
@@ -575,24 +601,18 @@ fn score(which: &'static str) -> Contract {
         side_effect: SideEffect::None,
         approval: ApprovalKind::None,
         mcp,
+        integration: None,
     };
-    let input = object(json!({ "customer": customer_ref() }), &["customer"]);
-    let output = object(
-        json!({
-            "customer_id": {"type": "string"},
-            "score": {"type": "number", "minimum": 0, "maximum": 1},
-            "factors": {"type": "array", "items": {"type": "object", "properties": {
-                "name": {"type": "string"}, "weight": {"type": "number"}
-            }, "required": ["name", "weight"]}}
-        }),
-        &["customer_id", "score", "factors"],
+    let (input, output) = (
+        crate::scoring::input_schema(),
+        crate::scoring::output_schema(),
     );
+    let (example_input, example_output) = crate::scoring::example();
     let example = Example {
         title: "Score one customer",
         mode: "execute",
-        input: json!({"customer": "ada@example.com"}),
-        output: Some(json!({"customer_id": "cus_42", "score": 0.27,
-            "factors": [{"name": "declining_sentiment", "weight": 0.2}]})),
+        input: example_input,
+        output: Some(example_output),
     };
     (base, input, output, vec![example])
 }
@@ -607,27 +627,18 @@ fn plan_goal() -> Contract {
         side_effect: SideEffect::None,
         approval: ApprovalKind::None,
         mcp: "plan_goal",
+        integration: None,
     };
-    let input = object(
-        json!({
-            "goal": {"type": "string", "minLength": 1, "maxLength": 2000},
-            "customer": customer_ref(),
-            "horizon_days": {"type": "integer", "minimum": 1, "maximum": 365}
-        }),
-        &["goal"],
+    let (input, output) = (
+        crate::planning::input_schema(),
+        crate::planning::output_schema(),
     );
-    let output = object(
-        json!({"steps": {"type": "array", "items": {"type": "object", "properties": {
-            "capability": {"type": "string"}, "rationale": {"type": "string"}
-        }, "required": ["capability", "rationale"]}}}),
-        &["steps"],
-    );
+    let (example_input, example_output) = crate::planning::example();
     let example = Example {
         title: "Plan a renewal",
         mode: "execute",
-        input: json!({"goal": "Renew before the end of the quarter", "customer": "cus_42"}),
-        output: Some(json!({"steps": [{"capability": "context.get",
-            "rationale": "read the current picture"}]})),
+        input: example_input,
+        output: Some(example_output),
     };
     (base, input, output, vec![example])
 }
@@ -635,31 +646,29 @@ fn plan_goal() -> Contract {
 fn draft_outreach() -> Contract {
     let base = Base {
         title: "Draft outreach",
-        description: "Drafts an outreach message in the workspace's brand voice; sends nothing.",
+        description:
+            "Drafts an outreach message for one customer and an intent in the workspace's \
+                      brand voice, from what is known about the customer (recent touchpoints, \
+                      intent signals, open loops, the active playbook); names the facts it used. \
+                      Deterministic; sends nothing.",
         legacy_scope: "v1:outreach:read",
         modes: READ_MODES,
         cost: 2,
         side_effect: SideEffect::None,
         approval: ApprovalKind::None,
         mcp: "draft_outreach",
+        integration: None,
     };
-    let input = object(
-        json!({
-            "customer": customer_ref(),
-            "channel": {"enum": ["email", "sms", "linkedin"]},
-            "intent": {"type": "string", "minLength": 1, "maxLength": 1000}
-        }),
-        &["customer", "channel", "intent"],
+    let (input, output) = (
+        crate::outreach::draft::input_schema(),
+        crate::outreach::draft::output_schema(),
     );
-    let output = object(
-        json!({"subject": {"type": ["string", "null"]}, "body": {"type": "string"}}),
-        &["body"],
-    );
+    let (example_input, example_output) = crate::outreach::draft::example();
     let example = Example {
         title: "Draft a follow-up email",
         mode: "execute",
-        input: json!({"customer": "cus_42", "channel": "email", "intent": "follow up on the demo"}),
-        output: Some(json!({"subject": "Following up", "body": "Hi Ada, ..."})),
+        input: example_input,
+        output: Some(example_output),
     };
     (base, input, output, vec![example])
 }
@@ -690,6 +699,7 @@ fn outreach(execute: bool) -> Contract {
         } else {
             "queue_outreach"
         },
+        integration: Some(integrations::Kind::Smtp),
     };
     let input = object(
         json!({
@@ -699,10 +709,7 @@ fn outreach(execute: bool) -> Contract {
         }),
         &["customer", "subject", "body"],
     );
-    let output = object(
-        json!({"message_id": {"type": "string"}, "status": {"enum": ["sent", "queued"]}}),
-        &["message_id", "status"],
-    );
+    let output = outbound_output();
     let example = Example {
         title: "Email a customer",
         mode: if execute { "execute" } else { "queue" },
@@ -738,6 +745,7 @@ fn call(execute: bool) -> Contract {
         } else {
             "queue_call"
         },
+        integration: Some(integrations::Kind::Voice),
     };
     let input = object(
         json!({
@@ -747,10 +755,7 @@ fn call(execute: bool) -> Contract {
         }),
         &["customer", "script"],
     );
-    let output = object(
-        json!({"call_id": {"type": "string"}, "status": {"enum": ["placed", "queued"]}}),
-        &["call_id", "status"],
-    );
+    let output = outbound_output();
     let example = Example {
         title: "Call about a renewal",
         mode: if execute { "execute" } else { "queue" },
@@ -770,6 +775,7 @@ fn crm_mutate() -> Contract {
         side_effect: SideEffect::CrmMutation,
         approval: ApprovalKind::ApprovalGated,
         mcp: "mutate_crm",
+        integration: None,
     };
     let input = object(
         json!({
@@ -796,36 +802,68 @@ fn crm_mutate() -> Contract {
 
 fn cio_write() -> Contract {
     let base = Base {
-        title: "Write to the campaign tool",
-        description: "Adds a customer to a campaign or segment of the connected campaign tool; \
-                      approval-gated.",
+        title: "Write to Customer.io",
+        description:
+            "Identifies a customer in Customer.io (creates or updates its attributes; the \
+                      email is added when known) or tracks an event on it, through the Track \
+                      API of the connected customerio integration; approval-gated.",
         legacy_scope: "v1:campaigns:write",
         modes: GATED_MODES,
         cost: 2,
         side_effect: SideEffect::CampaignWrite,
         approval: ApprovalKind::ApprovalGated,
-        mcp: "write_campaign",
+        mcp: "write_customerio",
+        integration: Some(integrations::Kind::Customerio),
     };
-    let input = object(
-        json!({
+    let input = json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {
             "customer": customer_ref(),
-            "campaign_id": {"type": "string", "minLength": 1, "maxLength": 255},
-            "action": {"enum": ["add", "remove"]}
+            "action": {"enum": ["identify", "track"]},
+            "attributes": {"type": "object", "maxProperties": 100},
+            "event": {"type": "string", "minLength": 1, "maxLength": 100},
+            "data": {"type": "object", "maxProperties": 100}
+        },
+        "required": ["customer", "action"],
+        "additionalProperties": false,
+        "if": {"properties": {"action": {"const": "track"}}},
+        "then": {"required": ["event"]},
+    });
+    let examples = vec![
+        Example {
+            title: "Identify a customer with a plan attribute",
+            mode: "queue",
+            input: json!({"customer": "ada@example.com", "action": "identify",
+                "attributes": {"plan": "growth"}}),
+            output: None,
+        },
+        Example {
+            title: "Track a renewal reminder event",
+            mode: "execute",
+            input: json!({"customer": "cus_42", "action": "track", "event": "renewal_reminder",
+                "data": {"days_left": 14}}),
+            output: None,
+        },
+    ];
+    (base, input, outbound_output(), examples)
+}
+
+/// The result of an outbound capability: its outbound record.
+fn outbound_output() -> Value {
+    object(
+        json!({
+            "outbound_id": {"type": "string", "pattern": "^out_"},
+            "state": {"enum": ["queued", "sending", "sent", "failed", "unknown", "cancelled"]},
+            "customer_id": {"type": "string"},
+            "kind": {"enum": ["email", "call", "cio"]},
+            "provider_id": {"type": ["string", "null"]},
+            "payload": {"type": "object"},
+            "outcome": {"type": ["object", "null"]},
+            "error": {"type": ["string", "null"]}
         }),
-        &["customer", "campaign_id", "action"],
-    );
-    let output = object(
-        json!({"customer_id": {"type": "string"}, "campaign_id": {"type": "string"},
-            "applied": {"type": "boolean"}}),
-        &["customer_id", "campaign_id", "applied"],
-    );
-    let example = Example {
-        title: "Add a customer to a nurture campaign",
-        mode: "queue",
-        input: json!({"customer": "cus_42", "campaign_id": "nurture-q4", "action": "add"}),
-        output: None,
-    };
-    (base, input, output, vec![example])
+        &["outbound_id", "state", "customer_id", "kind"],
+    )
 }
 
 fn report_generate() -> Contract {
@@ -839,6 +877,7 @@ fn report_generate() -> Contract {
         side_effect: SideEffect::ReportWrite,
         approval: ApprovalKind::Direct,
         mcp: "generate_report",
+        integration: None,
     };
     let input = object(
         json!({
@@ -903,9 +942,9 @@ mod tests {
     #[test]
     fn every_capability_id_has_a_compiled_descriptor() {
         let ids: Vec<_> = all().iter().map(|e| e.descriptor.id).collect();
-        assert_eq!(ids, CAPABILITY_IDS.to_vec());
-        for id in CAPABILITY_IDS {
-            let d = describe(id).expect("described");
+        assert_eq!(ids, capabilities::ids().collect::<Vec<_>>());
+        for c in Capability::ALL {
+            let d = describe(c);
             jsonschema::draft202012::new(&d.input_schema).expect("input schema compiles");
             jsonschema::draft202012::new(&d.output_schema).expect("output schema compiles");
         }

@@ -275,6 +275,31 @@ pub fn rule_for(method: &Method, path: &str) -> Option<Rule> {
         .map(|(_, rule)| *rule)
 }
 
+/// The methods a routed path has rules for (HEAD with GET), or `None` for an unknown path.
+fn methods_of(path: &str) -> Option<Vec<&'static str>> {
+    let rules = INDEX.get(path)?;
+    let mut methods: Vec<&'static str> = rules.iter().map(|(m, _)| *m).collect();
+    if methods.contains(&"GET") {
+        methods.push("HEAD");
+    }
+    Some(methods)
+}
+
+/// 405 with the error body and `Allow`, as the router answers it elsewhere.
+fn method_not_allowed(methods: &[&str]) -> Response {
+    let mut response = Error::new(
+        Code::MethodNotAllowed,
+        "this route does not support the request method",
+    )
+    .into_response();
+    if let Ok(allow) = axum::http::HeaderValue::from_str(&methods.join(",")) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::ALLOW, allow);
+    }
+    response
+}
+
 /// Who the access layer let in; the handlers' auth extractors read it.
 #[derive(Clone, Debug)]
 pub enum Caller {
@@ -313,12 +338,17 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
         return Error::internal("the access layer ran outside a matched route").into_response();
     };
     let Some(rule) = rule_for(req.method(), path.as_str()) else {
-        return Error::internal(format!(
-            "{} {} has no access rule (http::access::RULES)",
-            req.method(),
-            path.as_str()
-        ))
-        .into_response();
+        // The route layer also wraps the router's 405 answer for methods a path does not
+        // serve; answer it here, from the table, rather than let anything unruled through.
+        return match methods_of(path.as_str()) {
+            Some(methods) => method_not_allowed(&methods),
+            None => Error::internal(format!(
+                "{} {} has no access rule (http::access::RULES)",
+                req.method(),
+                path.as_str()
+            ))
+            .into_response(),
+        };
     };
     match authorize(&state, &rule, req.headers(), req.uri()).await {
         Ok(caller) => {
@@ -655,6 +685,16 @@ mod tests {
                 eprintln!("access rule for {method} {path}, which is not routed");
             }
         }
+    }
+
+    #[test]
+    fn unruled_methods_of_a_ruled_path_are_405_with_allow() {
+        assert_eq!(methods_of("/mcp"), Some(vec!["POST", "DELETE"]));
+        assert_eq!(methods_of("/healthz"), Some(vec!["GET", "HEAD"]));
+        assert_eq!(methods_of("/nowhere"), None);
+        let r = method_not_allowed(&["GET", "HEAD"]);
+        assert_eq!(r.status(), axum::http::StatusCode::METHOD_NOT_ALLOWED);
+        assert_eq!(r.headers()[axum::http::header::ALLOW], "GET,HEAD");
     }
 
     #[test]

@@ -23,7 +23,7 @@ use utoipa_swagger_ui::SwaggerUi;
 use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::{
-    approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp,
+    approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
 };
 
@@ -72,6 +72,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(graph::query_graph))
         .routes(routes!(stream::stream))
         .routes(routes!(webhooks::receive))
+        .routes(routes!(outbound::outbox))
+        .routes(routes!(outbound::voice_status))
         .routes(routes!(webhooks::mint_token))
         .routes(routes!(
             playbooks::list_playbooks,
@@ -138,6 +140,9 @@ pub async fn serve<F>(listener: TcpListener, state: AppState, shutdown: F) -> Re
 where
     F: Future<Output = ()> + Send + 'static,
 {
+    if let Ok(addr) = listener.local_addr() {
+        state.bound_to(addr);
+    }
     let served = axum::serve(listener, app(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

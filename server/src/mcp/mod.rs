@@ -17,7 +17,6 @@ use serde_json::{json, Value};
 use crate::events::StreamMessage;
 use crate::gateway;
 use crate::keys::AgentKey;
-use crate::store::Store;
 pub use session::Sessions;
 
 /// Protocol revisions this server speaks, newest first. The tool surface used here (tools with
@@ -41,7 +40,7 @@ action_credit_cost, quota, request_id and receipt_url.";
 /// Who is calling and where invocations go.
 #[derive(Debug)]
 pub struct Caller<'a> {
-    pub store: &'a Store,
+    pub state: &'a crate::state::AppState,
     pub key: &'a AgentKey,
     /// The transport request's id (`req_...`): the id of the first invocation it carries.
     pub request_id: String,
@@ -269,7 +268,7 @@ async fn call(
         Err(e) => return Ok(tools::failure(&e, &request_id)),
     };
     match gateway::invoke(
-        caller.store,
+        caller.state,
         caller.key,
         capability,
         req,

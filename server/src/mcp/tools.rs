@@ -170,7 +170,6 @@ pub fn failure(e: &Error, request_id: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities::CAPABILITY_IDS;
     use crate::error::Code;
     use crate::keys::KeyKind;
 
@@ -238,7 +237,7 @@ mod tests {
 
     #[test]
     fn every_capability_has_a_distinct_tool_name() {
-        for id in CAPABILITY_IDS {
+        for id in crate::capabilities::ids() {
             if let Some(e) = registry::get(id) {
                 assert_eq!(capability_of(e.descriptor.mcp_tool_name), Some(id));
             }

@@ -82,10 +82,10 @@ pub async fn approve(
     body: Bytes,
 ) -> Result<ApiJson<PendingView>, Error> {
     let note = decision(&body)?;
-    let view = approvals::approve(&state.store, s.workspace, &id, &s.user.id, note).await;
-    // The approved action's executor may have changed graph nodes: drop derived caches.
-    state.store.note_graph_write(s.workspace);
-    Ok(ApiJson(view?))
+    // `approve` notes its graph writes itself (derived caches are dropped).
+    Ok(ApiJson(
+        approvals::approve(&state, s.workspace, &id, &s.user.id, note).await?,
+    ))
 }
 
 /// Reject a pending action; its credits are refunded.

@@ -48,7 +48,7 @@ pub async fn invoke(
     ApiJson(req): ApiJson<InvokeRequest>,
 ) -> Result<Response, Error> {
     let request_id = context::request_id().unwrap_or_else(crate::ids::request_id);
-    let mut out = gateway::invoke(&state.store, &key, &id, req, request_id).await?;
+    let mut out = gateway::invoke(&state, &key, &id, req, request_id).await?;
     if let Some(msg) = out.stream.take() {
         state.realtime.publish(key.workspace_id(), msg);
     }

@@ -61,7 +61,7 @@ pub async fn post(
         }
     })?;
     let caller = Caller {
-        store: &state.store,
+        state: &state,
         key: &key,
         request_id: context::request_id().unwrap_or_else(crate::ids::request_id),
         sessions: Sessions::global(),
