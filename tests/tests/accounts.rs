@@ -328,7 +328,10 @@ async fn workspace_settings_read_and_update() {
     assert_eq!(ws["id"], json!(a.workspace_id));
     assert_eq!(ws["plan"], "free");
     assert_eq!(ws["read_only"], false);
-    assert_eq!(ws["policy"], json!({"forbid": [], "auto_approve": []}));
+    assert_eq!(
+        ws["policy"],
+        json!({"forbid": [], "auto_approve": [], "max_outreach_per_customer_per_week": 3})
+    );
 
     let put = |body: Value| {
         s.request(reqwest::Method::PUT, "/api/v1/workspace")
