@@ -461,6 +461,12 @@ pub async fn approve(
                     now,
                 )?;
             }
+            Delivered::Unknown { message } => {
+                // It may have been done: credits stay charged, nothing is retried.
+                p.status = "unknown".into();
+                p.result = Some(gateway::outbound_result(&record));
+                p.timeline.push(entry(now, "unknown", "system", message));
+            }
         }
         w.put_record(&p)?;
         Ok(PendingView::new(&p))
@@ -553,6 +559,7 @@ fn run_approved(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capabilities::Capability;
     use crate::keys::KeyKind;
 
     fn key(ws: WorkspaceId) -> AgentKey {
@@ -588,7 +595,7 @@ mod tests {
                 NewPending {
                     id: new_id(then),
                     request_id: "req_t",
-                    capability: "crm.mutate",
+                    capability: Capability::CrmMutate.id(),
                     key: &k,
                     source: "api",
                     input: &json!({"customer": "cus_1"}),
@@ -604,7 +611,7 @@ mod tests {
                 request_id: "req_t".into(),
                 key_id: k.id.clone(),
                 agent: "t".into(),
-                capability: "crm.mutate".into(),
+                capability: Capability::CrmMutate.id().into(),
                 mode: "queue".into(),
                 source: "api".into(),
                 status: "queued".into(),

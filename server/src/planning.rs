@@ -805,6 +805,7 @@ pub fn example() -> (Json, Json) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capabilities::Capability;
     use crate::scoring::tests::{now, open_graph, track, two_customers, with_customer};
     use svc_engine::Graph;
 
@@ -886,7 +887,11 @@ mod tests {
         validates(&output_schema(), &out);
         assert_eq!(
             capabilities(&out),
-            vec!["context.get", "draft.outreach", "queue.outreach"]
+            vec![
+                Capability::ContextGet.id(),
+                Capability::DraftOutreach.id(),
+                Capability::QueueOutreach.id()
+            ]
         );
         let steps = out["steps"].as_array().expect("steps");
         assert_eq!(steps[1]["input"]["intent"], "win-back");
@@ -921,10 +926,10 @@ mod tests {
         assert_eq!(
             capabilities(&out),
             vec![
-                "context.get",
-                "draft.outreach",
-                "queue.outreach",
-                "queue.call"
+                Capability::ContextGet.id(),
+                Capability::DraftOutreach.id(),
+                Capability::QueueOutreach.id(),
+                Capability::QueueCall.id()
             ]
         );
         assert_eq!(out["steps"][1]["input"]["intent"], "demo");
@@ -940,7 +945,10 @@ mod tests {
         two_customers(&graph);
         track(&graph, "hot@x.io", "unsubscribed", 0.2, json!({}));
         let out = planned(&graph, Some("hot@x.io"), json!({"goal": "convert"}));
-        assert_eq!(capabilities(&out), vec!["context.get", "memory.write"]);
+        assert_eq!(
+            capabilities(&out),
+            vec![Capability::ContextGet.id(), Capability::MemoryWrite.id()]
+        );
         // Nor chosen for a segment plan.
         let hot = with_customer(&graph, "hot@x.io", |_, c| Ok(crate::ids::customer_id(c.id)));
         let out = planned(

@@ -235,7 +235,7 @@ async fn connect_list_mask_update_and_disconnect_without_ever_echoing_secrets() 
         .send()
         .await
         .expect("test");
-    expect_error(resp, StatusCode::CONFLICT, "conflict").await;
+    expect_error(resp, StatusCode::CONFLICT, "integration_not_connected").await;
 
     // Configs survive a restart (sealed with the data directory's master key).
     let s = s.restart().await;

@@ -111,7 +111,12 @@ pub fn describe(e: reqwest::Error) -> ProviderError {
     } else {
         format!("the request to {host} failed: {cause}")
     };
-    ProviderError::new(message)
+    if e.is_connect() || e.is_builder() {
+        ProviderError::new(message)
+    } else {
+        // The request was (at least partly) sent: the provider may have acted on it.
+        ProviderError::ambiguous(message)
+    }
 }
 
 fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {

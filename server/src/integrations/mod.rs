@@ -37,6 +37,9 @@ pub use storage::{
 pub struct ProviderError {
     pub message: String,
     pub status: Option<u16>,
+    /// The request may have reached the provider and been acted on (a timeout or a dropped
+    /// connection after it was sent): the outcome is unknown, not failed.
+    pub maybe_delivered: bool,
 }
 
 impl ProviderError {
@@ -44,6 +47,7 @@ impl ProviderError {
         ProviderError {
             message: message.into(),
             status: None,
+            maybe_delivered: false,
         }
     }
 
@@ -51,6 +55,15 @@ impl ProviderError {
         ProviderError {
             message: message.into(),
             status: Some(status),
+            maybe_delivered: false,
+        }
+    }
+
+    /// A failure after the request may have been acted on (see [`ProviderError::maybe_delivered`]).
+    pub fn ambiguous(message: impl Into<String>) -> ProviderError {
+        ProviderError {
+            maybe_delivered: true,
+            ..ProviderError::new(message)
         }
     }
 

@@ -184,7 +184,8 @@ pub async fn check(cfg: &SmtpConfig) -> Result<(), ProviderError> {
 }
 
 fn timed_out(cfg: &SmtpConfig) -> ProviderError {
-    ProviderError::new(format!(
+    // The relay may have taken the message before going quiet.
+    ProviderError::ambiguous(format!(
         "{}:{} did not finish within {} s",
         cfg.host,
         cfg.port,
@@ -221,7 +222,14 @@ fn describe(cfg: &SmtpConfig, e: lettre::transport::smtp::Error) -> ProviderErro
     if certificate && cfg.ca_cert_pem.is_none() {
         message.push_str(" (a relay with its own CA needs ca_cert_pem)");
     }
-    let err = ProviderError { message, status };
+    // Without a reply code the relay never refused: a timeout may come after it took the
+    // message. A refused connection or TLS failure happens before anything is sent.
+    let maybe_delivered = status.is_none() && e.is_timeout();
+    let err = ProviderError {
+        message,
+        status,
+        maybe_delivered,
+    };
     err.scrubbed(&cfg.password.as_deref().into_iter().collect::<Vec<_>>())
 }
 

@@ -236,13 +236,17 @@ pub async fn test(
     let record = store.get::<IntegrationRecord>(ws, kind.as_str()).await?;
     let Some(record) = record else {
         return Err(Error::new(
-            Code::Conflict,
+            Code::IntegrationNotConnected,
             format!(
                 "{} is not connected; connect it with {} first",
                 kind.label(),
                 kind.connect_route()
             ),
-        ));
+        )
+        .with_details(serde_json::json!({
+            "integration": kind.as_str(),
+            "connect": kind.connect_route(),
+        })));
     };
     let config = open(sealer, ws, &record)?;
     let outcome = match &config {

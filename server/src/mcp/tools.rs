@@ -170,6 +170,7 @@ pub fn failure(e: &Error, request_id: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capabilities::Capability;
     use crate::error::Code;
     use crate::keys::KeyKind;
 
@@ -197,7 +198,10 @@ mod tests {
 
     #[test]
     fn tools_follow_the_keys_listing() {
-        let k = key(&["events.ingest", "context.get"], &["dry_run"]);
+        let k = key(
+            &[Capability::EventsIngest.id(), Capability::ContextGet.id()],
+            &["dry_run"],
+        );
         let tools = list(&k);
         let names: Vec<&str> = tools["tools"]
             .as_array()
@@ -224,14 +228,14 @@ mod tests {
     #[test]
     fn annotations_follow_side_effects() {
         let get = |id: &str| registry::get(id).map(|e| tool(&e.descriptor));
-        let ctx = get("context.get").expect("context.get");
+        let ctx = get(Capability::ContextGet.id()).expect("a capability of the table");
         assert_eq!(ctx["annotations"]["readOnlyHint"], true);
         assert_eq!(ctx["annotations"]["idempotentHint"], true);
-        let ingest = get("events.ingest").expect("events.ingest");
+        let ingest = get(Capability::EventsIngest.id()).expect("a capability of the table");
         assert_eq!(ingest["annotations"]["readOnlyHint"], false);
         assert_eq!(ingest["annotations"]["destructiveHint"], false);
         assert_eq!(ingest["annotations"]["idempotentHint"], false);
-        let crm = get("crm.mutate").expect("crm.mutate");
+        let crm = get(Capability::CrmMutate.id()).expect("a capability of the table");
         assert_eq!(crm["annotations"]["destructiveHint"], true);
     }
 

@@ -16,6 +16,15 @@ use crate::store::Store;
 
 use super::{record_touchpoint, OutboundKind, OutboundRecord};
 
+/// The one answer to a callback that does not verify, whatever the reason (no such workspace,
+/// no voice integration, a wrong signature): the caller learns nothing about which.
+pub fn unverified() -> Error {
+    Error::new(
+        Code::InvalidSignature,
+        "the status callback's X-Twilio-Signature does not verify; nothing was recorded",
+    )
+}
+
 /// Call statuses after which nothing more happens to a call.
 const FINAL: &[&str] = &["completed", "busy", "failed", "no-answer", "canceled"];
 
@@ -30,12 +39,7 @@ pub async fn record(
     params: Vec<(String, String)>,
     signature: Option<&str>,
 ) -> Result<Option<StreamMessage>> {
-    let bad_signature = || {
-        Error::new(
-            Code::InvalidSignature,
-            "the status callback's X-Twilio-Signature does not verify; nothing was recorded",
-        )
-    };
+    let bad_signature = unverified;
     let Some(Config::Voice(config)) = integrations::load(store, sealer, ws, Kind::Voice).await?
     else {
         // Without the token nothing can be verified: the same answer as a wrong signature.

@@ -50,8 +50,9 @@ pub struct Dispatch {
     pub job: Job,
 }
 
-/// Performs the job. A provider error is `Failed` (the provider refused or could not be
-/// reached); the adapters retry only failures that provably sent nothing.
+/// Performs the job. A provider error is `Failed` when the provider refused or could not be
+/// reached, `Unknown` when the request may have been acted on (a timeout after sending); the
+/// adapters retry only failures that provably sent nothing.
 pub async fn perform(http: &HttpClient, job: &Job) -> Delivered {
     let out: Result<(String, Value), integrations::ProviderError> = match job {
         Job::Email { config, email } => smtp::send(config, email)
@@ -97,6 +98,7 @@ pub async fn perform(http: &HttpClient, job: &Job) -> Delivered {
             provider_id,
             detail,
         },
+        Err(e) if e.maybe_delivered => Delivered::Unknown { message: e.message },
         Err(e) => Delivered::Failed { message: e.message },
     }
 }

@@ -273,13 +273,23 @@ pub fn cancel_for_pending(
 /// What the provider answered for a `sending` record.
 #[derive(Clone, Debug)]
 pub enum Delivered {
-    Ok { provider_id: String, detail: Value },
-    Failed { message: String },
+    Ok {
+        provider_id: String,
+        detail: Value,
+    },
+    Failed {
+        message: String,
+    },
+    /// The request may have reached the provider (a timeout after sending): never retried.
+    Unknown {
+        message: String,
+    },
 }
 
 /// Records the provider's answer for a `sending` record, in the transaction that also finishes
 /// the invocation (or approval): `sent` with a touchpoint on the customer carrying the request
-/// id, or `failed`. Returns the record and the real-time message of the touchpoint.
+/// id, `failed`, or `unknown` when the provider may have acted. Returns the record and the
+/// real-time message of the touchpoint.
 pub fn finish(
     w: &mut WorkspaceTxn<'_, '_>,
     id: &str,
@@ -309,6 +319,13 @@ pub fn finish(
         Delivered::Failed { message } => {
             r.error = Some(message.clone());
             transition(w, &mut r, State::Failed, now)?;
+            Ok((r, None))
+        }
+        Delivered::Unknown { message } => {
+            r.error = Some(format!(
+                "{message}; the provider may or may not have done it, and it is not retried"
+            ));
+            transition(w, &mut r, State::Unknown, now)?;
             Ok((r, None))
         }
     }

@@ -68,8 +68,8 @@ pub async fn outbox(
     responses(
     (status = 204, description = "recorded"),
     (status = 400, body = ErrorBody),
-    (status = 401, description = "invalid_signature", body = ErrorBody),
-    (status = 404, description = "unknown workspace or call", body = ErrorBody),
+    (status = 401, description = "invalid_signature (also for an unknown workspace: the answer says nothing about which workspaces exist)", body = ErrorBody),
+    (status = 404, description = "a verified callback for a call this workspace did not place", body = ErrorBody),
 ))]
 pub async fn voice_status(
     State(state): State<AppState>,
@@ -78,7 +78,7 @@ pub async fn voice_status(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<axum::http::StatusCode, Error> {
-    let ws = workspaces::parse_id(&workspace_id).ok_or_else(|| Error::not_found("workspace"))?;
+    let ws = workspaces::parse_id(&workspace_id).ok_or_else(outbound::call_status::unverified)?;
     let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
         .map_err(|e| Error::invalid_input(format!("the form body does not parse: {e}")))?;
     let path = uri
