@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use support::{World, SVC};
+use svc_integration_tests::{grant, Capability};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auth_login_status_logout_and_overrides() {
@@ -115,7 +116,9 @@ async fn capabilities_list_and_explain() {
         .filter_map(|c| c["id"].as_str())
         .collect();
     assert_eq!(ids.len(), 2, "{v}");
-    assert!(ids.contains(&"events.ingest") && ids.contains(&"context.get"));
+    assert!(
+        ids.contains(&Capability::EventsIngest.id()) && ids.contains(&Capability::ContextGet.id())
+    );
     assert_eq!(v["key"]["id"], w.key.id.as_str());
 
     let r = w.svc(&["capabilities", "list"]).await;
@@ -123,19 +126,29 @@ async fn capabilities_list_and_explain() {
     assert!(r.stdout.contains("ingest_event") && r.stdout.contains("dry_run, execute"));
 
     let r = w
-        .svc(&["capabilities", "explain", "events.ingest", "--json"])
+        .svc(&[
+            "capabilities",
+            "explain",
+            Capability::EventsIngest.id(),
+            "--json",
+        ])
         .await;
     let d = r.json();
     assert_eq!(d["mcp_tool_name"], "ingest_event");
     assert_eq!(d["input_schema"]["required"], json!(["event"]));
-    let r = w.svc(&["capabilities", "explain", "events.ingest"]).await;
+    let r = w
+        .svc(&["capabilities", "explain", Capability::EventsIngest.id()])
+        .await;
     for needle in [
         "Ingest an event",
-        "capability:events.ingest",
+        &grant(Capability::EventsIngest),
         "Input schema",
         "Output schema",
         "Examples",
-        "svc invoke events.ingest --mode execute --input",
+        &format!(
+            "svc invoke {} --mode execute --input",
+            Capability::EventsIngest
+        ),
         "direct:",
     ] {
         assert!(
@@ -147,7 +160,12 @@ async fn capabilities_list_and_explain() {
 
     // Not granted to this key: not explained, exit 1 with the code in --json.
     let r = w
-        .svc(&["capabilities", "explain", "crm.mutate", "--json"])
+        .svc(&[
+            "capabilities",
+            "explain",
+            Capability::CrmMutate.id(),
+            "--json",
+        ])
         .await;
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.json()["error"]["code"], "capability_not_found");
@@ -170,7 +188,7 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
     let v = w
         .svc(&[
             "invoke",
-            "events.ingest",
+            Capability::EventsIngest.id(),
             "--mode",
             "dry_run",
             "--input",
@@ -187,7 +205,7 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
     let at_file = format!("@{}", file.display());
     let args = [
         "invoke",
-        "events.ingest",
+        Capability::EventsIngest.id(),
         "--mode",
         "execute",
         "--input",
@@ -213,14 +231,15 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
     let r = w
         .svc(&[
             "invoke",
-            "context.get",
+            Capability::ContextGet.id(),
             "--input",
             r#"{"customer":"ivy@example.com"}"#,
         ])
         .await;
     assert_eq!(r.code, 0, "{r:?}");
     assert!(
-        r.stdout.starts_with("committed context.get (execute)"),
+        r.stdout
+            .starts_with(&format!("committed {} (execute)", Capability::ContextGet)),
         "{r:?}"
     );
     assert!(r.stdout.contains("\"lifecycle_stage\""), "{r:?}");
@@ -231,7 +250,7 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
     let r = w
         .svc(&[
             "invoke",
-            "events.ingest",
+            Capability::EventsIngest.id(),
             "--mode",
             "queue",
             "--input",
@@ -242,7 +261,12 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.json()["error"]["code"], "mode_denied");
     let r = w
-        .svc(&["invoke", "events.ingest", "--input", r#"{"event":"x"}"#])
+        .svc(&[
+            "invoke",
+            Capability::EventsIngest.id(),
+            "--input",
+            r#"{"event":"x"}"#,
+        ])
         .await;
     assert_eq!(r.code, 1);
     assert!(r.stderr.contains("invalid_input"), "{r:?}");
@@ -250,13 +274,23 @@ async fn invoke_modes_input_files_idempotency_and_errors() {
 
     // Local usage errors: exit 2, nothing sent.
     for bad in [
-        vec!["invoke", "events.ingest", "--input", "{not json"],
-        vec!["invoke", "events.ingest", "--input", "[1,2]"],
-        vec!["invoke", "events.ingest", "--input", "@/no/such/file.json"],
+        vec![
+            "invoke",
+            Capability::EventsIngest.id(),
+            "--input",
+            "{not json",
+        ],
+        vec!["invoke", Capability::EventsIngest.id(), "--input", "[1,2]"],
+        vec![
+            "invoke",
+            Capability::EventsIngest.id(),
+            "--input",
+            "@/no/such/file.json",
+        ],
         vec!["invoke", "../keys", "--input", "{}"],
         vec!["invoke"],
         vec!["no-such-command"],
-        vec!["invoke", "context.get", "--bogus-flag"],
+        vec!["invoke", Capability::ContextGet.id(), "--bogus-flag"],
     ] {
         let r = w.svc(&bad).await;
         assert_eq!(r.code, 2, "{bad:?}: {r:?}");
@@ -285,7 +319,7 @@ async fn events_send_single() {
     assert_eq!(r.code, 0, "{r:?}");
     let v = r.json();
     assert_eq!(v["status"], "committed");
-    assert_eq!(v["capability"], "events.ingest");
+    assert_eq!(v["capability"], Capability::EventsIngest.id());
     assert_eq!(v["result"]["is_new"], true);
     let receipt = w.receipt(v["request_id"].as_str().expect("id")).await;
     assert_eq!(receipt["ledger_row"]["source"], "cli");
@@ -426,7 +460,7 @@ async fn events_batch_reports_bad_rows_and_a_rerun_sends_nothing_twice() {
         .server
         .mint_key(
             &w.account,
-            json!({"name": "small", "grants": ["capability:events.ingest"],
+            json!({"name": "small", "grants": [grant(Capability::EventsIngest)],
                    "allowed_modes": ["execute"], "quota_override_monthly": 2}),
         )
         .await;

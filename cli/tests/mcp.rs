@@ -9,7 +9,7 @@ use std::process::Command;
 
 use serde_json::{json, Value};
 use support::{World, SVC};
-use svc_integration_tests::read;
+use svc_integration_tests::{grant, invoke_path, read, Capability};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client.py");
 
@@ -72,7 +72,7 @@ fn check_session(out: &Value, transport: &str) {
     assert_eq!(ingest["is_error"], false, "{transport}: {ingest}");
     let env = &ingest["structured"];
     assert_eq!(env["status"], "committed");
-    assert_eq!(env["capability"], "events.ingest");
+    assert_eq!(env["capability"], Capability::EventsIngest.id());
     assert_eq!(env["action_credit_cost"], 1);
     let text: Value = serde_json::from_str(ingest["text"][0].as_str().expect("text content"))
         .expect("text is the envelope");
@@ -210,7 +210,7 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
     // REST.
     let resp = w
         .server
-        .post("/api/v1/capabilities/events.ingest/invoke")
+        .post(&invoke_path(Capability::EventsIngest))
         .bearer_auth(&w.key.plaintext)
         .json(&json!({"mode": "execute", "source": "api", "input": input("rest")}))
         .send()
@@ -223,7 +223,7 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
     let r = w
         .svc_keyed(&[
             "invoke",
-            "events.ingest",
+            Capability::EventsIngest.id(),
             "--mode",
             "execute",
             "--input",
@@ -283,7 +283,10 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
         let receipt = w.receipt(id).await;
         assert_eq!(receipt["ledger_row"]["source"], source);
         assert_eq!(receipt["ledger_row"]["credits"], 1, "{source}");
-        assert_eq!(receipt["ledger_row"]["capability"], "events.ingest");
+        assert_eq!(
+            receipt["ledger_row"]["capability"],
+            Capability::EventsIngest.id()
+        );
     }
     // Quota moves by one per invocation, in order.
     let used: Vec<u64> = [&rest, &cli, &mcp]
@@ -299,14 +302,10 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
 /// deterministic; drafting and scoring read the same customer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_capabilities_answer_the_same_dry_run_through_rest_cli_and_mcp() {
-    use svc_server::capabilities::Capability;
     use svc_server::gateway::registry;
 
     let w = World::new().await;
-    let grants: Vec<String> = Capability::ALL
-        .iter()
-        .map(|c| format!("capability:{}", c.id()))
-        .collect();
+    let grants: Vec<String> = Capability::ALL.map(grant).to_vec();
     let key = w
         .server
         .mint_key(
@@ -317,7 +316,7 @@ async fn new_capabilities_answer_the_same_dry_run_through_rest_cli_and_mcp() {
         .await;
     let resp = w
         .server
-        .post("/api/v1/capabilities/events.ingest/invoke")
+        .post(&invoke_path(Capability::EventsIngest))
         .bearer_auth(&key.plaintext)
         .json(
             &json!({"mode": "execute", "input": {"event": "pricing_viewed",
@@ -375,7 +374,7 @@ async fn new_capabilities_answer_the_same_dry_run_through_rest_cli_and_mcp() {
     for (c, input) in inputs {
         let resp = w
             .server
-            .post(&format!("/api/v1/capabilities/{}/invoke", c.id()))
+            .post(&invoke_path(c))
             .bearer_auth(&key.plaintext)
             .json(&json!({"mode": "dry_run", "input": input}))
             .send()

@@ -17,6 +17,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use svc_integration_tests::{grant, invoke_path, Capability};
 
 /// Events per request of the `batch` target.
 const BATCH: u64 = 100;
@@ -31,7 +32,7 @@ async fn main() {
     let capability = args
         .get(2)
         .cloned()
-        .unwrap_or_else(|| "events.ingest".into());
+        .unwrap_or_else(|| Capability::EventsIngest.id().into());
     let connections: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(32);
     let seconds: u64 = args.get(4).and_then(|a| a.parse().ok()).unwrap_or(10);
     let client = reqwest::Client::builder()
@@ -54,7 +55,7 @@ async fn main() {
         .post(format!("{base}/api/v1/keys"))
         .bearer_auth(&token)
         .json(&json!({"name": "load", "allowed_modes": ["execute"],
-                      "grants": ["capability:events.ingest", "capability:context.get"],
+                      "grants": [grant(Capability::EventsIngest), grant(Capability::ContextGet)],
                       "rate_limit_per_min": 1_000_000,
                       "quota_override_monthly": 1_000_000_000u64}))
         .send()
@@ -66,7 +67,7 @@ async fn main() {
     let key = key["key"].as_str().expect("key").to_owned();
     // One customer for context.get to read.
     let seed: Value = client
-        .post(format!("{base}/api/v1/capabilities/events.ingest/invoke"))
+        .post(format!("{base}{}", invoke_path(Capability::EventsIngest)))
         .bearer_auth(&key)
         .json(&json!({"input": {"event": "pricing_viewed", "email": "seed@example.com"}}))
         .send()
@@ -114,7 +115,7 @@ async fn main() {
                             .json(&json!({ "events": events }))
                     }
                     _ => {
-                        let input = if cap == "events.ingest" {
+                        let input = if cap == Capability::EventsIngest.id() {
                             json!({"event": "page_viewed", "email": email(n), "properties": {"n": n}})
                         } else {
                             json!({"customer": customer})

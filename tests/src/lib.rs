@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
+pub use svc_server::capabilities::Capability;
 use svc_server::{AppState, Config};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -51,17 +52,37 @@ pub struct Key {
     pub meta: Value,
 }
 
+/// The grant a key needs to call `c`: `capability:<id>`.
+pub fn grant(c: Capability) -> String {
+    format!("capability:{}", c.id())
+}
+
+/// The gateway route that invokes `c`.
+pub fn invoke_path(c: Capability) -> String {
+    format!("/api/v1/capabilities/{}/invoke", c.id())
+}
+
+/// The capabilities of [`TestServer::agent_key`]: events and context.
+pub const AGENT_CAPABILITIES: [Capability; 2] = [Capability::ContextGet, Capability::EventsIngest];
+
 /// Grants of [`TestServer::reader_key`]: the harness key's capability grants plus every read
 /// route grant.
-pub const READER_GRANTS: [&str; 7] = [
-    "capability:context.get",
-    "capability:events.ingest",
-    "customers:read",
-    "graph:read",
-    "playbooks:read",
-    "brand:read",
-    "outbox:read",
-];
+pub fn reader_grants() -> Vec<String> {
+    AGENT_CAPABILITIES
+        .into_iter()
+        .map(grant)
+        .chain(
+            [
+                "customers:read",
+                "graph:read",
+                "playbooks:read",
+                "brand:read",
+                "outbox:read",
+            ]
+            .map(str::to_owned),
+        )
+        .collect()
+}
 
 /// The test config: defaults, but a short usage flush so persistence is observable quickly.
 pub fn test_config(dir: &std::path::Path) -> Config {
@@ -194,7 +215,7 @@ impl TestServer {
             json!({
                 "name": "test agent",
                 "agent": "tester",
-                "grants": ["capability:context.get", "capability:events.ingest"],
+                "grants": AGENT_CAPABILITIES.map(grant),
                 "allowed_modes": ["dry_run", "queue", "execute"],
             }),
         )
@@ -202,7 +223,8 @@ impl TestServer {
     }
 
     /// A key holding exactly `grants` (capability and route grants), all modes.
-    pub async fn key_with_grants(&self, account: &Account, grants: &[&str]) -> Key {
+    pub async fn key_with_grants<G: AsRef<str>>(&self, account: &Account, grants: &[G]) -> Key {
+        let grants: Vec<&str> = grants.iter().map(AsRef::as_ref).collect();
         self.mint_key(
             account,
             json!({
@@ -218,7 +240,7 @@ impl TestServer {
     /// Like [`TestServer::agent_key`], plus the route grants that open the read routes outside
     /// the gateway (customers, graph, playbooks, brand, outbox).
     pub async fn reader_key(&self, account: &Account) -> Key {
-        self.key_with_grants(account, &READER_GRANTS).await
+        self.key_with_grants(account, &reader_grants()).await
     }
 
     /// What the operator does with `svcd admin workspace set-plan`: members cannot change the

@@ -7,10 +7,14 @@ use std::collections::HashMap;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, Account, Key, TestServer, READER_GRANTS};
+use svc_integration_tests::{
+    expect_error, grant, read, reader_grants, str_at, Account, Capability, Key, TestServer,
+};
 
 /// Every route grant and the capability grants the harness uses: the "has everything" key.
-const ALL_GRANTS: [&str; 7] = READER_GRANTS;
+fn all_grants() -> Vec<String> {
+    reader_grants()
+}
 
 /// Credential kinds the matrix tries on every route.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,7 +187,7 @@ fn fill(path: &str, seeded: &Seeded) -> String {
             "id" if before.ends_with("/v1/customers/") => seeded.customer_id.clone(),
             "id" if before.ends_with("/v1/playbooks/") => seeded.playbook_id.clone(),
             "run_id" => seeded.run_id.clone(),
-            "id" if before.ends_with("/capabilities/") => "context.get".to_owned(),
+            "id" if before.ends_with("/capabilities/") => Capability::ContextGet.id().to_owned(),
             "platform" => "generic".to_owned(),
             "buddy" => "insights".to_owned(),
             "kind" => "smtp".to_owned(),
@@ -215,8 +219,8 @@ async fn every_route_answers_every_credential_kind_as_its_rule_says() {
     let b = s.account().await;
     let seeded = seed(&s, &a).await;
 
-    let bare = s.key_with_grants(&a, &[]).await;
-    let revoked = s.key_with_grants(&a, &ALL_GRANTS).await;
+    let bare = s.key_with_grants::<&str>(&a, &[]).await;
+    let revoked = s.key_with_grants(&a, &all_grants()).await;
     let resp = s
         .request(Method::DELETE, &format!("/api/v1/keys/{}", revoked.id))
         .bearer_auth(&a.token)
@@ -225,7 +229,7 @@ async fn every_route_answers_every_credential_kind_as_its_rule_says() {
         .expect("revoke");
     assert_eq!(resp.status(), StatusCode::OK);
     let legacy = s.legacy_key(&a).await;
-    let other = s.key_with_grants(&b, &ALL_GRANTS).await;
+    let other = s.key_with_grants(&b, &all_grants()).await;
     // Keys holding exactly a rule's grants, minted on first use.
     let mut right_keys: HashMap<Vec<String>, Key> = HashMap::new();
     let (status, doc) = read(s.get("/openapi.json").send().await.expect("openapi")).await;
@@ -255,13 +259,12 @@ async fn every_route_answers_every_credential_kind_as_its_rule_says() {
             let rule = Rule::from_extension(ext);
             let url = fill(path, &seeded);
             let right_grants: Vec<String> = if rule.gateway {
-                vec!["capability:context.get".to_owned()]
+                vec![grant(Capability::ContextGet)]
             } else {
                 rule.grants.clone()
             };
             if !right_keys.contains_key(&right_grants) {
-                let grants: Vec<&str> = right_grants.iter().map(String::as_str).collect();
-                let key = s.key_with_grants(&a, &grants).await;
+                let key = s.key_with_grants(&a, &right_grants).await;
                 right_keys.insert(right_grants.clone(), key);
             }
             // On a signed callback every kind gets the answer of no credential at all.
@@ -370,7 +373,7 @@ async fn events_write_is_also_satisfied_by_the_capability_and_the_legacy_scope()
     let event = json!({"action": "visit", "email": "grant@x.io"});
     for body in [
         json!({"name": "route grant", "grants": ["events:write"]}),
-        json!({"name": "capability", "grants": ["capability:events.ingest"]}),
+        json!({"name": "capability", "grants": [grant(Capability::EventsIngest)]}),
         json!({"name": "legacy scope", "scopes": ["v1:events:write"]}),
     ] {
         let key = s.mint_key(&a, body.clone()).await;
@@ -398,7 +401,7 @@ async fn events_write_is_also_satisfied_by_the_capability_and_the_legacy_scope()
     let body = expect_error(resp, StatusCode::FORBIDDEN, "grant_denied").await;
     let message = str_at(&body, "/error/message");
     assert!(
-        message.contains("events:write") && message.contains("capability:events.ingest"),
+        message.contains("events:write") && message.contains(&grant(Capability::EventsIngest)),
         "{message}"
     );
     let writer = s.key_with_grants(&a, &["events:write"]).await;
@@ -458,11 +461,12 @@ async fn key_creation_takes_route_grants_and_names_unknown_ones() {
         "outbox:read",
         "playbooks:read",
     ];
-    let mut grants = vec!["capability:context.get"];
+    let context_grant = grant(Capability::ContextGet);
+    let mut grants = vec![context_grant.as_str()];
     grants.extend(route_grants);
     let key = s.key_with_grants(&a, &grants).await;
     let mut expected: Vec<&str> = route_grants.to_vec();
-    expected.insert(1, "capability:context.get");
+    expected.insert(1, &context_grant);
     assert_eq!(key.meta["grants"], json!(expected));
     let me = svc_integration_tests::get_ok(&s, "/api/v1/keys/whoami", &key.plaintext).await;
     assert_eq!(me["grants"], json!(expected));
@@ -527,7 +531,7 @@ async fn the_document_states_each_rule() {
     let track = op("/api/v1/events/track", "post");
     assert_eq!(
         track["x-access"]["agent_key_grants_also_satisfied_by"],
-        json!(["capability:events.ingest", "v1:events:write"])
+        json!([grant(Capability::EventsIngest), "v1:events:write"])
     );
     assert!(str_at(&track, "/description").contains("a legacy `dsk_` key"));
 

@@ -2,7 +2,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, unique, TestServer};
+use svc_integration_tests::{expect_error, read, str_at, unique, Capability, TestServer};
 
 #[tokio::test]
 async fn register_creates_user_and_workspace_and_returns_a_jwt() {
@@ -340,19 +340,25 @@ async fn workspace_settings_read_and_update() {
             .send()
     };
     let (status, ws) = read(
-        put(json!({"read_only": true, "policy": {"forbid": ["execute.call"], "auto_approve": ["queue.outreach"]}}))
+        put(json!({"read_only": true, "policy": {"forbid": [Capability::ExecuteCall.id()], "auto_approve": [Capability::QueueOutreach.id()]}}))
             .await
             .expect("put"),
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{ws}");
     assert_eq!(ws["read_only"], true);
-    assert_eq!(ws["policy"]["forbid"], json!(["execute.call"]));
+    assert_eq!(
+        ws["policy"]["forbid"],
+        json!([Capability::ExecuteCall.id()])
+    );
 
     // Partial update keeps the rest.
     let (_, ws) = read(put(json!({"read_only": false})).await.expect("put")).await;
     assert_eq!(ws["read_only"], false);
-    assert_eq!(ws["policy"]["auto_approve"], json!(["queue.outreach"]));
+    assert_eq!(
+        ws["policy"]["auto_approve"],
+        json!([Capability::QueueOutreach.id()])
+    );
 
     // The plan and credit limits are the operator's: a member raising them is refused, with the
     // field named, and nothing else in the request is applied.
@@ -385,7 +391,7 @@ async fn workspace_settings_read_and_update() {
 
     // Unknown values are named.
     let err = expect_error(
-        put(json!({"policy": {"forbid": ["context.get", "teleport.now"]}}))
+        put(json!({"policy": {"forbid": [Capability::ContextGet.id(), "teleport.now"]}}))
             .await
             .expect("put"),
         StatusCode::BAD_REQUEST,
@@ -414,7 +420,10 @@ async fn workspace_settings_read_and_update() {
     .await;
     assert_eq!(ws["plan"], "growth");
     assert_eq!(ws["read_only"], false);
-    assert_eq!(ws["policy"]["forbid"], json!(["execute.call"]));
+    assert_eq!(
+        ws["policy"]["forbid"],
+        json!([Capability::ExecuteCall.id()])
+    );
     s.stop().await;
 }
 

@@ -7,10 +7,12 @@ use std::sync::Arc;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, get_ok, read, str_at, Account, TestServer};
+use svc_integration_tests::{
+    expect_error, get_ok, grant, invoke_path, read, str_at, Account, Capability, TestServer,
+};
 
-async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::Response {
-    s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
+async fn invoke(s: &TestServer, key: &str, cap: Capability, body: Value) -> reqwest::Response {
+    s.post(&invoke_path(cap))
         .bearer_auth(key)
         .json(&body)
         .send()
@@ -40,7 +42,7 @@ async fn crm_key(s: &TestServer, a: &Account, modes: &[&str], auto_run: bool) ->
     s.mint_key(
         a,
         json!({"name": "crm", "agent": "crm-bot", "allowed_modes": modes, "auto_run": auto_run,
-               "grants": ["capability:crm.mutate", "capability:context.get"]}),
+               "grants": [grant(Capability::CrmMutate), grant(Capability::ContextGet)]}),
     )
     .await
     .plaintext
@@ -69,7 +71,7 @@ async fn queue(s: &TestServer, key: &str, input: &Value) -> Value {
     ok(invoke(
         s,
         key,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "queue", "input": input}),
     )
     .await)
@@ -88,7 +90,14 @@ async fn set_policy(s: &TestServer, a: &Account, policy: Value) {
 }
 
 async fn stage(s: &TestServer, key: &str, cid: &str) -> String {
-    let v = ok(invoke(s, key, "context.get", json!({"input": {"customer": cid}})).await).await;
+    let v = ok(invoke(
+        s,
+        key,
+        Capability::ContextGet,
+        json!({"input": {"customer": cid}}),
+    )
+    .await)
+    .await;
     str_at(&v, "/result/lifecycle_stage")
 }
 
@@ -103,7 +112,7 @@ async fn queued_action_is_approved_and_executed_once() {
     let preview = ok(invoke(
         &s,
         &key,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "dry_run", "input": set}),
     )
     .await)
@@ -239,7 +248,7 @@ async fn reject_and_failed_execution_refund_the_credits() {
     // The policy changes before approval: execution fails, nothing is applied, credits return.
     let env = queue(&s, &key, &input).await;
     let pa = str_at(&env, "/pending_action_id");
-    set_policy(&s, &a, json!({"forbid": ["crm.mutate"]})).await;
+    set_policy(&s, &a, json!({"forbid": [Capability::CrmMutate.id()]})).await;
     let failed = ok(decide(&s, &a, &pa, "approve").await).await;
     assert_eq!(failed["status"], "failed");
     assert_eq!(failed["error"]["code"], "policy_forbid");
@@ -248,7 +257,7 @@ async fn reject_and_failed_execution_refund_the_credits() {
     let r = invoke(
         &s,
         &key,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "queue", "input": input}),
     )
     .await;
@@ -258,7 +267,7 @@ async fn reject_and_failed_execution_refund_the_credits() {
     let r = invoke(
         &s,
         &previewer,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "dry_run", "input": {"customer": cid, "set": {"email": "x@y.z"}}}),
     )
     .await;
@@ -275,12 +284,12 @@ async fn execute_mode_follows_auto_run_policy_and_auto_approval() {
 
     // No auto_run, may queue: execute becomes an approval request.
     let queuer = crm_key(&s, &a, &["queue", "execute"], false).await;
-    let env = ok(invoke(&s, &queuer, "crm.mutate", exec.clone()).await).await;
+    let env = ok(invoke(&s, &queuer, Capability::CrmMutate, exec.clone()).await).await;
     assert_eq!(env["status"], "queued");
     assert!(env["pending_action_id"].is_string());
     // May not queue: approval_required, at no cost.
     let direct = crm_key(&s, &a, &["execute"], true).await;
-    let r = invoke(&s, &direct, "crm.mutate", exec.clone()).await;
+    let r = invoke(&s, &direct, Capability::CrmMutate, exec.clone()).await;
     expect_error(r, StatusCode::FORBIDDEN, "approval_required").await;
     assert_eq!(
         used(&s, &direct).await,
@@ -288,13 +297,18 @@ async fn execute_mode_follows_auto_run_policy_and_auto_approval() {
         "only the earlier queue charge of the workspace"
     );
     // auto_run plus the workspace's auto-approval: commits at once.
-    set_policy(&s, &a, json!({"auto_approve": ["crm.mutate"]})).await;
-    let env = ok(invoke(&s, &direct, "crm.mutate", exec.clone()).await).await;
+    set_policy(
+        &s,
+        &a,
+        json!({"auto_approve": [Capability::CrmMutate.id()]}),
+    )
+    .await;
+    let env = ok(invoke(&s, &direct, Capability::CrmMutate, exec.clone()).await).await;
     assert_eq!(env["status"], "committed");
     assert_eq!(env["pending_action_id"], Value::Null);
     assert_eq!(env["result"]["changed"], json!(["lifecycleStage"]));
     // Without auto_run the auto-approval is not enough.
-    let env = ok(invoke(&s, &queuer, "crm.mutate", exec).await).await;
+    let env = ok(invoke(&s, &queuer, Capability::CrmMutate, exec).await).await;
     assert_eq!(env["status"], "queued");
 }
 
@@ -307,7 +321,7 @@ async fn concurrent_approvals_execute_once() {
     let env = ok(invoke(
         &s,
         &key,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "queue", "input": {"customer": cid, "set": {"tier": "gold"}}}),
     )
     .await)
@@ -365,7 +379,12 @@ async fn executor_failure_is_capability_failed_costs_nothing_and_refunds_an_appr
     let s = TestServer::start().await;
     let a = s.account().await;
     let cid = customer(&s, &a, "f@example.com").await;
-    set_policy(&s, &a, json!({"auto_approve": ["crm.mutate"]})).await;
+    set_policy(
+        &s,
+        &a,
+        json!({"auto_approve": [Capability::CrmMutate.id()]}),
+    )
+    .await;
     let direct = crm_key(&s, &a, &["execute"], true).await;
     let deep = json!({"customer": cid, "set": {"tier": "gold", "deep": nested(40)}});
 
@@ -373,7 +392,7 @@ async fn executor_failure_is_capability_failed_costs_nothing_and_refunds_an_appr
     let r = invoke(
         &s,
         &direct,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "execute", "idempotency_key": "k-1", "input": deep}),
     )
     .await;
@@ -395,7 +414,7 @@ async fn executor_failure_is_capability_failed_costs_nothing_and_refunds_an_appr
     let env = ok(invoke(
         &s,
         &direct,
-        "crm.mutate",
+        Capability::CrmMutate,
         json!({"mode": "execute", "idempotency_key": "k-1", "input": fixed}),
     )
     .await)

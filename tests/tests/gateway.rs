@@ -7,11 +7,12 @@ use std::sync::Arc;
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, track, Account, Key, TestServer};
-use svc_server::capabilities::Capability;
+use svc_integration_tests::{
+    expect_error, grant, invoke_path, read, str_at, track, Account, Capability, Key, TestServer,
+};
 
-async fn key_with(s: &TestServer, a: &Account, grants: &[&str], modes: &[&str]) -> Key {
-    let grants: Vec<String> = grants.iter().map(|g| format!("capability:{g}")).collect();
+async fn key_with(s: &TestServer, a: &Account, caps: &[Capability], modes: &[&str]) -> Key {
+    let grants: Vec<String> = caps.iter().copied().map(grant).collect();
     s.mint_key(
         a,
         json!({"name": "gw", "agent": "gw-bot", "grants": grants, "allowed_modes": modes}),
@@ -30,24 +31,22 @@ async fn customer_and_note_key(s: &TestServer, a: &Account, email: &str) -> (Str
     let key = key_with(
         s,
         a,
-        &["memory.write", "account.get"],
+        &[Capability::MemoryWrite, Capability::AccountGet],
         &["dry_run", "execute"],
     )
     .await;
     (cid, key)
 }
 
-fn invoke_req(s: &TestServer, key: &str, cap: &str, body: Value) -> reqwest::RequestBuilder {
-    s.post(&format!("/api/v1/capabilities/{cap}/invoke"))
-        .bearer_auth(key)
-        .json(&body)
+fn invoke_req(s: &TestServer, key: &str, cap: Capability, body: Value) -> reqwest::RequestBuilder {
+    s.post(&invoke_path(cap)).bearer_auth(key).json(&body)
 }
 
-async fn invoke(s: &TestServer, key: &str, cap: &str, body: Value) -> (StatusCode, Value) {
+async fn invoke(s: &TestServer, key: &str, cap: Capability, body: Value) -> (StatusCode, Value) {
     read(invoke_req(s, key, cap, body).send().await.expect("send")).await
 }
 
-async fn invoke_ok(s: &TestServer, key: &str, cap: &str, body: Value) -> Value {
+async fn invoke_ok(s: &TestServer, key: &str, cap: Capability, body: Value) -> Value {
     let (status, v) = invoke(s, key, cap, body).await;
     assert_eq!(status, StatusCode::OK, "{cap}: {v}");
     v
@@ -84,7 +83,11 @@ async fn listing_follows_grants_scopes_and_modes() {
     let k = key_with(
         &s,
         &a,
-        &["context.get", "memory.write", "execute.call"],
+        &[
+            Capability::ContextGet,
+            Capability::MemoryWrite,
+            Capability::ExecuteCall,
+        ],
         &["dry_run", "execute"],
     )
     .await;
@@ -104,12 +107,19 @@ async fn listing_follows_grants_scopes_and_modes() {
         .collect();
     // execute.call is listed with the key's modes although no voice integration is connected
     // (dry_run shows what would be sent); the table order is kept.
-    assert_eq!(ids, ["context.get", "memory.write", "execute.call"]);
+    assert_eq!(
+        ids,
+        [
+            Capability::ContextGet.id(),
+            Capability::MemoryWrite.id(),
+            Capability::ExecuteCall.id()
+        ]
+    );
     let call = &body["capabilities"][2];
     assert_eq!(call["requires_integration"], "voice");
     assert_eq!(call["allowed_modes"], json!(["dry_run", "execute"]));
     let ctx = &body["capabilities"][0];
-    assert_eq!(ctx["grant"], "capability:context.get");
+    assert_eq!(ctx["grant"], grant(Capability::ContextGet));
     assert_eq!(ctx["legacy_scope"], "v1:context:read");
     assert_eq!(ctx["mcp_tool_name"], "get_customer_context");
     assert_eq!(ctx["side_effect"], "none");
@@ -130,7 +140,7 @@ async fn listing_follows_grants_scopes_and_modes() {
     assert_eq!(body["key"]["allowed_modes"], json!(["dry_run", "execute"]));
 
     // A dry-run-only key sees dry_run only.
-    let dry = key_with(&s, &a, &["context.get"], &["dry_run"]).await;
+    let dry = key_with(&s, &a, &[Capability::ContextGet], &["dry_run"]).await;
     let resp = s
         .get("/api/v1/capabilities")
         .header("x-api-key", &dry.plaintext)
@@ -173,10 +183,7 @@ async fn listing_follows_grants_scopes_and_modes() {
 
     // A key holding every grant sees every capability of the table: outbound ones are listed
     // even with no integration connected (dry_run works; queue and execute answer 409).
-    let all_grants: Vec<String> = Capability::ALL
-        .iter()
-        .map(|c| format!("capability:{}", c.id()))
-        .collect();
+    let all_grants: Vec<String> = Capability::ALL.map(grant).to_vec();
     let every = s
         .mint_key(
             &a,
@@ -221,36 +228,63 @@ async fn listing_follows_grants_scopes_and_modes() {
 async fn pipeline_checks_in_order_with_their_codes() {
     let s = TestServer::start().await;
     let a = s.account().await;
-    let k = key_with(&s, &a, &["memory.write", "account.get"], &["dry_run"]).await;
+    let k = key_with(
+        &s,
+        &a,
+        &[Capability::MemoryWrite, Capability::AccountGet],
+        &["dry_run"],
+    )
+    .await;
     let key = k.plaintext.as_str();
-    let send = |cap: &'static str, body: Value| invoke_req(&s, key, cap, body).send();
+    let send = |cap: Capability, body: Value| invoke_req(&s, key, cap, body).send();
 
     // Unknown capability ids; a known one the key holds no grant for.
-    let r = send("nope.nothing", json!({"mode": "dry_run", "input": {}})).await;
+    let r = s
+        .post("/api/v1/capabilities/nope.nothing/invoke")
+        .bearer_auth(key)
+        .json(&json!({"mode": "dry_run", "input": {}}))
+        .send()
+        .await;
     expect_error(
         r.expect("send"),
         StatusCode::NOT_FOUND,
         "capability_not_found",
     )
     .await;
-    let r = send("execute.call", json!({"mode": "dry_run", "input": {}})).await;
+    let r = send(
+        Capability::ExecuteCall,
+        json!({"mode": "dry_run", "input": {}}),
+    )
+    .await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "grant_denied").await;
     // Grant comes before mode and input.
-    let r = send("context.get", json!({"mode": "bogus", "input": 5})).await;
+    let r = send(Capability::ContextGet, json!({"mode": "bogus", "input": 5})).await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "grant_denied").await;
     // Mode: not offered by the capability, not allowed to the key, unknown.
-    let r = send("memory.write", json!({"mode": "queue", "input": 5})).await;
+    let r = send(
+        Capability::MemoryWrite,
+        json!({"mode": "queue", "input": 5}),
+    )
+    .await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
-    let r = send("memory.write", json!({"mode": "execute", "input": 5})).await;
+    let r = send(
+        Capability::MemoryWrite,
+        json!({"mode": "execute", "input": 5}),
+    )
+    .await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
-    let r = send("memory.write", json!({"mode": "fast", "input": {}})).await;
+    let r = send(
+        Capability::MemoryWrite,
+        json!({"mode": "fast", "input": {}}),
+    )
+    .await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
     // The default mode is execute, which this key may not use.
-    let r = send("account.get", json!({"input": {}})).await;
+    let r = send(Capability::AccountGet, json!({"input": {}})).await;
     expect_error(r.expect("send"), StatusCode::FORBIDDEN, "mode_denied").await;
     // Input against the schema, with JSON paths in details.
     let r = send(
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "dry_run", "input": {"customer": "cus_1", "text": "", "extra": 1}}),
     )
     .await;
@@ -263,16 +297,20 @@ async fn pipeline_checks_in_order_with_their_codes() {
         .collect();
     assert!(paths.contains(&"/text"), "{body}");
     let r = send(
-        "account.get",
+        Capability::AccountGet,
         json!({"mode": "dry_run", "input": {}, "idempotency_key": "x".repeat(256)}),
     )
     .await;
     expect_error(r.expect("send"), StatusCode::BAD_REQUEST, "invalid_input").await;
-    let r = send("account.get", json!({"mode": "dry_run", "surprise": 1})).await;
+    let r = send(
+        Capability::AccountGet,
+        json!({"mode": "dry_run", "surprise": 1}),
+    )
+    .await;
     expect_error(r.expect("send"), StatusCode::BAD_REQUEST, "invalid_input").await;
     // An unknown customer is a 404 and costs nothing.
     let r = send(
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "dry_run", "input": {"customer": "nobody@example.com", "text": "hi"}}),
     )
     .await;
@@ -290,7 +328,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let k = key_with(
         &s,
         &a,
-        &["account.get", "report.generate"],
+        &[Capability::AccountGet, Capability::ReportGenerate],
         &["dry_run", "execute"],
     )
     .await;
@@ -299,7 +337,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let preview = invoke_ok(
         &s,
         key,
-        "account.get",
+        Capability::AccountGet,
         json!({"mode": "dry_run", "input": {}}),
     )
     .await;
@@ -311,7 +349,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let env = invoke_ok(
         &s,
         key,
-        "account.get",
+        Capability::AccountGet,
         json!({"mode": "execute", "source": "api", "input": {}}),
     )
     .await;
@@ -338,7 +376,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let rep = invoke_ok(
         &s,
         key,
-        "report.generate",
+        Capability::ReportGenerate,
         json!({"mode": "execute", "input": {"window_days": 3}}),
     )
     .await;
@@ -349,7 +387,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let rep_preview = invoke_ok(
         &s,
         key,
-        "report.generate",
+        Capability::ReportGenerate,
         json!({"mode": "dry_run", "input": {}}),
     )
     .await;
@@ -366,7 +404,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     let (status, receipt) = read(resp).await;
     assert_eq!(status, StatusCode::OK, "{receipt}");
     assert_eq!(receipt["request_id"], json!(request_id));
-    assert_eq!(receipt["capability"], "account.get");
+    assert_eq!(receipt["capability"], Capability::AccountGet.id());
     assert_eq!(receipt["status"], "committed");
     assert_eq!(receipt["ledger_row"]["credits"], 1);
     assert_eq!(receipt["ledger_row"]["key_id"], json!(k.id));
@@ -382,7 +420,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
     assert_eq!(u["plan"], "free");
     let rows = u["rows"].as_array().expect("rows");
     assert_eq!(rows.len(), 4);
-    assert_eq!(rows[0]["capability"], "report.generate");
+    assert_eq!(rows[0]["capability"], Capability::ReportGenerate.id());
     assert_eq!(rows[0]["status"], "preview");
     assert_eq!(rows[0]["credits"], 0);
     let total: i64 = rows
@@ -397,7 +435,7 @@ async fn execute_charges_and_records_a_receipt_dry_run_does_not_charge() {
 
     // Receipts are per workspace: another workspace's key cannot read it.
     let b = s.account().await;
-    let other = key_with(&s, &b, &["account.get"], &["execute"]).await;
+    let other = key_with(&s, &b, &[Capability::AccountGet], &["execute"]).await;
     let resp = s
         .get(&format!("/api/v1/capabilities/actions/{request_id}"))
         .bearer_auth(&other.plaintext)
@@ -415,7 +453,7 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     let k = key_with(
         &s,
         &a,
-        &["context.get", "memory.write"],
+        &[Capability::ContextGet, Capability::MemoryWrite],
         &["dry_run", "execute"],
     )
     .await;
@@ -445,7 +483,7 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     let preview = invoke_ok(
         &s,
         key,
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "dry_run", "input": {"customer": "ada@example.com",
                "kind": "blocker", "text": "legal asks ada@example.com for a DPA"}}),
     )
@@ -460,7 +498,7 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     let ctx0 = invoke_ok(
         &s,
         key,
-        "context.get",
+        Capability::ContextGet,
         json!({"mode": "execute", "input": {"customer": "ADA@example.com"}}),
     )
     .await;
@@ -478,7 +516,7 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     let note = invoke_ok(
         &s,
         key,
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "execute", "input": {"customer": cid, "kind": "blocker",
                "text": "Security review pending", "tags": ["security"]}}),
     )
@@ -488,13 +526,19 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     invoke_ok(
         &s,
         key,
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "execute", "input": {"customer": cid, "kind": "decision",
                "text": "offer annual discount"}}),
     )
     .await;
 
-    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    let ctx = invoke_ok(
+        &s,
+        key,
+        Capability::ContextGet,
+        json!({"input": {"customer": cid}}),
+    )
+    .await;
     let c = &ctx["result"];
     assert_eq!(ctx["status"], "committed");
     // Purchase-free, with demo/trial activity: an opportunity.
@@ -540,17 +584,17 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     assert_eq!(
         decisions
             .iter()
-            .filter(|d| d["action"] == "memory.write" && d["outcome"] == "committed")
+            .filter(|d| d["action"] == Capability::MemoryWrite.id() && d["outcome"] == "committed")
             .count(),
         2
     );
     // A customer of another workspace is not found.
     let b = s.account().await;
-    let kb = key_with(&s, &b, &["context.get"], &["execute"]).await;
+    let kb = key_with(&s, &b, &[Capability::ContextGet], &["execute"]).await;
     let r = invoke_req(
         &s,
         &kb.plaintext,
-        "context.get",
+        Capability::ContextGet,
         json!({"input": {"customer": cid}}),
     )
     .send()
@@ -567,8 +611,13 @@ async fn policy_read_only_and_quota_refusals_cost_nothing() {
     let key = k.plaintext.as_str();
     let write = json!({"mode": "execute", "input": {"customer": cid, "text": "n"}});
 
-    set_workspace(&s, &a, json!({"policy": {"forbid": ["memory.write"]}})).await;
-    let r = invoke_req(&s, key, "memory.write", write.clone())
+    set_workspace(
+        &s,
+        &a,
+        json!({"policy": {"forbid": [Capability::MemoryWrite.id()]}}),
+    )
+    .await;
+    let r = invoke_req(&s, key, Capability::MemoryWrite, write.clone())
         .send()
         .await
         .expect("send");
@@ -577,13 +626,13 @@ async fn policy_read_only_and_quota_refusals_cost_nothing() {
     let p = invoke_ok(
         &s,
         key,
-        "memory.write",
+        Capability::MemoryWrite,
         json!({"mode": "dry_run", "input": {"customer": cid, "text": "n"}}),
     )
     .await;
     assert_eq!(p["status"], "preview");
     set_workspace(&s, &a, json!({"policy": {"forbid": []}, "read_only": true})).await;
-    let r = invoke_req(&s, key, "memory.write", write.clone())
+    let r = invoke_req(&s, key, Capability::MemoryWrite, write.clone())
         .send()
         .await
         .expect("send");
@@ -592,37 +641,48 @@ async fn policy_read_only_and_quota_refusals_cost_nothing() {
     invoke_ok(
         &s,
         key,
-        "account.get",
+        Capability::AccountGet,
         json!({"mode": "execute", "input": {}}),
     )
     .await;
     set_workspace(&s, &a, json!({"read_only": false})).await;
-    invoke_ok(&s, key, "memory.write", write.clone()).await;
+    invoke_ok(&s, key, Capability::MemoryWrite, write.clone()).await;
 
     // Per-key override replaces the plan limit and counts that key's own usage.
     let small = s
         .mint_key(
             &a,
-            json!({"name": "small", "grants": ["capability:account.get"],
+            json!({"name": "small", "grants": [grant(Capability::AccountGet)],
                    "allowed_modes": ["dry_run", "execute"], "quota_override_monthly": 2}),
         )
         .await;
     for used in 1..=2 {
-        let env = invoke_ok(&s, &small.plaintext, "account.get", json!({"input": {}})).await;
+        let env = invoke_ok(
+            &s,
+            &small.plaintext,
+            Capability::AccountGet,
+            json!({"input": {}}),
+        )
+        .await;
         assert_eq!(env["quota"]["limit"], 2);
         assert_eq!(env["quota"]["used"], used);
     }
-    let r = invoke_req(&s, &small.plaintext, "account.get", json!({"input": {}}))
-        .send()
-        .await
-        .expect("send");
+    let r = invoke_req(
+        &s,
+        &small.plaintext,
+        Capability::AccountGet,
+        json!({"input": {}}),
+    )
+    .send()
+    .await
+    .expect("send");
     let body = expect_error(r, StatusCode::PAYMENT_REQUIRED, "quota_exceeded").await;
     assert_eq!(body["error"]["details"]["quota"]["remaining"], 0);
     // Previews still run at 0 credits.
     let p = invoke_ok(
         &s,
         &small.plaintext,
-        "account.get",
+        Capability::AccountGet,
         json!({"mode": "dry_run", "input": {}}),
     )
     .await;
@@ -644,7 +704,7 @@ async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     let key = k.plaintext.as_str();
     let body = json!({"mode": "execute", "idempotency_key": "note-1",
                       "input": {"customer": cid, "text": "hello"}});
-    let first = invoke_req(&s, key, "memory.write", body.clone())
+    let first = invoke_req(&s, key, Capability::MemoryWrite, body.clone())
         .send()
         .await
         .expect("send");
@@ -655,7 +715,7 @@ async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     // A retry from another client (source differs) with keys in another order replays.
     let retry = json!({"source": "mcp", "input": {"text": "hello", "customer": cid},
                        "idempotency_key": "note-1", "mode": "execute"});
-    let again = invoke_req(&s, key, "memory.write", retry)
+    let again = invoke_req(&s, key, Capability::MemoryWrite, retry)
         .send()
         .await
         .expect("send");
@@ -672,7 +732,7 @@ async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     // Same key, different body: 422. Same key on another capability: its own scope.
     let changed = json!({"mode": "execute", "idempotency_key": "note-1",
                          "input": {"customer": cid, "text": "bye"}});
-    let r = invoke_req(&s, key, "memory.write", changed)
+    let r = invoke_req(&s, key, Capability::MemoryWrite, changed)
         .send()
         .await
         .expect("send");
@@ -680,7 +740,7 @@ async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     let other = invoke_ok(
         &s,
         key,
-        "account.get",
+        Capability::AccountGet,
         json!({"idempotency_key": "note-1", "input": {}}),
     )
     .await;
@@ -689,14 +749,14 @@ async fn idempotent_replay_is_byte_for_byte_and_different_body_is_422() {
     // Failures are not stored: a request refused for its input can be retried fixed.
     let bad = json!({"mode": "execute", "idempotency_key": "note-2",
                      "input": {"customer": "ghost@example.com", "text": "x"}});
-    let r = invoke_req(&s, key, "memory.write", bad)
+    let r = invoke_req(&s, key, Capability::MemoryWrite, bad)
         .send()
         .await
         .expect("send");
     expect_error(r, StatusCode::NOT_FOUND, "not_found").await;
     let fixed = json!({"mode": "execute", "idempotency_key": "note-2",
                        "input": {"customer": cid, "text": "x"}});
-    invoke_ok(&s, key, "memory.write", fixed).await;
+    invoke_ok(&s, key, Capability::MemoryWrite, fixed).await;
 
     let u = usage(&s, key, 100).await;
     // memory.write x2 (note-1 once, note-2 once) + account.get.
@@ -725,7 +785,7 @@ async fn concurrent_retries_with_one_key_execute_once_and_charge_once() {
         .mint_key(
             &a,
             json!({"name": "burst", "agent": "gw-bot", "allowed_modes": ["execute"],
-                   "grants": ["capability:memory.write"], "rate_limit_per_min": 1_000_000}),
+                   "grants": [grant(Capability::MemoryWrite)], "rate_limit_per_min": 1_000_000}),
         )
         .await;
     for round in 0..ROUNDS {
@@ -737,7 +797,7 @@ async fn concurrent_retries_with_one_key_execute_once_and_charge_once() {
             let key = k.plaintext.clone();
             let body = body.clone();
             tasks.push(tokio::spawn(async move {
-                let resp = invoke_req(&s, &key, "memory.write", body)
+                let resp = invoke_req(&s, &key, Capability::MemoryWrite, body)
                     .send()
                     .await
                     .expect("send");
@@ -803,9 +863,15 @@ async fn concurrent_invocations_never_pass_the_limit() {
     let s = Arc::new(TestServer::start().await);
     let a = s.account().await;
     // 100 credits on the free plan; spend 50 first, then race 200 calls for the other 50.
-    let k = key_with(&s, &a, &["account.get"], &["execute"]).await;
+    let k = key_with(&s, &a, &[Capability::AccountGet], &["execute"]).await;
     for _ in 0..50 {
-        invoke_ok(&s, &k.plaintext, "account.get", json!({"input": {}})).await;
+        invoke_ok(
+            &s,
+            &k.plaintext,
+            Capability::AccountGet,
+            json!({"input": {}}),
+        )
+        .await;
     }
     assert_eq!(usage(&s, &k.plaintext, 1).await["used"], 50);
     let mut tasks = Vec::new();
@@ -813,7 +879,7 @@ async fn concurrent_invocations_never_pass_the_limit() {
         let s = Arc::clone(&s);
         let key = k.plaintext.clone();
         tasks.push(tokio::spawn(async move {
-            invoke(&s, &key, "account.get", json!({"input": {}})).await
+            invoke(&s, &key, Capability::AccountGet, json!({"input": {}})).await
         }));
     }
     let (mut ok, mut refused) = (0, 0);
@@ -859,7 +925,11 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
     let k = key_with(
         &s,
         &a,
-        &["events.ingest", "context.get", "account.get"],
+        &[
+            Capability::EventsIngest,
+            Capability::ContextGet,
+            Capability::AccountGet,
+        ],
         &["dry_run", "queue", "execute"],
     )
     .await;
@@ -871,7 +941,7 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
     let p = invoke_ok(
         &s,
         key,
-        "events.ingest",
+        Capability::EventsIngest,
         json!({"mode": "dry_run", "input": ev}),
     )
     .await;
@@ -880,13 +950,13 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
     assert_eq!(p["result"]["would_ingest"], "pricing_viewed");
     assert_eq!(p["result"]["timestamp"], "2026-11-20T09:00:00.000Z");
     assert_eq!(p["result"]["identity"]["email"], "E***@Example.com");
-    let acct = invoke_ok(&s, key, "account.get", json!({"input": {}})).await;
+    let acct = invoke_ok(&s, key, Capability::AccountGet, json!({"input": {}})).await;
     assert_eq!(acct["result"]["counts"]["customers"], 0);
 
     let first = invoke_ok(
         &s,
         key,
-        "events.ingest",
+        Capability::EventsIngest,
         json!({"mode": "execute", "input": ev}),
     )
     .await;
@@ -919,27 +989,39 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
     let second = invoke_ok(
         &s,
         key,
-        "events.ingest",
+        Capability::EventsIngest,
         json!({"input": {"event": "demo_requested", "customer": "eve@example.com"}}),
     )
     .await;
     assert_eq!(second["result"]["customer_id"], json!(cid));
     assert_eq!(second["result"]["is_new"], false);
-    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    let ctx = invoke_ok(
+        &s,
+        key,
+        Capability::ContextGet,
+        json!({"input": {"customer": cid}}),
+    )
+    .await;
     assert_eq!(ctx["result"]["touchpoint_count"], 2);
     // Ingested observations are not agent decisions.
     assert_eq!(ctx["result"]["recent_decisions"], json!([]));
 
     // Idempotent ingest: one touchpoint however often it is retried.
     let once = json!({"idempotency_key": "ev-1", "input": {"event": "x", "customerId": cid}});
-    let a1 = invoke_ok(&s, key, "events.ingest", once.clone()).await;
-    let a2 = invoke_ok(&s, key, "events.ingest", once).await;
+    let a1 = invoke_ok(&s, key, Capability::EventsIngest, once.clone()).await;
+    let a2 = invoke_ok(&s, key, Capability::EventsIngest, once).await;
     assert_eq!(a1, a2);
-    let ctx = invoke_ok(&s, key, "context.get", json!({"input": {"customer": cid}})).await;
+    let ctx = invoke_ok(
+        &s,
+        key,
+        Capability::ContextGet,
+        json!({"input": {"customer": cid}}),
+    )
+    .await;
     assert_eq!(ctx["result"]["touchpoint_count"], 3);
 
     // events.ingest codes and statuses of SPEC.md.
-    let send = |body: Value| invoke_req(&s, key, "events.ingest", body).send();
+    let send = |body: Value| invoke_req(&s, key, Capability::EventsIngest, body).send();
     let r = send(json!({"input": {"event": "x"}})).await.expect("send");
     expect_error(r, StatusCode::BAD_REQUEST, "invalid_input").await;
     let r = send(json!({"input": {"email": "x@example.com"}}))
@@ -955,11 +1037,11 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
         .await
         .expect("send");
     expect_error(r, StatusCode::FORBIDDEN, "mode_denied").await;
-    let reader = key_with(&s, &a, &["context.get"], &["execute"]).await;
+    let reader = key_with(&s, &a, &[Capability::ContextGet], &["execute"]).await;
     let r = invoke_req(
         &s,
         &reader.plaintext,
-        "events.ingest",
+        Capability::EventsIngest,
         json!({"input": {"event": "x", "email": "x@example.com"}}),
     )
     .send()
@@ -975,16 +1057,28 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
         )
         .await;
     let body = json!({"input": {"event": "x", "email": "l@example.com"}});
-    invoke_ok(&s, &legacy.plaintext, "events.ingest", body.clone()).await;
-    invoke_ok(&s, &legacy.plaintext, "events.ingest", body.clone()).await;
-    let r = invoke_req(&s, &legacy.plaintext, "events.ingest", body)
+    invoke_ok(
+        &s,
+        &legacy.plaintext,
+        Capability::EventsIngest,
+        body.clone(),
+    )
+    .await;
+    invoke_ok(
+        &s,
+        &legacy.plaintext,
+        Capability::EventsIngest,
+        body.clone(),
+    )
+    .await;
+    let r = invoke_req(&s, &legacy.plaintext, Capability::EventsIngest, body)
         .send()
         .await
         .expect("send");
     assert!(r.headers().get("retry-after").is_some());
     expect_error(r, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
     let r = s
-        .post("/api/v1/capabilities/events.ingest/invoke")
+        .post(&invoke_path(Capability::EventsIngest))
         .header("x-api-key", "svc_live_not-a-key")
         .json(&json!({"input": {"event": "x", "email": "l@example.com"}}))
         .send()
@@ -998,7 +1092,7 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
         .as_array()
         .expect("rows")
         .iter()
-        .filter(|r| r["capability"] == "events.ingest" && r["status"] == "committed")
+        .filter(|r| r["capability"] == Capability::EventsIngest.id() && r["status"] == "committed")
         .collect();
     assert_eq!(ingests.len(), 3);
     assert!(ingests

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, TestServer};
+use svc_integration_tests::{expect_error, grant, read, str_at, Capability, TestServer};
 
 const BASE62: &str = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -17,7 +17,7 @@ async fn create_returns_plaintext_once_and_metadata() {
             &a,
             json!({
                 "name": "crm bot", "agent": "crm-agent", "scopes": ["v1:context:read"],
-                "grants": ["capability:context.get", "capability:events.ingest"],
+                "grants": [grant(Capability::ContextGet), grant(Capability::EventsIngest)],
                 "allowed_modes": ["dry_run", "execute"], "auto_run": true,
                 "rate_limit_per_min": 120, "quota_override_monthly": 250
             }),
@@ -38,7 +38,10 @@ async fn create_returns_plaintext_once_and_metadata() {
     assert_eq!(m["workspace_id"], json!(a.workspace_id));
     assert_eq!(
         m["grants"],
-        json!(["capability:context.get", "capability:events.ingest"])
+        json!([
+            grant(Capability::ContextGet),
+            grant(Capability::EventsIngest)
+        ])
     );
     assert_eq!(m["allowed_modes"], json!(["dry_run", "execute"]));
     assert_eq!(m["auto_run"], true);
@@ -91,12 +94,12 @@ async fn invalid_grants_modes_and_fields_are_400_naming_the_value() {
     let a = s.account().await;
     for (body, needle) in [
         (
-            json!({"name": "k", "grants": ["capability:context.get", "capability:teleport"]}),
+            json!({"name": "k", "grants": [grant(Capability::ContextGet), "capability:teleport"]}),
             "capability:teleport",
         ),
         (
-            json!({"name": "k", "grants": ["context.get"]}),
-            "context.get",
+            json!({"name": "k", "grants": [Capability::ContextGet.id()]}),
+            Capability::ContextGet.id(),
         ),
         (
             json!({"name": "k", "allowed_modes": ["dry_run", "yolo"]}),
@@ -124,26 +127,7 @@ async fn invalid_grants_modes_and_fields_are_400_naming_the_value() {
         );
     }
     // Every one of the fifteen capability ids is grantable.
-    let all: Vec<String> = [
-        "context.get",
-        "account.get",
-        "events.ingest",
-        "memory.write",
-        "score.churn",
-        "score.conversion",
-        "plan.goal",
-        "draft.outreach",
-        "queue.outreach",
-        "execute.outreach",
-        "queue.call",
-        "execute.call",
-        "crm.mutate",
-        "cio.write",
-        "report.generate",
-    ]
-    .iter()
-    .map(|id| format!("capability:{id}"))
-    .collect();
+    let all: Vec<String> = Capability::ALL.map(grant).to_vec();
     let key = s.mint_key(&a, json!({"name": "all", "grants": all})).await;
     assert_eq!(key.meta["grants"].as_array().map(Vec::len), Some(15));
     // Nothing was created by the failures.

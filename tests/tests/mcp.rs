@@ -3,7 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, Account, Key, TestServer};
+use svc_integration_tests::{expect_error, grant, read, Account, Capability, Key, TestServer};
 
 fn rpc(id: u64, method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
@@ -83,7 +83,7 @@ async fn initialize_negotiates_and_opens_a_session_of_the_key() {
     let other = s
         .mint_key(
             &account,
-            json!({"name": "other", "grants": ["capability:events.ingest"]}),
+            json!({"name": "other", "grants": [grant(Capability::EventsIngest)]}),
         )
         .await;
     let resp = post(
@@ -356,7 +356,7 @@ async fn approvals_and_workspace_policy_apply_to_mcp_calls() {
     let key = s
         .mint_key(
             &account,
-            json!({"name": "crm agent", "grants": ["capability:events.ingest", "capability:crm.mutate"],
+            json!({"name": "crm agent", "grants": [grant(Capability::EventsIngest), grant(Capability::CrmMutate)],
                    "allowed_modes": ["dry_run", "queue", "execute"]}),
         )
         .await;
@@ -424,7 +424,7 @@ async fn approvals_and_workspace_policy_apply_to_mcp_calls() {
     let resp = s
         .request(reqwest::Method::PUT, "/api/v1/workspace")
         .bearer_auth(&account.token)
-        .json(&json!({"policy": {"forbid": ["events.ingest"]}}))
+        .json(&json!({"policy": {"forbid": [Capability::EventsIngest.id()]}}))
         .send()
         .await
         .expect("put workspace");

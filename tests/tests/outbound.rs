@@ -10,8 +10,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use sha1::Sha1;
 use svc_integration_tests::providers::{HttpProvider, SmtpSink};
-use svc_integration_tests::{expect_error, get_ok, read, str_at, Account, Key, TestServer};
-use svc_server::capabilities::Capability;
+use svc_integration_tests::{
+    expect_error, get_ok, grant, invoke_path, read, str_at, Account, Capability, Key, TestServer,
+};
 
 /// Every outbound capability's grant, plus events and the outbox.
 async fn outbound_key(s: &TestServer, a: &Account) -> Key {
@@ -23,9 +24,8 @@ async fn outbound_key(s: &TestServer, a: &Account) -> Key {
         Capability::CioWrite,
         Capability::EventsIngest,
     ]
-    .iter()
-    .map(|c| format!("capability:{}", c.id()))
-    .collect();
+    .map(grant)
+    .to_vec();
     grants.push("outbox:read".into());
     s.mint_key(
         a,
@@ -52,7 +52,7 @@ async fn connect(s: &TestServer, a: &Account, kind: &str, config: Value) {
 
 async fn invoke(s: &TestServer, key: &str, c: Capability, body: Value) -> (StatusCode, Value) {
     let resp = s
-        .post(&format!("/api/v1/capabilities/{}/invoke", c.id()))
+        .post(&invoke_path(c))
         .bearer_auth(key)
         .json(&body)
         .send()
@@ -115,7 +115,7 @@ async fn a_queued_email_is_sent_exactly_once_after_concurrent_approvals() {
     );
     let before = used_credits(&s, &k.plaintext).await;
     let resp = s
-        .post("/api/v1/capabilities/queue.outreach/invoke")
+        .post(&invoke_path(Capability::QueueOutreach))
         .bearer_auth(&k.plaintext)
         .json(&json!({"mode": "queue", "input": input}))
         .send()
@@ -213,7 +213,7 @@ async fn a_provider_failure_refunds_and_consent_and_caps_charge_nothing() {
     connect(&s, &a, "smtp", smtp.config("wrong-password")).await;
     let before = used_credits(&s, &k.plaintext).await;
     let resp = s
-        .post("/api/v1/capabilities/execute.outreach/invoke")
+        .post(&invoke_path(Capability::ExecuteOutreach))
         .bearer_auth(&k.plaintext)
         .json(&send)
         .send()
@@ -234,7 +234,7 @@ async fn a_provider_failure_refunds_and_consent_and_caps_charge_nothing() {
 
     // The weekly cap of 1 is reached: refused and free.
     let resp = s
-        .post("/api/v1/capabilities/execute.outreach/invoke")
+        .post(&invoke_path(Capability::ExecuteOutreach))
         .bearer_auth(&k.plaintext)
         .json(&send)
         .send()
@@ -254,7 +254,7 @@ async fn a_provider_failure_refunds_and_consent_and_caps_charge_nothing() {
     assert_eq!(status, StatusCode::OK);
     let before_suppressed = used_credits(&s, &k.plaintext).await;
     let resp = s
-        .post("/api/v1/capabilities/queue.outreach/invoke")
+        .post(&invoke_path(Capability::QueueOutreach))
         .bearer_auth(&k.plaintext)
         .json(
             &json!({"mode": "queue", "input": {"customer": "linus@example.com",

@@ -2,7 +2,9 @@
 
 use reqwest::{Method, StatusCode};
 use serde_json::json;
-use svc_integration_tests::{all_files, contains_bytes, expect_error, read, str_at, TestServer};
+use svc_integration_tests::{
+    all_files, contains_bytes, expect_error, read, str_at, Capability, TestServer,
+};
 
 #[tokio::test]
 async fn users_workspaces_and_keys_survive_a_restart() {
@@ -20,7 +22,7 @@ async fn users_workspaces_and_keys_survive_a_restart() {
     let (status, _) = read(
         s.request(Method::PUT, "/api/v1/workspace")
             .bearer_auth(&a.token)
-            .json(&json!({"policy": {"forbid": ["crm.mutate"]}}))
+            .json(&json!({"policy": {"forbid": [Capability::CrmMutate.id()]}}))
             .send()
             .await
             .expect("put"),
@@ -53,7 +55,7 @@ async fn users_workspaces_and_keys_survive_a_restart() {
     assert_eq!(session["workspace"]["plan"], "pro");
     assert_eq!(
         session["workspace"]["policy"]["forbid"],
-        json!(["crm.mutate"])
+        json!([Capability::CrmMutate.id()])
     );
     let login = s
         .post("/api/auth/login")

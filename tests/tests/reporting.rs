@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{read, track, Account, TestServer};
+use svc_integration_tests::{invoke_path, read, track, Account, Capability, TestServer};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -103,7 +103,7 @@ async fn summary_constants_windows_and_immediate_invalidation() {
     );
 
     // So does ingestion through the capability gateway.
-    let resp = s.post("/api/v1/capabilities/events.ingest/invoke").bearer_auth(&key)
+    let resp = s.post(&invoke_path(Capability::EventsIngest)).bearer_auth(&key)
         .json(&json!({"mode": "execute", "source": "api", "input": {"event": "signup", "email": "gw@x.io"}}))
         .send().await.expect("send");
     let (status, body) = read(resp).await;

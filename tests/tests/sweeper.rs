@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::json;
-use svc_integration_tests::{get_ok, read, str_at, test_config, track, TestServer};
+use svc_integration_tests::{
+    get_ok, grant, invoke_path, read, str_at, test_config, track, Capability, TestServer,
+};
 
 #[tokio::test]
 async fn a_busy_sweeper_keeps_what_is_young_and_the_server_stops_cleanly() {
@@ -20,13 +22,13 @@ async fn a_busy_sweeper_keeps_what_is_young_and_the_server_stops_cleanly() {
     let key = s
         .mint_key(
             &a,
-            json!({"name": "sweep", "grants": ["capability:events.ingest", "capability:crm.mutate"],
+            json!({"name": "sweep", "grants": [grant(Capability::EventsIngest), grant(Capability::CrmMutate)],
                    "allowed_modes": ["execute", "queue"]}),
         )
         .await
         .plaintext;
     let invoke = |body: serde_json::Value| {
-        s.post("/api/v1/capabilities/events.ingest/invoke")
+        s.post(&invoke_path(Capability::EventsIngest))
             .bearer_auth(&key)
             .json(&body)
             .send()
@@ -42,7 +44,7 @@ async fn a_busy_sweeper_keeps_what_is_young_and_the_server_stops_cleanly() {
     )
     .await;
     let queued = s
-        .post("/api/v1/capabilities/crm.mutate/invoke")
+        .post(&invoke_path(Capability::CrmMutate))
         .bearer_auth(&key)
         .json(&json!({"mode": "queue", "input": {"customer": "sw@x.io", "set": {"tier": "a"}}}))
         .send()

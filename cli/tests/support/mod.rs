@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use serde_json::{json, Value};
-use svc_integration_tests::{read, Account, Key, TestServer};
+use svc_integration_tests::{grant, read, Account, Capability, Key, TestServer};
 use tempfile::TempDir;
 
 pub const SVC: &str = env!("CARGO_BIN_EXE_svc");
@@ -30,7 +30,7 @@ impl World {
                 json!({
                     "name": "cli test",
                     "agent": "cli-tester",
-                    "grants": ["capability:context.get", "capability:events.ingest"],
+                    "grants": [grant(Capability::ContextGet), grant(Capability::EventsIngest)],
                     "allowed_modes": ["dry_run", "execute"],
                     // The tests poll usage between CLI runs; keep the rate limit out of the way.
                     "rate_limit_per_min": 100_000,
