@@ -10,7 +10,6 @@
 //! runs [`sweep`] from its one background task (`AppState`) every `Config::sweep_interval`,
 //! and once at start-up. No HTTP types here.
 
-use svc_engine::RecordScan;
 use time::OffsetDateTime;
 
 use crate::approvals;
@@ -18,10 +17,7 @@ use crate::error::Result;
 use crate::events;
 use crate::gateway::idempotency;
 use crate::store::{Store, WorkspaceId};
-use crate::workspaces::{self, WorkspaceEntry};
-
-/// Directory entries read per page while walking the workspaces.
-const PAGE: usize = 500;
+use crate::workspaces;
 
 /// What one sweep did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -38,34 +34,11 @@ pub struct SweepReport {
 /// the others; only failing to list the workspaces is an error.
 pub async fn sweep(store: &Store, now: OffsetDateTime) -> Result<SweepReport> {
     let mut report = SweepReport::default();
-    let mut after = None;
-    loop {
-        let page: Vec<WorkspaceEntry> = store
-            .scan(
-                WorkspaceId::GLOBAL,
-                RecordScan {
-                    after: after.clone(),
-                    limit: Some(PAGE),
-                    ..RecordScan::default()
-                },
-            )
-            .await?;
-        let Some(last) = page.last() else { break };
-        after = Some(last.id.clone());
-        let full = page.len() == PAGE;
-        for entry in &page {
-            let Some(ws) = workspaces::parse_id(&entry.id) else {
-                tracing::warn!(id = %entry.id, "workspace entry with a malformed id; not swept");
-                continue;
-            };
-            report.workspaces += 1;
-            if let Err(e) = sweep_workspace(store, ws, now, &mut report).await {
-                report.failed += 1;
-                tracing::warn!(workspace = %entry.id, error = %e, "sweeping a workspace failed");
-            }
-        }
-        if !full {
-            break;
+    for ws in workspaces::all_ids(store).await? {
+        report.workspaces += 1;
+        if let Err(e) = sweep_workspace(store, ws, now, &mut report).await {
+            report.failed += 1;
+            tracing::warn!(workspace = %ws, error = %e, "sweeping a workspace failed");
         }
     }
     Ok(report)

@@ -378,6 +378,43 @@ fn dedup(mut ids: Vec<String>) -> Vec<String> {
     ids
 }
 
+/// Directory entries read per page by [`all_ids`].
+const PAGE: usize = 500;
+
+/// Every workspace's id, walking the directory a page at a time (the sweeper and start-up
+/// recovery visit each workspace). An entry with a malformed id is logged and skipped.
+pub async fn all_ids(store: &Store) -> Result<Vec<WorkspaceId>> {
+    let mut ids = Vec::new();
+    let mut after = None;
+    loop {
+        let page: Vec<WorkspaceEntry> = store
+            .scan(
+                WorkspaceId::GLOBAL,
+                crate::store::RecordScan {
+                    after: after.clone(),
+                    limit: Some(PAGE),
+                    ..Default::default()
+                },
+            )
+            .await?;
+        let Some(last) = page.last() else { break };
+        after = Some(last.id.clone());
+        let full = page.len() == PAGE;
+        for entry in &page {
+            match parse_id(&entry.id) {
+                Some(ws) => ids.push(ws),
+                None => {
+                    tracing::warn!(id = %entry.id, "workspace entry with a malformed id; skipped")
+                }
+            }
+        }
+        if !full {
+            break;
+        }
+    }
+    Ok(ids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

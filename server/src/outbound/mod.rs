@@ -21,7 +21,7 @@ use crate::error::{Code, Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage};
 use crate::ids;
 use crate::store::{Record, RecordScan, Store};
-use crate::workspaces::{self, WorkspaceEntry};
+use crate::workspaces;
 
 /// What an outbound record carries out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -399,53 +399,31 @@ pub async fn list(
 /// says so. Returns how many records were recovered.
 pub async fn recover(store: &Store) -> Result<usize> {
     let mut recovered = 0;
-    let mut after = None;
-    loop {
-        let page: Vec<WorkspaceEntry> = store
-            .scan(
-                WorkspaceId::GLOBAL,
-                RecordScan {
-                    after: after.clone(),
-                    limit: Some(500),
-                    ..RecordScan::default()
-                },
-            )
-            .await?;
-        let Some(last) = page.last() else { break };
-        after = Some(last.id.clone());
-        let full = page.len() == 500;
-        for entry in &page {
-            let Some(ws) = workspaces::parse_id(&entry.id) else {
-                continue;
-            };
-            let stuck: Vec<OutboundRecord> = store.find(ws, "state", "sending").await?;
-            if stuck.is_empty() {
-                continue;
-            }
-            recovered += stuck.len();
-            store
-                .write(move |tx| {
-                    let now = clock::now();
-                    let mut w = tx.workspace(ws);
-                    for mut r in stuck {
-                        r.error = Some(
-                            "the service stopped while this was being sent; it may or may not \
-                             have reached the provider and is not retried"
-                                .into(),
-                        );
-                        transition(&mut w, &mut r, State::Unknown, now)?;
-                        crate::gateway::mark_outcome_unknown(&mut w, &r, now)?;
-                        if let Some(pending) = &r.pending_action_id {
-                            crate::approvals::mark_unknown(&mut w, pending, now)?;
-                        }
+    for ws in workspaces::all_ids(store).await? {
+        let stuck: Vec<OutboundRecord> = store.find(ws, "state", "sending").await?;
+        if stuck.is_empty() {
+            continue;
+        }
+        recovered += stuck.len();
+        store
+            .write(move |tx| {
+                let now = clock::now();
+                let mut w = tx.workspace(ws);
+                for mut r in stuck {
+                    r.error = Some(
+                        "the service stopped while this was being sent; it may or may not have \
+                         reached the provider and is not retried"
+                            .into(),
+                    );
+                    transition(&mut w, &mut r, State::Unknown, now)?;
+                    crate::gateway::mark_outcome_unknown(&mut w, &r, now)?;
+                    if let Some(pending) = &r.pending_action_id {
+                        crate::approvals::mark_unknown(&mut w, pending, now)?;
                     }
-                    Ok(())
-                })
-                .await?;
-        }
-        if !full {
-            break;
-        }
+                }
+                Ok(())
+            })
+            .await?;
     }
     if recovered > 0 {
         tracing::warn!(

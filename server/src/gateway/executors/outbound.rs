@@ -156,6 +156,54 @@ fn preview(
     ))
 }
 
+/// What an outbound executor rendered, before the phase decides what becomes of it.
+struct Action<'n, C> {
+    integration: Kind,
+    kind: OutboundKind,
+    customer: &'n Node,
+    /// The integration's config, when connected.
+    config: Option<C>,
+    payload: Value,
+    make_job: fn(C, &Value) -> Result<Job>,
+    /// Emails and calls contact the customer: consent and the weekly cap apply.
+    contacts: bool,
+}
+
+/// Preview, queue or commit a rendered action: the checks every outbound capability shares.
+fn carry_out<C>(
+    phase: Phase,
+    w: &mut WorkspaceTxn<'_, '_>,
+    ctx: &Ctx<'_>,
+    c: Capability,
+    a: Action<'_, C>,
+) -> Result<Outcome> {
+    if phase == Phase::Preview {
+        let connected = a.config.is_some();
+        return preview(
+            w,
+            ctx,
+            a.integration,
+            connected,
+            a.customer,
+            a.payload,
+            a.contacts,
+        );
+    }
+    let config = a.config.ok_or_else(|| not_connected(a.integration))?;
+    if a.contacts {
+        ensure_contactable(w, ctx, a.customer, None)?;
+    }
+    let job = (a.make_job)(config, &a.payload)?;
+    let customer_id = ids::customer_id(a.customer.id);
+    let rendered = Rendered {
+        kind: a.kind,
+        customer_id: &customer_id,
+        payload: a.payload,
+        job,
+    };
+    record(phase, w, ctx, c, rendered)
+}
+
 // ---- email ----
 
 fn email_job(config: integrations::SmtpConfig, payload: &Value) -> Result<Job> {
@@ -213,27 +261,16 @@ pub(super) fn email(
         "html": rendered.html,
         "message_id": format!("{}@{}", ctx.request_id, message_domain(ctx.public_url)),
     });
-    if phase == Phase::Preview {
-        return preview(
-            w,
-            ctx,
-            Kind::Smtp,
-            config.is_some(),
-            &customer,
-            payload,
-            true,
-        );
-    }
-    let config = config.ok_or_else(|| not_connected(Kind::Smtp))?;
-    ensure_contactable(w, ctx, &customer, None)?;
-    let job = email_job(config, &payload)?;
-    let action = Rendered {
+    let action = Action {
+        integration: Kind::Smtp,
         kind: OutboundKind::Email,
-        customer_id: &customer_id,
+        customer: &customer,
+        config,
         payload,
-        job,
+        make_job: email_job,
+        contacts: true,
     };
-    record(phase, w, ctx, c, action)
+    carry_out(phase, w, ctx, c, action)
 }
 
 // ---- calls ----
@@ -280,27 +317,16 @@ pub(super) fn call(
         "objective": str_field(input, "objective"),
         "status_callback": status_callback(ctx),
     });
-    if phase == Phase::Preview {
-        return preview(
-            w,
-            ctx,
-            Kind::Voice,
-            config.is_some(),
-            &customer,
-            payload,
-            true,
-        );
-    }
-    let config = config.ok_or_else(|| not_connected(Kind::Voice))?;
-    ensure_contactable(w, ctx, &customer, None)?;
-    let job = call_job(config, &payload)?;
-    let action = Rendered {
+    let action = Action {
+        integration: Kind::Voice,
         kind: OutboundKind::Call,
-        customer_id: &customer_id,
+        customer: &customer,
+        config,
         payload,
-        job,
+        make_job: call_job,
+        contacts: true,
     };
-    record(phase, w, ctx, c, action)
+    carry_out(phase, w, ctx, c, action)
 }
 
 // ---- Customer.io ----
@@ -369,27 +395,16 @@ pub(super) fn cio(
         json!({"action": "track", "cio_customer_id": cio_customer_id, "event": event,
             "data": object_field(input, "data")})
     };
-    let config = integrations::load_customerio_in(w, ctx.sealer)?;
-    if phase == Phase::Preview {
-        return preview(
-            w,
-            ctx,
-            Kind::Customerio,
-            config.is_some(),
-            &customer,
-            payload,
-            false,
-        );
-    }
-    let config = config.ok_or_else(|| not_connected(Kind::Customerio))?;
-    let job = cio_job(config, &payload)?;
-    let action = Rendered {
+    let action = Action {
+        integration: Kind::Customerio,
         kind: OutboundKind::Cio,
-        customer_id: &customer_id,
+        customer: &customer,
+        config: integrations::load_customerio_in(w, ctx.sealer)?,
         payload,
-        job,
+        make_job: cio_job,
+        contacts: false,
     };
-    record(phase, w, ctx, c, action)
+    carry_out(phase, w, ctx, c, action)
 }
 
 // ---- approved requests ----
