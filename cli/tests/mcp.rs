@@ -13,10 +13,6 @@ use svc_integration_tests::{grant, invoke_path, read, Capability};
 
 const CLIENT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/mcp_client.py");
 
-/// The server's session table is per process: tests that open sessions take turns, so that one
-/// forgetting all sessions (a simulated restart) cannot pull another's from under it.
-static SESSIONS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 async fn python_client(w: &World, python: &Path, args: &[&str], stored_key: bool) -> Value {
     let mut c = Command::new(python);
     c.arg(CLIENT)
@@ -103,7 +99,6 @@ fn check_session(out: &Value, transport: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn python_mcp_client_over_stdio_and_streamable_http() {
-    let _turn = SESSIONS.lock().await;
     let python = tokio::task::spawn_blocking(support::mcp_python)
         .await
         .expect("venv");
@@ -139,7 +134,6 @@ async fn python_mcp_client_over_stdio_and_streamable_http() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn svc_mcp_relays_recovers_lost_sessions_and_answers_a_revoked_key() {
-    let _turn = SESSIONS.lock().await;
     let w = World::new().await;
     let mut c = w.cmd(&["mcp"]);
     c.env("SVC_API_KEY", &w.key.plaintext)
@@ -174,7 +168,7 @@ async fn svc_mcp_relays_recovers_lost_sessions_and_answers_a_revoked_key() {
     assert_eq!(r["result"]["tools"].as_array().map(Vec::len), Some(2));
 
     // The server forgets its sessions (as on a restart): the bridge initializes again by itself.
-    svc_server::mcp::Sessions::global().clear();
+    w.server.state().mcp_sessions.clear();
     send(&json!({"jsonrpc": "2.0", "id": 21, "method": "tools/list"}));
     let r = next();
     assert_eq!(r["id"], 21, "{r}");
@@ -184,7 +178,7 @@ async fn svc_mcp_relays_recovers_lost_sessions_and_answers_a_revoked_key() {
         "{r}"
     );
     assert_eq!(
-        svc_server::mcp::Sessions::global().len(),
+        w.server.state().mcp_sessions.len(),
         1,
         "one new session, the bridge's"
     );

@@ -41,6 +41,10 @@ pub struct Inner {
     pub summary_cache: crate::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
     pub http: crate::integrations::HttpClient,
+    /// Idempotency keys whose first request is still running (409 for a concurrent retry).
+    pub idempotency_in_flight: crate::gateway::idempotency::InFlightKeys,
+    /// MCP sessions of `/mcp` (a transport detail; lost on restart by design).
+    pub mcp_sessions: crate::mcp::Sessions,
     /// See [`AppState::public_url`].
     public_url: parking_lot::RwLock<String>,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
@@ -101,6 +105,8 @@ impl AppState {
                 http,
                 store,
                 config,
+                idempotency_in_flight: Default::default(),
+                mcp_sessions: Default::default(),
                 public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),

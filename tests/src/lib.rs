@@ -125,6 +125,11 @@ impl TestServer {
         }
     }
 
+    /// The running service's state (what an operator or a restart would touch directly).
+    pub fn state(&self) -> &AppState {
+        self.state.as_ref().expect("server running")
+    }
+
     pub fn data_dir(&self) -> &std::path::Path {
         &self.config.data_dir
     }

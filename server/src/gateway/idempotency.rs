@@ -7,7 +7,7 @@
 //! sweeper through [`purge`]); a retry after that runs as a new request, as with Stripe.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
@@ -191,20 +191,21 @@ pub fn remove(w: &mut WorkspaceTxn<'_, '_>, record_id: &str) -> Result<()> {
 
 type Slot = (u64, String, String, String);
 
-fn in_flight() -> &'static Mutex<HashMap<Slot, Fingerprint>> {
-    // Process-wide: key ids are unique across workspaces and the service is one process.
-    static MAP: OnceLock<Mutex<HashMap<Slot, Fingerprint>>> = OnceLock::new();
-    MAP.get_or_init(|| Mutex::new(HashMap::new()))
-}
+/// The idempotency keys whose first request is still running, for one service (it lives on
+/// `AppState`: two services in one process never share it). Cheap to clone.
+#[derive(Clone, Debug, Default)]
+pub struct InFlightKeys(Arc<Mutex<HashMap<Slot, Fingerprint>>>);
 
 /// Marks an idempotency key as running until dropped (also on error, panic or cancellation).
 #[derive(Debug)]
 pub struct InFlight {
     slot: Slot,
+    keys: InFlightKeys,
 }
 
-impl InFlight {
+impl InFlightKeys {
     pub fn enter(
+        &self,
         ws: WorkspaceId,
         key_id: &str,
         capability: &str,
@@ -217,7 +218,7 @@ impl InFlight {
             capability.to_owned(),
             idem.to_owned(),
         );
-        let mut map = in_flight().lock();
+        let mut map = self.0.lock();
         if let Some(running) = map.get(&slot) {
             return Err(if *running == fingerprint {
                 Error {
@@ -232,13 +233,16 @@ impl InFlight {
             });
         }
         map.insert(slot.clone(), fingerprint);
-        Ok(InFlight { slot })
+        Ok(InFlight {
+            slot,
+            keys: self.clone(),
+        })
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        in_flight().lock().remove(&self.slot);
+        self.keys.0.lock().remove(&self.slot);
     }
 }
 
@@ -261,14 +265,22 @@ mod tests {
         let f = Fingerprint::of(Mode::Execute, &json!({}));
         let g = Fingerprint::of(Mode::Execute, &json!({"x": 1}));
         let ws = WorkspaceId(7);
-        let first = InFlight::enter(ws, "key_t", "c", "k", f).expect("first");
-        let busy = InFlight::enter(ws, "key_t", "c", "k", f).expect_err("busy");
+        let keys = InFlightKeys::default();
+        let first = keys.enter(ws, "key_t", "c", "k", f).expect("first");
+        let busy = keys.enter(ws, "key_t", "c", "k", f).expect_err("busy");
         assert_eq!(busy.code, Code::IdempotencyInFlight);
-        let other = InFlight::enter(ws, "key_t", "c", "k", g).expect_err("other body");
+        let other = keys
+            .enter(ws, "key_t", "c", "k", g)
+            .expect_err("other body");
         assert_eq!(other.code, Code::IdempotencyMismatch);
-        InFlight::enter(ws, "key_t", "c2", "k", f).expect("other capability is another scope");
+        keys.enter(ws, "key_t", "c2", "k", f)
+            .expect("other capability is another scope");
         drop(first);
-        InFlight::enter(ws, "key_t", "c", "k", f).expect("free again");
+        keys.enter(ws, "key_t", "c", "k", f).expect("free again");
+        // Another service's keys are its own.
+        InFlightKeys::default()
+            .enter(ws, "key_t", "c2", "k", f)
+            .expect("another table");
     }
 
     #[tokio::test]

@@ -31,7 +31,7 @@ use crate::state::AppState;
 use crate::store::{Record, Store};
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use executors::Phase;
-use idempotency::{Fingerprint, InFlight, StoredResponse};
+use idempotency::{Fingerprint, StoredResponse};
 use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
 
 /// The capability ids an integration unlocks, from the capability table.
@@ -299,7 +299,7 @@ pub async fn invoke(
     // Held until the response is durable; a concurrent request with the same key gets 409
     // (or 422 for a different body) instead of waiting.
     let _guard = match &checked.idempotency_key {
-        Some(k) => Some(InFlight::enter(
+        Some(k) => Some(state.idempotency_in_flight.enter(
             key.workspace_id(),
             &key.id,
             checked.entry.descriptor.id,

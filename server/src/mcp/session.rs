@@ -5,7 +5,6 @@
 //! on a restart is harmless.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -43,13 +42,6 @@ impl Sessions {
             capacity: capacity.max(1),
             ttl,
         }
-    }
-
-    /// The process's table (one per process: sessions are a transport detail, the key is
-    /// checked on every request anyway).
-    pub fn global() -> &'static Sessions {
-        static SESSIONS: OnceLock<Sessions> = OnceLock::new();
-        SESSIONS.get_or_init(Sessions::default)
     }
 
     /// A new session for `key_id`; returns its id (`mcps_` + 32 base62).

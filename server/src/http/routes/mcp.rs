@@ -13,7 +13,7 @@ use crate::error::{Code, Error};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{payload_too_large, AgentKeyAuth};
-use crate::mcp::{self, Caller, Headers, Refusal, Sessions};
+use crate::mcp::{self, Caller, Headers, Refusal};
 use crate::state::AppState;
 
 /// Session header of the streamable HTTP transport.
@@ -64,7 +64,7 @@ pub async fn post(
         state: &state,
         key: &key,
         request_id: context::request_id().unwrap_or_else(crate::ids::request_id),
-        sessions: Sessions::global(),
+        sessions: &state.mcp_sessions,
     };
     let transport = Headers {
         session_id: text(&headers, SESSION_HEADER)?,
@@ -105,12 +105,13 @@ pub async fn post(
     (status = 404, description = "no such session for this key", body = ErrorBody),
 ))]
 pub async fn delete(
+    State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
     headers: HeaderMap,
 ) -> Result<StatusCode, Error> {
     let id = text(&headers, SESSION_HEADER)?
         .ok_or_else(|| Error::invalid_input("the Mcp-Session-Id header is required"))?;
-    if Sessions::global().end(id, &key.id) {
+    if state.mcp_sessions.end(id, &key.id) {
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(refusal(Refusal::UnknownSession))
