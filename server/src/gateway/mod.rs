@@ -6,19 +6,29 @@
 //! and key) -> input schema -> quota -> idempotency, then the transition table. Everything from
 //! the quota check on runs in one engine write transaction: the idempotency lookup, the policy
 //! check, the charge, the executor's reads and writes, the ledger row, the receipt and the
-//! stored response commit together or not at all.
+//! stored response commit together or not at all. Outbound actions take a second write after
+//! the provider answered (`outbound_flow`, `docs/outbound.md`).
+//!
+//! Parts: `registry` (each capability's contract), `executors` (each capability's domain
+//! function), `prepare` (the setup shared with approved actions), `idempotency`, `receipts`
+//! (receipts and usage), `outbound_flow`, `sanitize`.
 
 pub(crate) mod executors;
 pub mod idempotency;
+mod outbound_flow;
+mod prepare;
+mod receipts;
 pub mod registry;
 mod sanitize;
 
+pub(crate) use outbound_flow::{mark_outcome_unknown, outbound_result};
+pub(crate) use prepare::{Deps, Prepared};
+pub use receipts::{receipt, usage, Receipt, Usage, DEFAULT_USAGE_ROWS, MAX_USAGE_ROWS};
 pub use sanitize::sanitize;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{WorkspaceId, WorkspaceTxn, WriteTxn};
-use time::OffsetDateTime;
+use svc_engine::WriteTxn;
 
 use crate::approvals;
 use crate::capabilities::Mode;
@@ -26,12 +36,13 @@ use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;
 use crate::ledger::{self, LedgerRow, Quota};
-use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
+use crate::outbound;
 use crate::state::AppState;
-use crate::store::{Record, Store};
-use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
+use crate::workspaces::WorkspaceSettings;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
+use outbound_flow::{finish_delivery, Delivery};
+use receipts::ReceiptRecord;
 use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
 
 /// The capability ids an integration unlocks, from the capability table.
@@ -42,10 +53,6 @@ pub fn capabilities_requiring(kind: crate::integrations::Kind) -> Vec<&'static s
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
 const MAX_SOURCE: usize = 64;
-/// `GET .../usage/actions`: default and largest `limit`.
-pub const DEFAULT_USAGE_ROWS: usize = 25;
-pub const MAX_USAGE_ROWS: usize = 100;
-
 /// `POST /api/v1/capabilities/:id/invoke` body.
 #[derive(Clone, Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -89,44 +96,6 @@ pub struct InvokeResponse {
     pub stream: Option<crate::events::StreamMessage>,
 }
 
-/// Receipt of an invocation (stored by request id).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-struct ReceiptRecord {
-    request_id: String,
-    ledger_row_id: String,
-    #[serde(default)]
-    pending_action_id: Option<String>,
-    key_id: String,
-    /// The response envelope with secrets and contact details masked.
-    response: Value,
-}
-
-impl Record for ReceiptRecord {
-    const KIND: &'static str = "receipt";
-    fn id(&self) -> String {
-        self.request_id.clone()
-    }
-}
-
-/// `GET /api/v1/capabilities/actions/:request_id`.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct Receipt {
-    pub request_id: String,
-    pub capability: String,
-    pub mode: String,
-    pub status: String,
-    pub ledger_row: LedgerRow,
-    /// The envelope as answered, sanitized (contact details and secrets masked).
-    #[schema(value_type = Object)]
-    pub response: Value,
-    /// Pending-action state when the invocation was queued; null otherwise.
-    #[schema(value_type = Option<Object>)]
-    pub pending_action: Option<Value>,
-    /// AOS timeline of the pending action (empty when none).
-    #[schema(value_type = Vec<Object>)]
-    pub timeline: Vec<Value>,
-}
-
 /// `GET /api/v1/capabilities` response.
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct CapabilityList {
@@ -142,23 +111,6 @@ pub struct KeySummary {
     pub grants: Vec<String>,
     pub allowed_modes: Vec<String>,
     pub auto_run: bool,
-}
-
-/// `GET /api/v1/capabilities/usage/actions` response.
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct Usage {
-    /// Calendar month (UTC), `YYYY-MM`.
-    pub month: String,
-    pub plan: String,
-    /// The limit that applies to this key (its override, else the plan's).
-    pub limit: u64,
-    pub used: u64,
-    pub remaining: u64,
-    pub workspace_used: u64,
-    pub key_used: u64,
-    pub quota_override_monthly: Option<u64>,
-    /// The key's most recent ledger rows, newest first.
-    pub rows: Vec<LedgerRow>,
 }
 
 fn key_summary(key: &AgentKey) -> KeySummary {
@@ -335,103 +287,11 @@ pub async fn invoke(
     finished?
 }
 
-/// What executors reach besides the transaction: secrets and the public URL.
-#[derive(Clone, Debug)]
-pub(crate) struct Deps {
-    pub sealer: crate::sealed::Sealer,
-    pub public_url: String,
-}
-
-impl Deps {
-    pub(crate) fn of(state: &AppState) -> Deps {
-        Deps {
-            sealer: state.sealer.clone(),
-            public_url: state.public_url(),
-        }
-    }
-}
-
 /// How the first write of an invocation ended.
 enum Step {
     Done(InvokeResponse),
     /// An outbound action is recorded as `sending`: call the provider, then finish.
     Deliver(Box<Delivery>),
-}
-
-/// An outbound invocation between its two writes.
-struct Delivery {
-    dispatch: Dispatch,
-    envelope: Envelope,
-    charge: LedgerRow,
-    idempotency_record: Option<String>,
-}
-
-/// The workspace, its settings and the key's budget, read once in the write that uses them:
-/// the setup shared by invocations and approved actions.
-pub(crate) struct Prepared {
-    pub workspace: WorkspaceEntry,
-    pub settings: WorkspaceSettings,
-    pub budget: ledger::Budget,
-    pub month: String,
-}
-
-impl Prepared {
-    pub(crate) fn load(txn: &mut WriteTxn<'_>, key: &AgentKey) -> Result<Prepared> {
-        let ws = key.workspace_id();
-        let workspace = txn
-            .workspace(WorkspaceId::GLOBAL)
-            .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
-            .ok_or_else(|| Error::not_found("workspace"))?;
-        let w = txn.workspace(ws);
-        let settings = w
-            .get_record::<WorkspaceSettings>("settings")?
-            .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-        let month = ledger::current_month();
-        let budget = ledger::budget(&w, &settings, key, &month)?;
-        Ok(Prepared {
-            workspace,
-            settings,
-            budget,
-            month,
-        })
-    }
-
-    /// The workspace's policy and read-only switch, for anything beyond a dry run.
-    pub(crate) fn ensure_allowed(&self, d: &Descriptor) -> Result<()> {
-        if self.settings.policy.forbid.iter().any(|f| f == d.id) {
-            return Err(Error::new(
-                Code::PolicyForbid,
-                format!("workspace policy forbids {}", d.id),
-            ));
-        }
-        if !d.is_read_only() {
-            self.settings.ensure_writable()?;
-        }
-        Ok(())
-    }
-
-    pub(crate) fn ctx<'a>(
-        &'a self,
-        key: &'a AgentKey,
-        deps: &'a Deps,
-        cost: u64,
-        now: OffsetDateTime,
-        request_id: &'a str,
-        pending_action_id: Option<&'a str>,
-    ) -> executors::Ctx<'a> {
-        executors::Ctx {
-            key,
-            workspace: &self.workspace,
-            settings: &self.settings,
-            budget: &self.budget,
-            cost,
-            now,
-            request_id,
-            sealer: &deps.sealer,
-            public_url: &deps.public_url,
-            pending_action_id,
-        }
-    }
 }
 
 fn run_in_txn(
@@ -616,114 +476,6 @@ fn envelope_json(envelope: &Envelope) -> Result<String> {
     serde_json::to_string(envelope).map_err(encoding)
 }
 
-/// The result an outbound capability answers with once its record moved on.
-pub(crate) fn outbound_result(r: &OutboundRecord) -> Value {
-    json!({
-        "outbound_id": r.id,
-        "state": r.state.as_str(),
-        "customer_id": r.customer_id,
-        "kind": r.kind.as_str(),
-        "provider_id": r.provider_id,
-        "payload": r.payload,
-        "outcome": r.outcome,
-        "error": r.error,
-    })
-}
-
-/// The second write of an outbound invocation: the provider's answer on the record, the
-/// answer stored for the receipt and the idempotency key; on failure the charge is reversed,
-/// the key forgotten (a retry runs afresh) and the caller answered 502.
-fn finish_delivery(
-    w: &mut WorkspaceTxn<'_, '_>,
-    d: Delivery,
-    delivered: &Delivered,
-) -> Result<Result<InvokeResponse>> {
-    let now = clock::now();
-    let (record, stream) = outbound::finish(w, &d.dispatch.outbound_id, delivered, now)?;
-    let request_id = d.envelope.request_id.clone();
-    if let Delivered::Failed { message } = delivered {
-        let refund = LedgerRow {
-            id: ledger::new_row_id(),
-            status: "refunded".into(),
-            credits: -d.charge.credits,
-            idempotency_key: None,
-            created_at: clock::rfc3339(now),
-            ..d.charge.clone()
-        };
-        ledger::reverse(w, &refund)?;
-        if let Some(id) = &d.idempotency_record {
-            idempotency::remove(w, id)?;
-        }
-        let error = Error::new(
-            Code::CapabilityFailed,
-            format!("the provider did not take the action: {message}; credits refunded"),
-        )
-        .with_details(json!({
-            "outbound_id": record.id,
-            "state": record.state.as_str(),
-            "provider_error": message,
-        }));
-        rewrite_receipt(
-            w,
-            &request_id,
-            json!({"error": {"code": error.code.as_str(), "message": error.message,
-                "details": error.details}}),
-        )?;
-        return Ok(Err(error));
-    }
-    let mut envelope = d.envelope;
-    envelope.result = outbound_result(&record);
-    let body = envelope_json(&envelope)?;
-    rewrite_receipt(
-        w,
-        &request_id,
-        sanitize::sanitize(&serde_json::to_value(&envelope).map_err(encoding)?),
-    )?;
-    if let Some(id) = &d.idempotency_record {
-        idempotency::rewrite(w, id, body.clone())?;
-    }
-    Ok(Ok(InvokeResponse {
-        body,
-        replayed: false,
-        stream,
-    }))
-}
-
-fn rewrite_receipt(w: &mut WorkspaceTxn<'_, '_>, request_id: &str, response: Value) -> Result<()> {
-    if let Some(mut rec) = w.get_record::<ReceiptRecord>(request_id)? {
-        rec.response = response;
-        w.put_record(&rec)?;
-    }
-    Ok(())
-}
-
-/// After a stop interrupted a delivery: the stored answer and the receipt of the invocation
-/// that made `r` say `unknown` (recovery, `outbound::recover`).
-pub(crate) fn mark_outcome_unknown(
-    w: &mut WorkspaceTxn<'_, '_>,
-    r: &OutboundRecord,
-    _now: OffsetDateTime,
-) -> Result<()> {
-    let set_unknown = |mut v: Value| -> Value {
-        if let Some(result) = v.get_mut("result").and_then(Value::as_object_mut) {
-            result.insert("state".into(), json!(r.state.as_str()));
-            result.insert("error".into(), json!(r.error));
-        }
-        v
-    };
-    if let Some(id) = &r.idempotency_record {
-        if let Some(body) = idempotency::stored_body(w, id)? {
-            if let Ok(v) = serde_json::from_str::<Value>(&body) {
-                idempotency::rewrite(w, id, set_unknown(v).to_string())?;
-            }
-        }
-    }
-    if let Some(rec) = w.get_record::<ReceiptRecord>(&r.request_id)? {
-        rewrite_receipt(w, &r.request_id, set_unknown(rec.response))?;
-    }
-    Ok(())
-}
-
 /// An executor's unexpected failure is `capability_failed` (502); the detail is already logged
 /// and, the transaction being rolled back, nothing was committed or charged. Client errors
 /// (unknown customer, bad input) and store unavailability keep their own codes. Approved
@@ -793,82 +545,6 @@ fn decide(
             }
         }
     })
-}
-
-/// The receipt of one invocation of the key's workspace.
-pub async fn receipt(store: &Store, key: &AgentKey, request_id: &str) -> Result<Receipt> {
-    let graph = store.graph()?;
-    let ws = key.workspace_id();
-    let request_id = request_id.to_owned();
-    tokio::task::spawn_blocking(move || -> Result<Receipt> {
-        let snap = graph.snapshot(ws);
-        let rec = snap
-            .get_record::<ReceiptRecord>(&request_id)?
-            .ok_or_else(|| Error::not_found("receipt"))?;
-        let row = ledger::row_by_request(&snap, &request_id)?
-            .ok_or_else(|| Error::internal(format!("receipt {request_id} has no ledger row")))?;
-        let pending = match &rec.pending_action_id {
-            Some(id) => snap.get_record::<approvals::PendingAction>(id)?,
-            None => None,
-        };
-        let timeline = pending
-            .as_ref()
-            .map(|p| {
-                p.timeline
-                    .iter()
-                    .filter_map(|t| serde_json::to_value(t).ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        let pending_action = pending
-            .as_ref()
-            .and_then(|p| serde_json::to_value(approvals::PendingView::new(p)).ok());
-        Ok(Receipt {
-            request_id: rec.request_id,
-            capability: row.capability.clone(),
-            mode: row.mode.clone(),
-            status: row.status.clone(),
-            ledger_row: row,
-            response: rec.response,
-            pending_action,
-            timeline,
-        })
-    })
-    .await
-    .map_err(|e| Error::internal(format!("receipt task failed: {e}")))?
-}
-
-/// Month usage of the key's budget and its most recent ledger rows.
-pub async fn usage(store: &Store, key: &AgentKey, limit: Option<usize>) -> Result<Usage> {
-    let limit = limit.unwrap_or(DEFAULT_USAGE_ROWS).clamp(1, MAX_USAGE_ROWS);
-    let graph = store.graph()?;
-    let key = key.clone();
-    tokio::task::spawn_blocking(move || -> Result<Usage> {
-        let ws = key.workspace_id();
-        let snap = graph.snapshot(ws);
-        let settings = snap
-            .get_record::<WorkspaceSettings>("settings")?
-            .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-        let month = ledger::current_month();
-        let (workspace_used, key_used) = ledger::month_usage(&snap, &key.id, &month)?;
-        let (limit_credits, used) = match key.quota_override_monthly {
-            Some(l) => (l, key_used),
-            None => (settings.monthly_credit_limit(), workspace_used),
-        };
-        Ok(Usage {
-            month,
-            plan: settings.plan.as_str().to_owned(),
-            limit: limit_credits,
-            used,
-            remaining: limit_credits.saturating_sub(used),
-            workspace_used,
-            key_used,
-            quota_override_monthly: key.quota_override_monthly,
-            rows: ledger::recent_rows(&snap, &key.id, limit)?,
-        })
-    })
-    .await
-    .map_err(|e| Error::internal(format!("usage task failed: {e}")))?
 }
 
 #[cfg(test)]
