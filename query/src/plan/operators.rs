@@ -1,0 +1,242 @@
+//! The plan tree: physical operators (`Plan`, `Op`, `ScanSource`, `AggSpec`), the write operations, and the staged `Planned` statement.
+
+use super::*;
+
+/// One operator and its inputs.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// Index into per-operator profile counters.
+    pub id: usize,
+    pub details: String,
+    pub op: Op,
+}
+
+/// Where a node scan gets its candidate ids.
+#[derive(Debug)]
+pub(crate) enum ScanSource {
+    AllNodes,
+    Label(String),
+    /// Property equality through an index; the value is computed per input row.
+    Seek {
+        label: String,
+        key: String,
+        value: CExpr,
+        kind: IndexKind,
+    },
+    Range {
+        label: String,
+        key: String,
+        lower: Bound<Val>,
+        upper: Bound<Val>,
+        order: Order,
+        limit: Option<CExpr>,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) struct AggSpec {
+    pub slot: usize,
+    pub kind: AggKind,
+    pub distinct: bool,
+    /// `None` for `count(*)`.
+    pub arg: Option<CExpr>,
+}
+
+#[derive(Debug)]
+pub(crate) enum Op {
+    /// One empty row.
+    Once,
+    /// The outer row of an OPTIONAL MATCH or MERGE, by argument id.
+    Argument {
+        arg: usize,
+    },
+    /// The rows produced by the previous stage.
+    StageInput,
+    Scan {
+        input: Box<Plan>,
+        slot: usize,
+        source: ScanSource,
+        check_labels: Vec<String>,
+    },
+    Expand {
+        input: Box<Plan>,
+        from: usize,
+        rel: usize,
+        to: usize,
+        types: Vec<String>,
+        direction: Option<Direction>,
+        to_labels: Vec<String>,
+        rel_props: Vec<(String, CExpr)>,
+        /// `to` was bound before: check the far end instead of binding it.
+        into: bool,
+        /// Variable length: (min, max) hops; the relationship slot then holds a list.
+        hops: Option<(u32, u32)>,
+        /// Relationship slots bound earlier in the same MATCH (relationships may not repeat).
+        distinct_from: Vec<usize>,
+    },
+    Filter {
+        input: Box<Plan>,
+        predicate: CExpr,
+    },
+    Project {
+        input: Box<Plan>,
+        items: Vec<(usize, CExpr)>,
+    },
+    Aggregate {
+        input: Box<Plan>,
+        keys: Vec<(usize, CExpr)>,
+        aggs: Vec<AggSpec>,
+    },
+    Distinct {
+        input: Box<Plan>,
+        slots: Vec<usize>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<(CExpr, bool)>,
+    },
+    TopK {
+        input: Box<Plan>,
+        keys: Vec<(CExpr, bool)>,
+        skip: Option<CExpr>,
+        limit: CExpr,
+    },
+    Skip {
+        input: Box<Plan>,
+        count: CExpr,
+    },
+    Limit {
+        input: Box<Plan>,
+        count: CExpr,
+    },
+    Unwind {
+        input: Box<Plan>,
+        expr: CExpr,
+        slot: usize,
+    },
+    /// Runs `inner` (whose leaf is `Argument { arg }`) per input row; passes the row through
+    /// unchanged (its new slots null) when `inner` finds nothing.
+    Optional {
+        input: Box<Plan>,
+        inner: Box<Plan>,
+        arg: usize,
+    },
+    /// One hop counted instead of walked: for each input row, the number of relationships of
+    /// the node in `from` (of `types`, in `direction`, whose far end carries `to_label`) goes
+    /// into `slot`; rows with none are dropped, as an expansion would drop them. Planned under
+    /// an aggregation whose every aggregate counts the hop's rows (see `try_degree_aggregate`).
+    ExpandCount {
+        input: Box<Plan>,
+        from: usize,
+        types: Vec<String>,
+        direction: Direction,
+        to_label: Option<String>,
+        slot: usize,
+    },
+    /// A label scan with the filters directly above it fused in: the engine reads the nodes
+    /// sequentially and decodes only the properties the filters read (`keys`, into
+    /// `key_slots`); a node passes when every predicate is true, checked in order.
+    ScanFilter {
+        input: Box<Plan>,
+        slot: usize,
+        label: String,
+        check_labels: Vec<String>,
+        keys: Vec<String>,
+        key_slots: Vec<usize>,
+        predicates: Vec<CExpr>,
+    },
+    /// `count` of a label (or of all nodes) from the bitmap's cardinality.
+    CountLabel {
+        slot: usize,
+        label: Option<String>,
+    },
+}
+
+/// A node of a CREATE (or of MERGE's create branch).
+#[derive(Debug)]
+pub(crate) struct CreateNode {
+    pub slot: usize,
+    pub bound: bool,
+    pub labels: Vec<String>,
+    pub props: Vec<(String, CExpr)>,
+}
+
+#[derive(Debug)]
+pub(crate) struct CreateRel {
+    pub slot: usize,
+    pub start: usize,
+    pub end: usize,
+    pub rel_type: String,
+    pub props: Vec<(String, CExpr)>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct CreatePattern {
+    pub nodes: Vec<CreateNode>,
+    pub rels: Vec<CreateRel>,
+}
+
+#[derive(Debug)]
+pub(crate) enum SetOp {
+    Prop {
+        slot: usize,
+        key: String,
+        value: CExpr,
+    },
+    Replace {
+        slot: usize,
+        value: CExpr,
+    },
+    Merge {
+        slot: usize,
+        value: CExpr,
+    },
+    Labels {
+        slot: usize,
+        labels: Vec<String>,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) enum RemoveOp {
+    Prop { slot: usize, key: String },
+    Labels { slot: usize, labels: Vec<String> },
+}
+
+#[derive(Debug)]
+pub(crate) enum WriteOp {
+    Create(CreatePattern),
+    Merge {
+        matcher: Box<Plan>,
+        arg: usize,
+        create: CreatePattern,
+        on_create: Vec<SetOp>,
+        on_match: Vec<SetOp>,
+    },
+    Set(Vec<SetOp>),
+    Remove(Vec<RemoveOp>),
+    Delete {
+        detach: bool,
+        exprs: Vec<CExpr>,
+    },
+}
+
+#[derive(Debug)]
+pub(crate) enum Stage {
+    Read(Plan),
+    Write {
+        id: usize,
+        details: String,
+        op: WriteOp,
+    },
+}
+
+/// A planned statement.
+#[derive(Debug)]
+pub(crate) struct Planned {
+    pub stages: Vec<Stage>,
+    pub columns: Vec<String>,
+    pub out_slots: Vec<usize>,
+    pub width: usize,
+    pub operators: usize,
+}

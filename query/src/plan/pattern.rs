@@ -1,0 +1,421 @@
+//! MATCH planning: binding a pattern's nodes and relationships, placing WHERE conjuncts as soon as their variables are bound, and fusing property filters into leaf scans.
+
+use super::explain::scan_details;
+use super::expressions::{replace_props, split_and};
+use super::*;
+
+impl Planner<'_> {
+    // ---- MATCH ----------------------------------------------------------------------------------
+
+    pub(super) fn plan_match(&mut self, input: Plan, m: &Match) -> Result<Plan, QueryError> {
+        if m.optional {
+            let arg = self.next_arg;
+            self.next_arg += 1;
+            let leaf = self.op("", Op::Argument { arg });
+            let inner = self.plan_pattern(leaf, &m.patterns, m.where_.as_ref())?;
+            let text = m
+                .patterns
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            Ok(self.op(
+                text,
+                Op::Optional {
+                    input: Box::new(input),
+                    inner: Box::new(inner),
+                    arg,
+                },
+            ))
+        } else {
+            self.plan_pattern(input, &m.patterns, m.where_.as_ref())
+        }
+    }
+
+    /// Binds the pattern's variables (adding them to the scope) and plans scans, expansions and
+    /// filters over `input`.
+    pub(super) fn plan_pattern(
+        &mut self,
+        input: Plan,
+        patterns: &[PathPattern],
+        where_: Option<&Expr>,
+    ) -> Result<Plan, QueryError> {
+        let bound_before: Vec<usize> = self.scope.iter().map(|(_, s)| *s).collect();
+        let mut nodes: Vec<PNode> = Vec::new();
+        let mut rels: Vec<PRel> = Vec::new();
+        let mut raw_props: Vec<(usize, &str, &Expr)> = Vec::new();
+        let mut raw_rel_props: Vec<(usize, &[(String, Expr)])> = Vec::new();
+        for path in patterns {
+            let mut prev = self.bind_node(&path.start, &mut nodes, &mut raw_props)?;
+            let mut prev_np = &path.start;
+            for (rel, node) in &path.hops {
+                let next = self.bind_node(node, &mut nodes, &mut raw_props)?;
+                let slot = match &rel.variable {
+                    Some(v) if self.lookup(v).is_some() => {
+                        return Err(QueryError::semantic(format!(
+                            "relationship variable `{v}` is already bound"
+                        )))
+                    }
+                    Some(v) => {
+                        let s = self.new_slot();
+                        self.scope.push((v.clone(), s));
+                        s
+                    }
+                    None => self.new_slot(),
+                };
+                let hops = match rel.length {
+                    None => None,
+                    Some(VarLength { min, max }) => {
+                        let min = min.unwrap_or(1);
+                        let Some(max) = max else {
+                            return Err(QueryError::HopLimit(format!(
+                                "{rel} has no upper bound; write *{min}..N with N at most {}",
+                                self.limits.max_hops
+                            )));
+                        };
+                        if max > self.limits.max_hops {
+                            return Err(QueryError::HopLimit(format!(
+                                "{rel} allows {max} hops; the limit is {}",
+                                self.limits.max_hops
+                            )));
+                        }
+                        Some((min, max))
+                    }
+                };
+                raw_rel_props.push((rels.len(), &rel.properties));
+                rels.push(PRel {
+                    slot,
+                    types: rel.types.clone(),
+                    direction: rel.direction,
+                    hops,
+                    props: Vec::new(),
+                    left: prev,
+                    right: next,
+                    text: format!("{}{}{}", bare(prev_np), rel, bare(node)),
+                });
+                prev = next;
+                prev_np = node;
+            }
+        }
+        // Inline properties may refer to any variable of the pattern, so compile them last.
+        let mut conjuncts = Vec::new();
+        for (slot, key, value) in raw_props {
+            let value_c = self.compile(value, &[], &mut None)?;
+            let expr = CExpr::Bin(
+                BinaryOp::Eq,
+                Box::new(CExpr::Prop(Box::new(CExpr::Slot(slot)), key.to_owned())),
+                Box::new(value_c),
+            );
+            let name = self
+                .scope
+                .iter()
+                .rev()
+                .find(|(_, s)| *s == slot)
+                .map_or("_".to_owned(), |(n, _)| n.clone());
+            conjuncts.push(Conjunct {
+                slots: expr.slot_list(),
+                expr,
+                text: format!("{name}.{key} = {value}"),
+                applied: false,
+            });
+        }
+        for (i, props) in raw_rel_props {
+            rels[i].props = props
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), self.compile(v, &[], &mut None)?)))
+                .collect::<Result<_, QueryError>>()?;
+        }
+        for n in &nodes {
+            if bound_before.contains(&n.slot) && !n.labels.is_empty() {
+                let expr = CExpr::HasLabels(Box::new(CExpr::Slot(n.slot)), n.labels.clone());
+                conjuncts.push(Conjunct {
+                    slots: vec![n.slot],
+                    expr,
+                    text: format!("has labels {}", n.labels.join(", ")),
+                    applied: false,
+                });
+            }
+        }
+        if let Some(w) = where_ {
+            let mut parts = Vec::new();
+            split_and(w, &mut parts);
+            for part in parts {
+                let expr = self.compile(&part, &[], &mut None)?;
+                conjuncts.push(Conjunct {
+                    slots: expr.slot_list(),
+                    expr,
+                    text: part.to_string(),
+                    applied: false,
+                });
+            }
+        }
+
+        let mut bound = bound_before;
+        let mut plan = self.apply_ready(input, &mut conjuncts, &bound, &[]);
+        let mut done_rels = vec![false; rels.len()];
+        let mut expanded_rel_slots: Vec<usize> = Vec::new();
+        loop {
+            // Prefer expanding from what is bound: adjacency lists are cheaper than any scan.
+            let next_rel = (0..rels.len()).filter(|&i| !done_rels[i]).find(|&i| {
+                bound.contains(&nodes[rels[i].left].slot)
+                    || bound.contains(&nodes[rels[i].right].slot)
+            });
+            if let Some(i) = next_rel {
+                done_rels[i] = true;
+                let r = &rels[i];
+                let (from, to, forward) = if bound.contains(&nodes[r.left].slot) {
+                    (r.left, r.right, true)
+                } else {
+                    (r.right, r.left, false)
+                };
+                let direction = match (r.direction, forward) {
+                    (RelDirection::Both, _) => None,
+                    (RelDirection::Right, true) | (RelDirection::Left, false) => {
+                        Some(Direction::Outgoing)
+                    }
+                    _ => Some(Direction::Incoming),
+                };
+                let into = bound.contains(&nodes[to].slot);
+                let to_labels = if into {
+                    Vec::new()
+                } else {
+                    nodes[to].labels.clone()
+                };
+                let details = r.text.clone();
+                let op = Op::Expand {
+                    input: Box::new(plan),
+                    from: nodes[from].slot,
+                    rel: r.slot,
+                    to: nodes[to].slot,
+                    types: r.types.clone(),
+                    direction,
+                    to_labels,
+                    rel_props: r.props.clone(),
+                    into,
+                    hops: r.hops,
+                    distinct_from: expanded_rel_slots.clone(),
+                };
+                plan = self.op(
+                    if into {
+                        format!("{details} (into)")
+                    } else {
+                        details
+                    },
+                    op,
+                );
+                expanded_rel_slots.push(r.slot);
+                bound.push(r.slot);
+                bound.push(nodes[to].slot);
+                if into && !nodes[to].labels.is_empty() {
+                    let labels = nodes[to].labels.clone();
+                    let expr =
+                        CExpr::HasLabels(Box::new(CExpr::Slot(nodes[to].slot)), labels.clone());
+                    conjuncts.push(Conjunct {
+                        slots: vec![nodes[to].slot],
+                        expr,
+                        text: format!("has labels {}", labels.join(", ")),
+                        applied: false,
+                    });
+                }
+                plan = self.apply_ready(plan, &mut conjuncts, &bound, &[]);
+                continue;
+            }
+            let unbound: Vec<usize> = (0..nodes.len())
+                .filter(|&i| !bound.contains(&nodes[i].slot))
+                .collect();
+            if unbound.is_empty() {
+                break;
+            }
+            let mut best: Option<(usize, ScanChoice)> = None;
+            for i in unbound {
+                let choice = self.choose_scan(&nodes[i], &conjuncts, &bound)?;
+                if best.as_ref().is_none_or(|(_, b)| choice.cost < b.cost) {
+                    best = Some((i, choice));
+                }
+            }
+            let Some((
+                i,
+                ScanChoice {
+                    source,
+                    check_labels,
+                    covered,
+                    ..
+                },
+            )) = best
+            else {
+                break;
+            };
+            let slot = nodes[i].slot;
+            let details = scan_details(&source, &self.scope, slot);
+            plan = self.op(
+                details,
+                Op::Scan {
+                    input: Box::new(plan),
+                    slot,
+                    source,
+                    check_labels,
+                },
+            );
+            bound.push(slot);
+            let leaf = match &plan.op {
+                Op::Scan { input, .. } => matches!(input.op, Op::Once),
+                _ => false,
+            };
+            plan = self.apply_ready(plan, &mut conjuncts, &bound, &covered);
+            if leaf {
+                plan = self.fuse_scan_filters(plan);
+            }
+        }
+        Ok(plan)
+    }
+
+    /// Filters directly over a leaf label scan that read properties of the scanned node become
+    /// one `ScanFilter`: each `n.key` in them reads a slot the scan fills from the record.
+    /// Other uses of `n` (labels, id, the node itself) still see the node.
+    pub(super) fn fuse_scan_filters(&mut self, plan: Plan) -> Plan {
+        let mut filters = Vec::new();
+        let mut cursor = &plan;
+        while let Op::Filter { input, predicate } = &cursor.op {
+            filters.push((predicate, cursor.details.as_str()));
+            cursor = input;
+        }
+        let Op::Scan {
+            input,
+            slot,
+            source: ScanSource::Label(label),
+            check_labels,
+        } = &cursor.op
+        else {
+            return plan;
+        };
+        if filters.is_empty() || !matches!(input.op, Op::Once) {
+            return plan;
+        }
+        let mut keys: Vec<(String, usize)> = Vec::new();
+        let mut next_slot = self.next_slot;
+        let mut predicates: Vec<CExpr> = filters
+            .iter()
+            .rev()
+            .map(|(p, _)| {
+                replace_props(p, *slot, &mut keys, &mut || {
+                    next_slot += 1;
+                    next_slot - 1
+                })
+            })
+            .collect();
+        if keys.is_empty() {
+            return plan;
+        }
+        self.next_slot = next_slot;
+        let details = format!(
+            "{} WHERE {}",
+            cursor.details,
+            filters
+                .iter()
+                .rev()
+                .map(|(_, d)| *d)
+                .collect::<Vec<_>>()
+                .join(" AND ")
+        );
+        let (slot, label, check_labels) = (*slot, label.clone(), check_labels.clone());
+        let id = cursor.id;
+        predicates.shrink_to_fit();
+        Plan {
+            id,
+            details,
+            op: Op::ScanFilter {
+                input: Box::new(Plan {
+                    id: self.next_id(),
+                    details: String::new(),
+                    op: Op::Once,
+                }),
+                slot,
+                label,
+                check_labels,
+                key_slots: keys.iter().map(|(_, s)| *s).collect(),
+                keys: keys.into_iter().map(|(k, _)| k).collect(),
+                predicates,
+            },
+        }
+    }
+
+    /// Adds (or reuses) the node of a pattern and returns its index in `nodes`.
+    pub(super) fn bind_node<'e>(
+        &mut self,
+        np: &'e NodePattern,
+        nodes: &mut Vec<PNode>,
+        raw_props: &mut Vec<(usize, &'e str, &'e Expr)>,
+    ) -> Result<usize, QueryError> {
+        let slot = match &np.variable {
+            Some(v) => match self.lookup(v) {
+                Some(s) => s,
+                None => {
+                    let s = self.new_slot();
+                    self.scope.push((v.clone(), s));
+                    s
+                }
+            },
+            None => self.new_slot(),
+        };
+        let index = match nodes.iter().position(|n| n.slot == slot) {
+            Some(i) => i,
+            None => {
+                nodes.push(PNode {
+                    slot,
+                    labels: Vec::new(),
+                });
+                nodes.len() - 1
+            }
+        };
+        for l in &np.labels {
+            if !nodes[index].labels.contains(l) {
+                nodes[index].labels.push(l.clone());
+            }
+        }
+        for (k, v) in &np.properties {
+            raw_props.push((slot, k, v));
+        }
+        Ok(index)
+    }
+
+    /// Emits a filter for every conjunct whose variables are all bound now.
+    pub(super) fn apply_ready(
+        &mut self,
+        mut plan: Plan,
+        conjuncts: &mut [Conjunct],
+        bound: &[usize],
+        covered: &[usize],
+    ) -> Plan {
+        for (i, c) in conjuncts.iter_mut().enumerate() {
+            if !c.applied && c.slots.iter().all(|s| bound.contains(s)) {
+                c.applied = true;
+                if covered.contains(&i) {
+                    // The range scan returns exactly the nodes satisfying this comparison
+                    // (the `index_range` contract), so re-checking it would only cost a
+                    // node load per row.
+                    continue;
+                }
+                let op = Op::Filter {
+                    input: Box::new(plan),
+                    predicate: c.expr.clone(),
+                };
+                plan = Plan {
+                    id: self.next_op,
+                    details: c.text.clone(),
+                    op,
+                };
+                self.next_op += 1;
+            }
+        }
+        plan
+    }
+}
+
+/// A node pattern without its property map, for plan details.
+fn bare(n: &NodePattern) -> NodePattern {
+    NodePattern {
+        variable: n.variable.clone(),
+        labels: n.labels.clone(),
+        properties: Vec::new(),
+    }
+}

@@ -1,0 +1,326 @@
+//! Scan choice: label, index seek, range and top-k selection for a pattern node, the label-count shortcut, and the predicate shapes (equality, range) that drive them.
+
+use super::*;
+
+impl Planner<'_> {
+    /// Picks how to find candidates for one node: (cost estimate, source, labels still to check,
+    /// conjuncts the source answers exactly).
+    pub(super) fn choose_scan(
+        &self,
+        node: &PNode,
+        conjuncts: &[Conjunct],
+        bound: &[usize],
+    ) -> Result<ScanChoice, QueryError> {
+        let s = node.slot;
+        let others = |label: &str| {
+            node.labels
+                .iter()
+                .filter(|l| l.as_str() != label)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        // 1. equality seeks
+        for c in conjuncts.iter().filter(|c| !c.applied) {
+            let Some((key, value)) = equality_on(&c.expr, s) else {
+                continue;
+            };
+            let mut value_slots = Vec::new();
+            value.slots(&mut value_slots);
+            if !value_slots.iter().all(|v| bound.contains(v)) {
+                continue;
+            }
+            for label in &node.labels {
+                if let Some(kind) = self.g.index_kind(label, key) {
+                    let source = ScanSource::Seek {
+                        label: label.clone(),
+                        key: key.to_owned(),
+                        value: value.clone(),
+                        kind,
+                    };
+                    return Ok(ScanChoice {
+                        cost: (0, 1),
+                        source,
+                        check_labels: others(label),
+                        covered: Vec::new(),
+                    });
+                }
+            }
+        }
+        // 2. ordered range scans on constants
+        for label in &node.labels {
+            let mut lower: Option<(Bound<Val>, usize)> = None;
+            let mut upper: Option<(Bound<Val>, usize)> = None;
+            for (i, c) in conjuncts.iter().enumerate().filter(|(_, c)| !c.applied) {
+                let Some((key, op, v)) = range_on(&c.expr, s) else {
+                    continue;
+                };
+                if self.g.index_kind(label, key) != Some(IndexKind::Ordered) {
+                    continue;
+                }
+                let same_class = |b: &Option<(Bound<Val>, usize)>| match b {
+                    Some((Bound::Included(x) | Bound::Excluded(x), _)) => {
+                        matches!((x, &v), (Val::DateTime(_), Val::DateTime(_)))
+                            || (x.as_f64().is_some() && v.as_f64().is_some())
+                    }
+                    _ => true,
+                };
+                if !same_class(&lower) || !same_class(&upper) {
+                    continue;
+                }
+                let key_matches = |b: &Option<(Bound<Val>, usize)>, conj: &[Conjunct]| {
+                    b.as_ref().is_none_or(|(_, j)| {
+                        range_on(&conj[*j].expr, s).is_some_and(|(k, _, _)| k == key)
+                    })
+                };
+                if !key_matches(&lower, conjuncts) || !key_matches(&upper, conjuncts) {
+                    continue;
+                }
+                match op {
+                    BinaryOp::Gt if lower.is_none() => lower = Some((Bound::Excluded(v), i)),
+                    BinaryOp::Ge if lower.is_none() => lower = Some((Bound::Included(v), i)),
+                    BinaryOp::Lt if upper.is_none() => upper = Some((Bound::Excluded(v), i)),
+                    BinaryOp::Le if upper.is_none() => upper = Some((Bound::Included(v), i)),
+                    _ => {}
+                }
+            }
+            if lower.is_some() || upper.is_some() {
+                let first = lower
+                    .as_ref()
+                    .or(upper.as_ref())
+                    .map(|(_, i)| *i)
+                    .unwrap_or_default();
+                let key = range_on(&conjuncts[first].expr, s)
+                    .map(|(k, _, _)| k.to_owned())
+                    .unwrap_or_default();
+                let covered: Vec<usize> =
+                    lower.iter().chain(upper.iter()).map(|(_, i)| *i).collect();
+                let count = self.g.label_count(label)?;
+                let source = ScanSource::Range {
+                    label: label.clone(),
+                    key,
+                    lower: lower.map_or(Bound::Unbounded, |(b, _)| b),
+                    upper: upper.map_or(Bound::Unbounded, |(b, _)| b),
+                    order: Order::Ascending,
+                    limit: None,
+                };
+                return Ok(ScanChoice {
+                    cost: (1, count),
+                    source,
+                    check_labels: others(label),
+                    covered,
+                });
+            }
+        }
+        // 3. the smallest label bitmap, or every node
+        let mut best: Option<(u64, &String)> = None;
+        for label in &node.labels {
+            let count = self.g.label_count(label)?;
+            if best.is_none_or(|(c, _)| count < c) {
+                best = Some((count, label));
+            }
+        }
+        Ok(match best {
+            Some((count, label)) => ScanChoice {
+                cost: (2, count),
+                source: ScanSource::Label(label.clone()),
+                check_labels: others(label),
+                covered: Vec::new(),
+            },
+            None => ScanChoice {
+                cost: (3, self.g.node_count()?),
+                source: ScanSource::AllNodes,
+                check_labels: Vec::new(),
+                covered: Vec::new(),
+            },
+        })
+    }
+
+    /// When every node of `label` has a number (or every one a datetime) in the ordered index
+    /// on (label, key), the bounds of a range holding all of them: the index is then the whole
+    /// label in `ORDER BY` order (no nulls and no other types to sort before or after them).
+    pub(super) fn whole_label_range(&self, label: &str, key: &str) -> Option<(Val, Val)> {
+        if self.g.index_kind(label, key) != Some(IndexKind::Ordered) {
+            return None;
+        }
+        let stats = self.g.index_stats(label, key).ok()??;
+        let nodes = self.g.label_count(label).ok()?;
+        if nodes == 0 {
+            return None;
+        }
+        if stats.numbers == nodes {
+            Some((Val::Float(f64::NEG_INFINITY), Val::Float(f64::INFINITY)))
+        } else if stats.datetimes == nodes {
+            Some((Val::DateTime(i64::MIN), Val::DateTime(i64::MAX)))
+        } else {
+            None
+        }
+    }
+
+    /// `ORDER BY n.p LIMIT k` directly over an index range scan of `n.p` (with no other filter,
+    /// label check or operator between) reads only the first k (+ skip) index entries.
+    pub(super) fn push_topk_into_index(
+        &self,
+        plan: &mut Plan,
+        order_by: &[SortItem],
+        skip: Option<&CExpr>,
+        limit: &CExpr,
+    ) {
+        let [sort] = order_by else { return };
+        let Expr::Property(base, sort_key) = &sort.expr else {
+            return;
+        };
+        let Expr::Variable(var) = base.as_ref() else {
+            return;
+        };
+        let Some(var_slot) = self.lookup(var) else {
+            return;
+        };
+        // Walk down through the projection and covered filters to the scan.
+        let Some(cursor) = scan_below(plan) else {
+            return;
+        };
+        let Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } = &mut cursor.op
+        else {
+            return;
+        };
+        if *slot != var_slot || !check_labels.is_empty() || !matches!(input.op, Op::Once) {
+            return;
+        }
+        if let ScanSource::Label(label) = source {
+            let label = label.clone();
+            if let Some((lower, upper)) = self.whole_label_range(&label, sort_key) {
+                *source = ScanSource::Range {
+                    label: label.clone(),
+                    key: sort_key.clone(),
+                    lower: Bound::Included(lower),
+                    upper: Bound::Included(upper),
+                    order: Order::Ascending,
+                    limit: None,
+                };
+                cursor.details = format!("({var}:{label}) {var}.{sort_key}, whole label");
+            }
+        }
+        if let ScanSource::Range {
+            key,
+            order,
+            limit: index_limit,
+            ..
+        } = source
+        {
+            if key == sort_key {
+                *order = if sort.descending {
+                    Order::Descending
+                } else {
+                    Order::Ascending
+                };
+                *index_limit = Some(match skip {
+                    Some(s) => {
+                        CExpr::Bin(BinaryOp::Add, Box::new(s.clone()), Box::new(limit.clone()))
+                    }
+                    None => limit.clone(),
+                });
+                cursor.details.push_str(if sort.descending {
+                    ", descending, top-k"
+                } else {
+                    ", ascending, top-k"
+                });
+            }
+        }
+    }
+
+    /// `MATCH (n:L) RETURN count(n)` (or `count(*)`), with nothing else in the query so far,
+    /// is answered from the label bitmap's cardinality.
+    pub(super) fn try_count_label(
+        &mut self,
+        plan: &mut Plan,
+        items: &[(String, Expr)],
+    ) -> Result<Option<usize>, QueryError> {
+        let [(_, e)] = items else { return Ok(None) };
+        let Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } = &plan.op
+        else {
+            return Ok(None);
+        };
+        if !matches!(input.op, Op::Once) || !check_labels.is_empty() {
+            return Ok(None);
+        }
+        let counts_node = match e {
+            Expr::CountStar => true,
+            Expr::Call { name, args, .. } if name.eq_ignore_ascii_case("count") => {
+                matches!(args.as_slice(), [Expr::Variable(v)] if self.lookup(v) == Some(*slot))
+            }
+            _ => false,
+        };
+        let label = match source {
+            ScanSource::Label(l) => Some(l.clone()),
+            ScanSource::AllNodes => None,
+            _ => return Ok(None),
+        };
+        if !counts_node {
+            return Ok(None);
+        }
+        let out = self.new_slot();
+        let details = label
+            .clone()
+            .map_or("all nodes".to_owned(), |l| format!(":{l}"));
+        *plan = self.op(details, Op::CountLabel { slot: out, label });
+        Ok(Some(out))
+    }
+}
+
+/// The scan directly under the projection, if that is all there is (no filter may drop
+/// rows between the index and the limit).
+fn scan_below(plan: &mut Plan) -> Option<&mut Plan> {
+    match &mut plan.op {
+        Op::Project { input, .. } if matches!(input.op, Op::Scan { .. }) => Some(input),
+        _ => None,
+    }
+}
+
+/// `n.key = value` (either way round) where n is in `slot`.
+fn equality_on(e: &CExpr, slot: usize) -> Option<(&str, &CExpr)> {
+    let CExpr::Bin(BinaryOp::Eq, a, b) = e else {
+        return None;
+    };
+    for (p, v) in [(a, b), (b, a)] {
+        if let CExpr::Prop(base, key) = p.as_ref() {
+            if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot)
+                && !v.slot_list().contains(&slot)
+            {
+                return Some((key, v));
+            }
+        }
+    }
+    None
+}
+
+/// `n.key < constant` and friends (either way round), normalised so n is on the left.
+fn range_on(e: &CExpr, slot: usize) -> Option<(&str, BinaryOp, Val)> {
+    let CExpr::Bin(op, a, b) = e else { return None };
+    let flipped = match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        _ => return None,
+    };
+    for (p, v, op) in [(a, b, *op), (b, a, flipped)] {
+        if let (CExpr::Prop(base, key), CExpr::Const(c)) = (p.as_ref(), v.as_ref()) {
+            let rangeable = matches!(c, Val::Int(_) | Val::DateTime(_))
+                || matches!(c, Val::Float(f) if !f.is_nan());
+            if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) && rangeable {
+                return Some((key, op, c.clone()));
+            }
+        }
+    }
+    None
+}
