@@ -1,4 +1,5 @@
-//! EXPLAIN / PROFILE rendering: the plan as a `PlanTree` (with per-operator figures when profiled) and the scan details shown in it.
+//! EXPLAIN / PROFILE rendering: the plan as a `PlanTree` (with per-operator figures when profiled)
+//! and the scan details shown in it.
 
 use super::*;
 

@@ -1,4 +1,6 @@
-//! Expression compilation for the planner: AST expressions to `CExpr` in the current scope, plan-time constant folding, and the rewrites over them (AND splitting, property-to-slot replacement).
+//! Expression compilation for the planner: AST expressions to `CExpr` in the current scope,
+//! plan-time constant folding, and the rewrites over them (AND splitting, property-to-slot
+//! replacement).
 
 use super::*;
 

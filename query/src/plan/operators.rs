@@ -1,4 +1,5 @@
-//! The plan tree: physical operators (`Plan`, `Op`, `ScanSource`, `AggSpec`), the write operations, and the staged `Planned` statement.
+//! The plan tree: physical operators (`Plan`, `Op`, `ScanSource`, `AggSpec`), the write operations,
+//! and the staged `Planned` statement.
 
 use super::*;
 

@@ -1,4 +1,5 @@
-//! MATCH planning: binding a pattern's nodes and relationships, placing WHERE conjuncts as soon as their variables are bound, and fusing property filters into leaf scans.
+//! MATCH planning: binding a pattern's nodes and relationships, placing WHERE conjuncts as soon as
+//! their variables are bound, and fusing property filters into leaf scans.
 
 use super::explain::scan_details;
 use super::expressions::{replace_props, split_and};

@@ -1,4 +1,5 @@
-//! WITH / RETURN planning: projection and aggregation (including the degree-count shortcut), ORDER BY, SKIP and LIMIT.
+//! WITH / RETURN planning: projection and aggregation (including the degree-count shortcut), ORDER
+//! BY, SKIP and LIMIT.
 
 use super::*;
 

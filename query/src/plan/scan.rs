@@ -1,4 +1,5 @@
-//! Scan choice: label, index seek, range and top-k selection for a pattern node, the label-count shortcut, and the predicate shapes (equality, range) that drive them.
+//! Scan choice: label, index seek, range and top-k selection for a pattern node, the label-count
+//! shortcut, and the predicate shapes (equality, range) that drive them.
 
 use super::*;
 

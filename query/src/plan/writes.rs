@@ -1,4 +1,5 @@
-//! Write planning: CREATE, MERGE, SET, REMOVE and DELETE clauses to `WriteOp`s, and the slot remapping that gives MERGE's two branches one row layout.
+//! Write planning: CREATE, MERGE, SET, REMOVE and DELETE clauses to `WriteOp`s, and the slot
+//! remapping that gives MERGE's two branches one row layout.
 
 use super::*;
 

@@ -1,0 +1,119 @@
+//! Driving a pipeline under its budgets: `collect` (the buffered-row cap), `produce` (the
+//! result-row cap and conversion to result values), and `Profiled`, which times each operator for
+//! PROFILE.
+
+use super::*;
+
+/// Runs a read pipeline to completion, holding at most `max_buffered_rows`.
+pub(crate) fn collect(
+    plan: &Plan,
+    width: usize,
+    cx: &Cx<'_>,
+    profile: bool,
+) -> Result<Vec<Row>, QueryError> {
+    let mut op = build(plan, width, profile);
+    let mut rows = Vec::new();
+    while let Some(row) = op.next(cx)? {
+        if rows.len() >= cx.limits.max_buffered_rows {
+            return Err(QueryError::BufferLimit(cx.limits.max_buffered_rows));
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Runs the final pipeline, converting each row's output slots into result values.
+pub(crate) fn produce(
+    plan: &Plan,
+    width: usize,
+    out_slots: &[usize],
+    cx: &Cx<'_>,
+    profile: bool,
+) -> Result<Vec<Vec<ResultValue>>, QueryError> {
+    let mut op = build(plan, width, profile);
+    let mut rows = Vec::new();
+    while let Some(row) = op.next(cx)? {
+        if out_slots.is_empty() {
+            continue;
+        }
+        if rows.len() >= cx.limits.max_rows {
+            return Err(QueryError::RowLimit(cx.limits.max_rows));
+        }
+        let mut out = Vec::with_capacity(out_slots.len());
+        for s in out_slots {
+            out.push(to_result(row.get(*s).unwrap_or(&Val::Null), cx)?);
+        }
+        rows.push(out);
+    }
+    Ok(rows)
+}
+
+/// Converts a run-time value to a result value, loading nodes and relationships.
+pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError> {
+    Ok(match v {
+        Val::Null => ResultValue::Null,
+        Val::Bool(b) => ResultValue::Bool(*b),
+        Val::Int(i) => ResultValue::Int(*i),
+        Val::Float(f) => ResultValue::Float(*f),
+        Val::Str(s) => ResultValue::String(s.clone()),
+        Val::DateTime(t) => ResultValue::DateTime(*t),
+        Val::List(l) => ResultValue::List(
+            l.iter()
+                .map(|x| to_result(x, cx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Val::Map(m) => ResultValue::Map(
+            m.iter()
+                .map(|(k, x)| Ok((k.clone(), to_result(x, cx)?)))
+                .collect::<Result<_, QueryError>>()?,
+        ),
+        Val::Node(id) => match cx.node(*id)? {
+            Some(n) => ResultValue::Node(ResultNode {
+                id: n.id.0,
+                labels: n.labels.clone(),
+                properties: n
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+                    .collect(),
+            }),
+            None => ResultValue::Null,
+        },
+        Val::Rel(id) => match cx.edge(*id)? {
+            Some(e) => ResultValue::Relationship(ResultRelationship {
+                id: e.id.0,
+                rel_type: e.rel_type.clone(),
+                start: e.start.0,
+                end: e.end.0,
+                properties: e
+                    .properties
+                    .iter()
+                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+                    .collect(),
+            }),
+            None => ResultValue::Null,
+        },
+    })
+}
+
+pub(super) struct Profiled<'p> {
+    pub(super) inner: BoxOp<'p>,
+    pub(super) id: usize,
+}
+
+impl Operator for Profiled<'_> {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
+        let start = Instant::now();
+        let r = self.inner.next(cx);
+        let nanos = start.elapsed().as_nanos() as u64;
+        if let Some(p) = &cx.profile {
+            if let Some(entry) = p.borrow_mut().get_mut(self.id) {
+                entry.1 += nanos;
+                if matches!(r, Ok(Some(_))) {
+                    entry.0 += 1;
+                }
+            }
+        }
+        r
+    }
+}

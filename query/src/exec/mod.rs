@@ -1,0 +1,184 @@
+//! The streaming executor: pull-based operators built from a plan, one row at a time.
+//!
+//! Operators that must see all their input (sort, aggregation, DISTINCT, top-k) hold at most
+//! `Limits::max_buffered_rows`; everything else streams. Scans and expansions tick the time
+//! budget as they go, so no query can outlive its deadline by more than a few hundred steps.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
+use std::time::Instant;
+
+use svc_engine::{Direction, EdgeId, IndexKind, NodeId, Value};
+
+use crate::error::QueryError;
+use crate::eval::{eval, CExpr, Cx, Row};
+use crate::functions::AggKind;
+use crate::plan::{AggSpec, Op, Plan, ScanSource};
+use crate::result::{ResultNode, ResultRelationship, ResultValue};
+use crate::value::{equals, key_of, order, to_property, write_key, Val};
+
+mod aggregate;
+mod budgets;
+mod expand;
+mod order;
+mod rows;
+mod scan;
+
+pub(crate) use budgets::{collect, produce};
+
+use aggregate::{Aggregate, Distinct};
+use budgets::Profiled;
+use expand::{Expand, ExpandCount};
+use order::{Limit, Skip, Sort};
+use rows::{Argument, Filter, Once, Optional, Project, StageInput, Unwind};
+use scan::{CountLabel, Scan, ScanFilter};
+
+pub(crate) trait Operator {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError>;
+}
+
+type BoxOp<'p> = Box<dyn Operator + 'p>;
+
+/// Builds the operator tree of `plan`; rows are `width` slots wide.
+pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p> {
+    let b = |p: &'p Plan| build(p, width, profile);
+    let op: BoxOp<'p> = match &plan.op {
+        Op::Once => Box::new(Once { width, done: false }),
+        Op::Argument { arg } => Box::new(Argument {
+            arg: *arg,
+            done: false,
+        }),
+        Op::StageInput => Box::new(StageInput { rows: None }),
+        Op::Scan {
+            input,
+            slot,
+            source,
+            check_labels,
+        } => Box::new(Scan {
+            input: b(input),
+            slot: *slot,
+            source,
+            check_labels,
+            current: None,
+            ids: Vec::new().into_iter(),
+        }),
+        Op::Expand { input, .. } => Box::new(Expand {
+            input: b(input),
+            plan: &plan.op,
+            pending: Vec::new(),
+        }),
+        Op::Filter {
+            input, predicate, ..
+        } => Box::new(Filter {
+            input: b(input),
+            predicate,
+        }),
+        Op::Project { input, items } => Box::new(Project {
+            input: b(input),
+            items,
+        }),
+        Op::Aggregate { input, keys, aggs } => Box::new(Aggregate {
+            input: b(input),
+            keys,
+            aggs,
+            width,
+            output: None,
+        }),
+        Op::Distinct { input, slots } => Box::new(Distinct {
+            input: b(input),
+            slots,
+            seen: HashSet::new(),
+        }),
+        Op::Sort { input, keys } => Box::new(Sort {
+            input: b(input),
+            keys,
+            skip: None,
+            limit: None,
+            output: None,
+        }),
+        Op::TopK {
+            input,
+            keys,
+            skip,
+            limit,
+        } => Box::new(Sort {
+            input: b(input),
+            keys,
+            skip: skip.as_ref(),
+            limit: Some(limit),
+            output: None,
+        }),
+        Op::Skip { input, count } => Box::new(Skip {
+            input: b(input),
+            count,
+            remaining: None,
+        }),
+        Op::Limit { input, count } => Box::new(Limit {
+            input: b(input),
+            count,
+            remaining: None,
+        }),
+        Op::Unwind { input, expr, slot } => Box::new(Unwind {
+            input: b(input),
+            expr,
+            slot: *slot,
+            pending: Vec::new(),
+        }),
+        Op::Optional { input, inner, arg } => Box::new(Optional {
+            input: b(input),
+            inner,
+            arg: *arg,
+            width,
+            profile,
+            current: None,
+        }),
+        Op::ScanFilter {
+            input,
+            slot,
+            label,
+            check_labels,
+            keys,
+            key_slots,
+            predicates,
+        } => Box::new(ScanFilter {
+            input: b(input),
+            slot: *slot,
+            label,
+            check_labels,
+            keys,
+            key_slots,
+            predicates,
+            current: None,
+            ids: Vec::new().into_iter(),
+        }),
+        Op::ExpandCount {
+            input,
+            from,
+            types,
+            direction,
+            to_label,
+            slot,
+        } => Box::new(ExpandCount {
+            input: b(input),
+            from: *from,
+            types,
+            direction: *direction,
+            to_label: to_label.as_deref(),
+            slot: *slot,
+        }),
+        Op::CountLabel { slot, label } => Box::new(CountLabel {
+            width,
+            slot: *slot,
+            label: label.as_deref(),
+            done: false,
+        }),
+    };
+    if profile {
+        Box::new(Profiled {
+            inner: op,
+            id: plan.id,
+        })
+    } else {
+        op
+    }
+}
