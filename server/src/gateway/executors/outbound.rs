@@ -204,13 +204,38 @@ fn carry_out<C>(
     record(phase, w, ctx, c, rendered)
 }
 
+/// The customer's `property` (their email or phone) when `valid`, else a 400 naming `what`.
+fn contact_point(
+    customer: &Node,
+    property: &str,
+    valid: fn(&str) -> bool,
+    what: &str,
+) -> Result<String> {
+    prop_str(customer, property)
+        .filter(|v| valid(v))
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "customer {} has no {what}",
+                ids::customer_id(customer.id)
+            ))
+        })
+}
+
+/// A text field of a recorded payload (rendered by this module, so missing is a bug).
+fn payload_text(payload: &Value, key: &str) -> Result<String> {
+    payload
+        .get(key)
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+        .ok_or_else(|| Error::internal(format!("an outbound payload lacks {key}")))
+}
+
 // ---- email ----
 
 fn email_job(config: integrations::SmtpConfig, payload: &Value) -> Result<Job> {
     let text = |k: &str| payload.get(k).and_then(Value::as_str).map(str::to_owned);
-    let required = |k: &str| {
-        text(k).ok_or_else(|| Error::internal(format!("an outbound email payload lacks {k}")))
-    };
+    let required = |k: &str| payload_text(payload, k);
     Ok(Job::Email {
         email: smtp::Email {
             to: required("to")?,
@@ -235,15 +260,12 @@ pub(super) fn email(
     input: &Value,
 ) -> Result<Outcome> {
     let customer = customer_of(w, input)?;
-    let customer_id = ids::customer_id(customer.id);
-    let to = prop_str(&customer, "email")
-        .filter(|e| smtp::is_address(e))
-        .ok_or_else(|| {
-            Error::invalid_input(format!(
-                "customer {customer_id} has no valid email address to send to"
-            ))
-        })?
-        .to_owned();
+    let to = contact_point(
+        &customer,
+        "email",
+        smtp::is_address,
+        "valid email address to send to",
+    )?;
     let brand = brand::load_in(w, ctx.sealer)?;
     let rendered = crate::outreach::draft::render_email(
         &brand,
@@ -276,17 +298,10 @@ pub(super) fn email(
 // ---- calls ----
 
 fn call_job(config: integrations::VoiceConfig, payload: &Value) -> Result<Job> {
-    let text = |k: &str| {
-        payload
-            .get(k)
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-            .ok_or_else(|| Error::internal(format!("an outbound call payload lacks {k}")))
-    };
     Ok(Job::Call {
-        to: text("to")?,
-        script: text("script")?,
-        status_callback: text("status_callback")?,
+        to: payload_text(payload, "to")?,
+        script: payload_text(payload, "script")?,
+        status_callback: payload_text(payload, "status_callback")?,
         config,
     })
 }
@@ -300,15 +315,12 @@ pub(super) fn call(
     input: &Value,
 ) -> Result<Outcome> {
     let customer = customer_of(w, input)?;
-    let customer_id = ids::customer_id(customer.id);
-    let to = prop_str(&customer, "phone")
-        .filter(|p| integrations::is_e164(p))
-        .ok_or_else(|| {
-            Error::invalid_input(format!(
-                "customer {customer_id} has no E.164 phone number to call"
-            ))
-        })?
-        .to_owned();
+    let to = contact_point(
+        &customer,
+        "phone",
+        integrations::is_e164,
+        "E.164 phone number to call",
+    )?;
     let config = integrations::load_voice_in(w, ctx.sealer)?;
     let payload = json!({
         "to": to,
@@ -340,11 +352,7 @@ fn object_field(input: &Value, name: &str) -> Map<String, Value> {
 }
 
 fn cio_job(config: integrations::CustomerioConfig, payload: &Value) -> Result<Job> {
-    let cio_customer_id = payload
-        .get("cio_customer_id")
-        .and_then(Value::as_str)
-        .ok_or_else(|| Error::internal("a Customer.io payload lacks its customer id"))?
-        .to_owned();
+    let cio_customer_id = payload_text(payload, "cio_customer_id")?;
     let write = match payload.get("action").and_then(Value::as_str) {
         Some("identify") => CioWrite::Identify {
             attributes: object_field(payload, "attributes"),
