@@ -1,7 +1,18 @@
 //! Composing the message: the facts it may use (touchpoints, open loops, the active
 //! playbook), the customer's name, the subject line and the structured result.
 
-use super::*;
+use serde_json::{json, Value as Json};
+use svc_engine::{Node, Value, WorkspaceTxn};
+use time::OffsetDateTime;
+
+use super::voice::Writer;
+use super::{Channel, Intent, Request, PLAYBOOKS_READ};
+use crate::brand::Voice;
+use crate::error::Result;
+use crate::ids;
+use crate::playbooks::{self, Playbook};
+use crate::scoring::{self, Class, Touch};
+use crate::store::RecordScan;
 
 // ---- facts ----
 

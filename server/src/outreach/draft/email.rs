@@ -1,6 +1,7 @@
 //! The email as sent: [`render_email`], HTML escaping, links and the brand footer.
 
-use super::*;
+use super::SUBJECT_CHARS;
+use crate::brand::BrandContext;
 
 /// The email as sent: subject, plain text and HTML, both with the brand footer.
 #[derive(Clone, Debug, PartialEq, Eq)]

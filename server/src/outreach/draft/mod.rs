@@ -37,19 +37,19 @@ pub use intent::{Channel, Intent};
 pub use schema::{example, input_schema, output_schema};
 pub use voice::Tone;
 
-use compose::*;
-use voice::*;
+use compose::{
+    angle, customer_name, day_phrase, first_sentence, fits, lower_first, output, phrased,
+    subject_line, touch_phrase, Fact,
+};
+use voice::Writer;
 
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, Value, WorkspaceTxn};
+use svc_engine::{Node, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::brand::{BrandContext, Voice};
+use crate::brand::BrandContext;
 use crate::error::{Error, Result};
-use crate::ids;
-use crate::playbooks::{self, Playbook};
-use crate::scoring::{self, Class, Touch};
-use crate::store::RecordScan;
+use crate::scoring::{self, Class};
 
 /// Longest intent text accepted.
 pub const INTENT_CHARS: usize = 1000;

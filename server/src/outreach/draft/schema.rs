@@ -1,6 +1,9 @@
 //! The contract of `draft.outreach`: input and output schemas and an example.
 
-use super::*;
+use serde_json::{json, Value as Json};
+
+use super::{render_email, Intent, INTENT_CHARS, SUBJECT_CHARS};
+use crate::brand::BrandContext;
 
 pub fn input_schema() -> Json {
     json!({

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::brand;
+use crate::playbooks;
 use crate::scoring::tests::{now, open_graph, track, two_customers, with_customer, WS};
 use svc_engine::Graph;
 

@@ -1,7 +1,7 @@
 //! The tone: the brand's voice levels, adjusted per message, and the wording they shape
 //! (greetings, sign-offs, contractions, templates).
 
-use super::*;
+use crate::brand::Voice;
 
 /// A per-message adjustment of the brand voice.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
