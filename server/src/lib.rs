@@ -44,6 +44,7 @@ pub mod state;
 pub mod store;
 pub mod sweeper;
 pub mod telemetry;
+pub mod vocabulary;
 pub mod workspaces;
 
 pub use config::{Config, LogFormat};
