@@ -1,0 +1,382 @@
+//! The syntax tree of the Cypher subset, and its printer.
+//!
+//! `Display` prints text that parses back to an equal tree: expressions are printed with the
+//! fewest parentheses their precedence needs, names are backtick-quoted when they would
+//! otherwise read as keywords or not lex as one word.
+
+mod print;
+
+pub(crate) use print::is_reserved;
+
+/// A whole query: an optional EXPLAIN/PROFILE prefix and its clauses.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    pub mode: Mode,
+    pub clauses: Vec<Clause>,
+}
+
+/// Whether to run the query, only plan it, or run it and measure each operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Run,
+    Explain,
+    Profile,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Clause {
+    Match(Match),
+    Unwind(Unwind),
+    With(With),
+    Return(Projection),
+    Create(Vec<PathPattern>),
+    Merge(Merge),
+    Set(Vec<SetItem>),
+    Remove(Vec<RemoveItem>),
+    Delete(Delete),
+}
+
+impl Clause {
+    /// Whether this clause changes the graph.
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self,
+            Clause::Create(_)
+                | Clause::Merge(_)
+                | Clause::Set(_)
+                | Clause::Remove(_)
+                | Clause::Delete(_)
+        )
+    }
+
+    /// The clause keyword, for messages.
+    pub fn keyword(&self) -> &'static str {
+        match self {
+            Clause::Match(m) if m.optional => "OPTIONAL MATCH",
+            Clause::Match(_) => "MATCH",
+            Clause::Unwind(_) => "UNWIND",
+            Clause::With(_) => "WITH",
+            Clause::Return(_) => "RETURN",
+            Clause::Create(_) => "CREATE",
+            Clause::Merge(_) => "MERGE",
+            Clause::Set(_) => "SET",
+            Clause::Remove(_) => "REMOVE",
+            Clause::Delete(d) if d.detach => "DETACH DELETE",
+            Clause::Delete(_) => "DELETE",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Match {
+    pub optional: bool,
+    pub patterns: Vec<PathPattern>,
+    pub where_: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unwind {
+    pub expr: Expr,
+    pub alias: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct With {
+    pub projection: Projection,
+    pub where_: Option<Expr>,
+}
+
+/// The body shared by WITH and RETURN.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Projection {
+    pub distinct: bool,
+    /// `*`: every variable in scope (may be combined with further items).
+    pub star: bool,
+    pub items: Vec<ProjectionItem>,
+    pub order_by: Vec<SortItem>,
+    pub skip: Option<Expr>,
+    pub limit: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProjectionItem {
+    pub expr: Expr,
+    pub alias: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SortItem {
+    pub expr: Expr,
+    pub descending: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Merge {
+    pub pattern: PathPattern,
+    pub actions: Vec<MergeAction>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MergeAction {
+    pub on_create: bool,
+    pub items: Vec<SetItem>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetItem {
+    /// `n.key = expr`
+    Property {
+        variable: String,
+        key: String,
+        value: Expr,
+    },
+    /// `n = {map}`: replaces every property.
+    Replace { variable: String, value: Expr },
+    /// `n += {map}`: merges into the properties.
+    Merge { variable: String, value: Expr },
+    /// `n:Label:Other`
+    Labels {
+        variable: String,
+        labels: Vec<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum RemoveItem {
+    Property {
+        variable: String,
+        key: String,
+    },
+    Labels {
+        variable: String,
+        labels: Vec<String>,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delete {
+    pub detach: bool,
+    pub exprs: Vec<Expr>,
+}
+
+/// `(a)-[r]->(b)<-(c)...`: a start node and a chain of hops.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathPattern {
+    pub start: NodePattern,
+    pub hops: Vec<(RelPattern, NodePattern)>,
+}
+
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct NodePattern {
+    pub variable: Option<String>,
+    pub labels: Vec<String>,
+    pub properties: Vec<(String, Expr)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct RelPattern {
+    pub variable: Option<String>,
+    pub types: Vec<String>,
+    pub direction: RelDirection,
+    /// `*min..max`; `None` for a single hop.
+    pub length: Option<VarLength>,
+    pub properties: Vec<(String, Expr)>,
+}
+
+/// Direction as written, left to right.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelDirection {
+    /// `-->`
+    Right,
+    /// `<--`
+    Left,
+    /// `--`
+    Both,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VarLength {
+    pub min: Option<u32>,
+    pub max: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    /// Always non-negative as parsed; `-1` is `Neg(1)`.
+    Int(i64),
+    Float(f64),
+    String(String),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    Or,
+    Xor,
+    And,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    In,
+    StartsWith,
+    EndsWith,
+    Contains,
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Pow,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Not,
+    Neg,
+    Plus,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expr {
+    Literal(Literal),
+    Param(String),
+    Variable(String),
+    Property(Box<Expr>, String),
+    Index(Box<Expr>, Box<Expr>),
+    List(Vec<Expr>),
+    Map(Vec<(String, Expr)>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(BinaryOp, Box<Expr>, Box<Expr>),
+    /// `e IS NULL` (negated: `e IS NOT NULL`)
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// A function or aggregate call; the name keeps the case it was written in.
+    Call {
+        name: String,
+        distinct: bool,
+        args: Vec<Expr>,
+    },
+    /// `count(*)`
+    CountStar,
+    /// `n:Label:Other`: whether the node carries every label.
+    HasLabels {
+        expr: Box<Expr>,
+        labels: Vec<String>,
+    },
+}
+
+/// Binding strength, loosest first. Used by the parser's levels and by the printer.
+pub(crate) mod prec {
+    pub const OR: u8 = 1;
+    pub const XOR: u8 = 2;
+    pub const AND: u8 = 3;
+    pub const NOT: u8 = 4;
+    pub const COMPARISON: u8 = 5;
+    pub const PREDICATE: u8 = 6;
+    pub const ADDITIVE: u8 = 7;
+    pub const MULTIPLICATIVE: u8 = 8;
+    pub const POWER: u8 = 9;
+    pub const UNARY: u8 = 10;
+    pub const POSTFIX: u8 = 11;
+    pub const ATOM: u8 = 12;
+}
+
+impl BinaryOp {
+    pub(crate) fn precedence(self) -> u8 {
+        use BinaryOp::*;
+        match self {
+            Or => prec::OR,
+            Xor => prec::XOR,
+            And => prec::AND,
+            Eq | Ne | Lt | Le | Gt | Ge => prec::COMPARISON,
+            In | StartsWith | EndsWith | Contains => prec::PREDICATE,
+            Add | Sub => prec::ADDITIVE,
+            Mul | Div | Mod => prec::MULTIPLICATIVE,
+            Pow => prec::POWER,
+        }
+    }
+
+    pub(crate) fn symbol(self) -> &'static str {
+        use BinaryOp::*;
+        match self {
+            Or => "OR",
+            Xor => "XOR",
+            And => "AND",
+            Eq => "=",
+            Ne => "<>",
+            Lt => "<",
+            Le => "<=",
+            Gt => ">",
+            Ge => ">=",
+            In => "IN",
+            StartsWith => "STARTS WITH",
+            EndsWith => "ENDS WITH",
+            Contains => "CONTAINS",
+            Add => "+",
+            Sub => "-",
+            Mul => "*",
+            Div => "/",
+            Mod => "%",
+            Pow => "^",
+        }
+    }
+}
+
+impl Expr {
+    pub(crate) fn precedence(&self) -> u8 {
+        match self {
+            Expr::Binary(op, _, _) => op.precedence(),
+            Expr::Unary(UnaryOp::Not, _) => prec::NOT,
+            Expr::Unary(_, _) => prec::UNARY,
+            Expr::IsNull { .. } => prec::PREDICATE,
+            Expr::Property(..) | Expr::Index(..) | Expr::HasLabels { .. } => prec::POSTFIX,
+            _ => prec::ATOM,
+        }
+    }
+
+    /// Whether the expression contains an aggregate call anywhere.
+    pub fn contains_aggregate(&self) -> bool {
+        let mut found = false;
+        self.walk(&mut |e| {
+            if e.is_aggregate_call() {
+                found = true;
+            }
+        });
+        found
+    }
+
+    pub(crate) fn is_aggregate_call(&self) -> bool {
+        match self {
+            Expr::CountStar => true,
+            Expr::Call { name, .. } => crate::functions::is_aggregate(name),
+            _ => false,
+        }
+    }
+
+    /// Visits this expression and every sub-expression, parents first.
+    pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
+            Expr::Property(e, _)
+            | Expr::Unary(_, e)
+            | Expr::IsNull { expr: e, .. }
+            | Expr::HasLabels { expr: e, .. } => e.walk(f),
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
+                a.walk(f);
+                b.walk(f);
+            }
+            Expr::List(items) | Expr::Call { args: items, .. } => {
+                items.iter().for_each(|e| e.walk(f))
+            }
+            Expr::Map(entries) => entries.iter().for_each(|(_, e)| e.walk(f)),
+        }
+    }
+}
