@@ -43,9 +43,15 @@ impl Record for User {
 
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 pub struct RegisterRequest {
+    /// One `@` between a non-empty local part and domain, no inner whitespace, at most 254
+    /// characters (surrounding whitespace is trimmed).
+    #[schema(pattern = r"^\s*[^\s@]+@[^\s@]+\s*$", max_length = 254)]
     pub email: String,
-    /// At least 8 characters.
+    /// 8 to 256 characters.
+    #[schema(min_length = 8, max_length = 256)]
     pub password: String,
+    /// 1 to 200 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 200)]
     pub name: String,
 }
 
@@ -100,7 +106,7 @@ pub fn normalize_email(email: &str) -> String {
 
 fn validate_email(email: &str) -> Result<()> {
     let bad = || Error::invalid_field("email", email, "not a valid email address");
-    if email.len() > MAX_EMAIL_LEN || email.chars().any(char::is_whitespace) {
+    if email.chars().count() > MAX_EMAIL_LEN || email.chars().any(char::is_whitespace) {
         return Err(bad());
     }
     match email.split_once('@') {
@@ -116,6 +122,14 @@ fn validate_email(email: &str) -> Result<()> {
 /// Creates the user and their workspace atomically (409 when the email is taken) and signs a
 /// session token.
 pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Result<TokenResponse> {
+    // The length bound counts what was sent (the schema's maxLength), before trimming.
+    if req.email.chars().count() > MAX_EMAIL_LEN {
+        return Err(Error::invalid_field(
+            "email",
+            &req.email,
+            "longer than 254 characters",
+        ));
+    }
     let email = req.email.trim().to_owned();
     validate_email(&email)?;
     password::validate(&req.password)?;

@@ -7,11 +7,14 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
 
-/// Declares a closed set of wire strings as an enum with `as_str`, `parse` and `ALL`.
+/// Declares a closed set of wire strings as an enum with `as_str`, `parse` and `ALL`. Its OpenAPI
+/// schema is a string enum of exactly the wire values, named after the type or after the
+/// `as "Name"` given (component names must be unique in the document: a second type of the same
+/// name would silently replace the first).
 macro_rules! wire_enum {
-    ($(#[$m:meta])* $name:ident { $($variant:ident = $text:literal),+ $(,)? }) => {
+    ($(#[$m:meta])* $name:ident $(as $schema:literal)? { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize, utoipa::ToSchema)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
         pub enum $name {
             $( #[serde(rename = $text)] $variant, )+
         }
@@ -32,7 +35,24 @@ macro_rules! wire_enum {
                 [$($text),+].join(", ")
             }
         }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($crate::fields::wire_enum!(@name $name $($schema)?))
+            }
+        }
     };
+    (@name $name:ident) => { stringify!($name) };
+    (@name $name:ident $schema:literal) => { $schema };
 }
 pub(crate) use wire_enum;
 
@@ -306,4 +326,31 @@ mod tests {
         assert_eq!(choice(&o, "e", parse), None);
         assert_eq!(choice(&o, "g", parse), Some(1));
     }
+}
+
+/// Deserializes an optional integer the way JSON Schema reads one: `154` and `154.0` are the
+/// same integer (a generated client may send either); a fraction or a value out of `T`'s range
+/// is refused.
+pub fn optional_integer<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    use serde::de::Error as _;
+    use serde::Deserialize as _;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let whole = match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => Some(u),
+        // 2^64 itself is out of range (u64::MAX as f64 rounds up to it).
+        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Some(f as u64),
+        _ => None,
+    };
+    whole
+        .and_then(|u| T::try_from(u).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            D::Error::custom(format!("expected a non-negative integer in range, got {n}"))
+        })
 }

@@ -339,11 +339,14 @@ impl Record for AssistantMessage {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NewMessage {
-    /// At most 200 characters.
+    /// 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub session_id: String,
-    /// At most 64 characters.
+    /// 1 to 64 characters.
+    #[schema(min_length = 1, max_length = 64)]
     pub buddy_id: String,
-    /// At most 20,000 characters.
+    /// 1 to 20,000 characters.
+    #[schema(min_length = 1, max_length = 20000)]
     pub text: String,
 }
 

@@ -10,8 +10,9 @@ use argon2::Argon2;
 use crate::error::{Error, Result};
 
 pub const MIN_PASSWORD_CHARS: usize = 8;
-/// Hashing cost grows with length; a cap keeps one request from burning seconds of CPU.
-pub const MAX_PASSWORD_BYTES: usize = 1024;
+/// Hashing cost grows with length; a cap keeps one request from burning seconds of CPU. Counted
+/// in characters like the minimum (and the OpenAPI `maxLength`); at most 1 KiB of UTF-8.
+pub const MAX_PASSWORD_CHARS: usize = 256;
 
 pub fn validate(password: &str) -> Result<()> {
     if password.chars().count() < MIN_PASSWORD_CHARS {
@@ -19,9 +20,9 @@ pub fn validate(password: &str) -> Result<()> {
             "password: must be at least {MIN_PASSWORD_CHARS} characters"
         )));
     }
-    if password.len() > MAX_PASSWORD_BYTES {
+    if password.chars().count() > MAX_PASSWORD_CHARS {
         return Err(Error::invalid_input(format!(
-            "password: must be at most {MAX_PASSWORD_BYTES} bytes"
+            "password: must be at most {MAX_PASSWORD_CHARS} characters"
         )));
     }
     Ok(())
@@ -78,6 +79,6 @@ mod tests {
         assert!(validate("1234567").is_err());
         assert!(validate("12345678").is_ok());
         assert!(validate("ééééééé").is_err(), "counts characters, not bytes");
-        assert!(validate(&"x".repeat(MAX_PASSWORD_BYTES + 1)).is_err());
+        assert!(validate(&"x".repeat(MAX_PASSWORD_CHARS + 1)).is_err());
     }
 }

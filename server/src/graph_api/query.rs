@@ -20,6 +20,7 @@ use crate::store::{Store, WorkspaceId};
 #[serde(deny_unknown_fields)]
 pub struct QueryRequest {
     /// One statement of the subset (MATCH / WHERE / RETURN, aggregations, writes for JWT users).
+    #[schema(min_length = 1)]
     pub query: String,
     /// Values of `$name` parameters.
     #[serde(default)]

@@ -39,7 +39,7 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
                 return payload_too_large().into_response();
             }
             let response = next.run(req).await;
-            with_error_body(response)
+            with_error_body(response).await
         }
         .instrument(span.clone()),
     )
@@ -76,13 +76,18 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .ok()
 }
 
-/// Gives bodiless error responses produced by the router or a layer (405, a body-limit 413,
-/// ...) the error body every route promises. Headers such as `Allow` are kept.
-fn with_error_body(response: Response) -> Response {
+/// Gives error responses produced by the router, a layer or an extractor without our error
+/// body (a bodiless 405, a body-limit 413, axum's plain-text rejections such as a WebSocket
+/// route asked without an upgrade) the error body every route promises. Headers such as
+/// `Allow` are kept.
+async fn with_error_body(response: Response) -> Response {
     let status = response.status();
-    if !(status.is_client_error() || status.is_server_error())
-        || response.headers().contains_key(header::CONTENT_TYPE)
-    {
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/json"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json {
         return response;
     }
     let code = match status {
@@ -93,12 +98,28 @@ fn with_error_body(response: Response) -> Response {
         s if s.is_server_error() => Code::Internal,
         _ => Code::InvalidInput,
     };
-    let message = match code {
-        Code::MethodNotAllowed => "this route does not support the request method".to_owned(),
-        Code::NotFound => "no such route".to_owned(),
+    let is_text = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/plain"));
+    let (mut parts, body) = response.into_parts();
+    // A plain-text rejection says what was wrong: keep its words as the message.
+    let said = if is_text {
+        axum::body::to_bytes(body, 4096)
+            .await
+            .ok()
+            .and_then(|b| String::from_utf8(b.to_vec()).ok())
+            .filter(|t| !t.trim().is_empty())
+    } else {
+        None
+    };
+    let message = match (code, said) {
+        (Code::MethodNotAllowed, _) => "this route does not support the request method".to_owned(),
+        (Code::NotFound, _) => "no such route".to_owned(),
+        (_, Some(text)) => text.trim().to_owned(),
         _ => status.canonical_reason().unwrap_or("error").to_lowercase(),
     };
-    let (mut parts, _) = response.into_parts();
     let fresh = Error::new(code, message).into_response();
     let (fresh_parts, body) = fresh.into_parts();
     for (name, value) in fresh_parts.headers.iter() {

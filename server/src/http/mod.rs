@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 pub mod middleware;
 pub mod openapi;
+pub mod request_docs;
 pub mod routes;
 
 use std::future::Future;
@@ -117,6 +118,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 pub fn app(state: AppState) -> Router {
     let (api, mut doc) = routes();
     access::document(&mut doc);
+    openapi::complete_error_responses(&mut doc);
+    openapi::state_runtime_constraints(&mut doc);
     // A route layer runs after routing, so the access rule is looked up by the matched path
     // (and unknown paths and methods stay 404 / 405).
     let api = api.route_layer(axum::middleware::from_fn_with_state(

@@ -24,6 +24,8 @@ use usage::UsageTracker;
 /// DESIGN.md §4: default `rate_limit_per_min`.
 pub const DEFAULT_RATE_LIMIT_PER_MIN: u32 = 600;
 pub const MAX_RATE_LIMIT_PER_MIN: u32 = 1_000_000;
+/// Largest `quota_override_monthly` (a trillion credits: "unlimited" for any real plan).
+pub const MAX_QUOTA_OVERRIDE_MONTHLY: u64 = 1_000_000_000_000;
 const MAX_LABEL_CHARS: usize = 200;
 /// Bounds a listing; a workspace with more keys than this pages nothing away silently: the
 /// listing says `has_more`.
@@ -96,9 +98,11 @@ impl Record for KeyDigest {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
-    /// Label of the key.
+    /// Label of the key: 1 to 200 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 200)]
     pub name: String,
-    /// Agent label; defaults to `name`.
+    /// Agent label (1 to 200 characters after trimming); defaults to `name`.
+    #[schema(pattern = r"\S", max_length = 200)]
     pub agent: Option<String>,
     /// Legacy scopes, each `v1:<area>:<verb>`.
     #[serde(default)]
@@ -113,8 +117,11 @@ pub struct CreateKey {
     #[serde(default)]
     pub auto_run: bool,
     /// Requests per minute; default 600.
+    #[schema(minimum = 1, maximum = 1_000_000)]
+    #[serde(default, deserialize_with = "crate::fields::optional_integer")]
     pub rate_limit_per_min: Option<u32>,
     /// Replaces the plan's monthly credit limit for this key's invocations.
+    #[serde(default, deserialize_with = "crate::fields::optional_integer")]
     pub quota_override_monthly: Option<u64>,
 }
 
@@ -122,6 +129,8 @@ pub struct CreateKey {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateLegacyKey {
+    /// 1 to 200 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 200)]
     pub name: String,
 }
 
@@ -271,6 +280,15 @@ fn validate(req: CreateKey) -> Result<AgentKeySettings> {
             &rate.to_string(),
             &format!("must be between 1 and {MAX_RATE_LIMIT_PER_MIN}"),
         ));
+    }
+    if let Some(q) = req.quota_override_monthly {
+        if q > MAX_QUOTA_OVERRIDE_MONTHLY {
+            return Err(Error::invalid_field(
+                "quota_override_monthly",
+                &q.to_string(),
+                &format!("must be at most {MAX_QUOTA_OVERRIDE_MONTHLY}"),
+            ));
+        }
     }
     Ok(AgentKeySettings {
         name,

@@ -20,9 +20,9 @@ use crate::{clock, ids};
 
 wire_enum!(
     /// Lifecycle of a spec; any valid value may be set by update (SPEC.md "States").
-    Status { Draft = "draft", Active = "active", Paused = "paused", Archived = "archived" }
+    Status as "PlaybookStatus" { Draft = "draft", Active = "active", Paused = "paused", Archived = "archived" }
 );
-wire_enum!(Mode { Inbound = "inbound", Outbound = "outbound", Hybrid = "hybrid" });
+wire_enum!(Mode as "PlaybookMode" { Inbound = "inbound", Outbound = "outbound", Hybrid = "hybrid" });
 wire_enum!(
     /// The four specialist agents (buddies). The orchestrator is deliberately not one of them:
     /// it is never a playbook's target.

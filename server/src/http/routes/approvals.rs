@@ -22,24 +22,26 @@ pub struct ListQuery {
 /// Optional body of approve and reject.
 #[derive(Debug, Default, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
+#[schema(as = ApprovalDecision)]
 pub struct Decision {
     /// Recorded in the timeline.
+    #[schema(max_length = 1000)]
     pub note: Option<String>,
 }
 
-/// The optional JSON body of approve and reject (empty means no note).
+/// The optional JSON body of approve and reject (empty or `null` means no note).
 fn decision(body: &[u8]) -> Result<Option<String>, Error> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let d: Decision = serde_json::from_slice(body).map_err(|e| {
+    let d: Option<Decision> = serde_json::from_slice(body).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
             Error::new(crate::error::Code::InvalidJson, e.to_string())
         } else {
             Error::invalid_input(e.to_string())
         }
     })?;
-    let note = d.note;
+    let note = d.and_then(|d| d.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 1000) {
         return Err(Error::invalid_input("note: at most 1000 characters"));
     }

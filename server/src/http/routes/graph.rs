@@ -22,7 +22,7 @@ use crate::store::WorkspaceId;
 /// Touchpoints (`mode=summary`). Without credentials: a fixed demo graph (`demo: true`); an
 /// invalid credential is still 401.
 #[utoipa::path(get, path = "/v1/graph", tag = "graph",
-    params(("mode" = Option<String>, Query, description = "`full` (default) or `summary`")),
+    params(("mode" = Option<ExportMode>, Query, description = "`full` (default) or `summary`")),
     responses(
     (status = 200, body = GraphExport),
     (status = 400, body = ErrorBody),

@@ -59,12 +59,24 @@ pub async fn outbox(
     ))
 }
 
+/// The fields of the provider's status callback svcd reads (Twilio's form; every other field is
+/// kept in the signature check and ignored).
+#[derive(Debug, utoipa::ToSchema)]
+#[allow(non_snake_case, dead_code)]
+pub struct VoiceStatusForm {
+    CallSid: String,
+    /// e.g. `completed`, `busy`, `no-answer`, `failed`.
+    CallStatus: Option<String>,
+    /// Seconds.
+    CallDuration: Option<String>,
+}
+
 /// The voice provider's status callback for calls placed by `execute.call` (the StatusCallback
 /// URL sent with each call). Verified with `X-Twilio-Signature` against the workspace's voice
 /// auth token; a wrong signature is 401 and changes nothing.
 #[utoipa::path(post, path = "/api/webhooks/voice/{workspace_id}/status", tag = "outbound",
     params(("workspace_id" = String, Path, description = "`ws_...`")),
-    request_body(content = String, content_type = "application/x-www-form-urlencoded"),
+    request_body(content = VoiceStatusForm, content_type = "application/x-www-form-urlencoded"),
     responses(
     (status = 204, description = "recorded"),
     (status = 400, body = ErrorBody),

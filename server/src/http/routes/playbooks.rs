@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
-use crate::playbooks::{self, Playbook, PlaybookEnvelope, PlaybookList};
+use crate::playbooks::{self, PlaybookEnvelope, PlaybookList};
 use crate::state::AppState;
 
 /// Who did it: the user of a session or the agent key.
@@ -43,7 +43,7 @@ pub async fn list_playbooks(
 /// `draft`, leadSource.kind `manual` (sampleSize 50), strategy.kind `gtm-execution`, adaptation
 /// `{enabled: true, minSampleSize: 50, pivotWindowDays: 3, maxPivotsPerWeek: 2}`.
 #[utoipa::path(post, path = "/v1/playbooks", tag = "playbooks",
-    request_body(content = Playbook, description = "PlaybookSpec fields; server-assigned fields are ignored"),
+    request_body(content = crate::http::request_docs::PlaybookCreate, description = "PlaybookSpec fields; server-assigned and unknown fields are ignored"),
     responses(
     (status = 201, body = PlaybookEnvelope),
     (status = 400, description = "a required field is missing, or a bound is exceeded (named in the message and `details.field`)", body = ErrorBody),

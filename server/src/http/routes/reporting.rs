@@ -24,8 +24,30 @@ pub async fn summary(State(state): State<AppState>, AnyAuth(p): AnyAuth) -> ApiJ
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct ReasoningQuery {
-    /// Entries to return, clamped to 1-100; default 25.
-    pub limit: Option<i64>,
+    /// Entries to return: any integer, clamped to 1-100 as SPEC.md says (so the schema states no
+    /// bounds); default 25.
+    #[param(schema_with = any_integer)]
+    pub limit: Option<String>,
+}
+
+/// An integer of any size (no `format`: a value past 64 bits is still an integer, and clamps).
+fn any_integer() -> utoipa::openapi::schema::Object {
+    utoipa::openapi::schema::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Integer)
+        .build()
+}
+
+/// Reads an integer of any size, saturating at the bounds of i64.
+fn saturating_integer(text: &str) -> Option<i64> {
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(text.parse::<i64>().unwrap_or(if text.starts_with('-') {
+        i64::MIN
+    } else {
+        i64::MAX
+    }))
 }
 
 /// The most recent assistant turns across all buddies, oldest first (built from
@@ -45,7 +67,14 @@ pub async fn recent_reasoning(
         Error::invalid_input(format!("limit: must be an integer ({})", e.body_text()))
             .with_details(serde_json::json!({ "field": "limit" }))
     })?;
-    let limit = reporting::clamp_limit(q.limit);
+    let limit = match q.limit.as_deref() {
+        None => None,
+        Some(text) => Some(saturating_integer(text).ok_or_else(|| {
+            Error::invalid_input(format!("limit: must be an integer: {text:?}"))
+                .with_details(serde_json::json!({ "field": "limit" }))
+        })?),
+    };
+    let limit = reporting::clamp_limit(limit);
     Ok(ApiJson(
         reporting::recent_reasoning(&state.store, p.workspace(), limit).await?,
     ))
@@ -66,4 +95,26 @@ pub async fn append_message(
 ) -> Result<(StatusCode, ApiJson<AssistantMessage>), Error> {
     let saved = reporting::append_message(&state.store, p.workspace(), m).await?;
     Ok((StatusCode::CREATED, ApiJson(saved)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::saturating_integer;
+
+    #[test]
+    fn integers_of_any_size_saturate() {
+        assert_eq!(saturating_integer("25"), Some(25));
+        assert_eq!(saturating_integer("-3"), Some(-3));
+        assert_eq!(
+            saturating_integer("99999999999999999999999"),
+            Some(i64::MAX)
+        );
+        assert_eq!(
+            saturating_integer("-99999999999999999999999"),
+            Some(i64::MIN)
+        );
+        assert_eq!(saturating_integer(""), None);
+        assert_eq!(saturating_integer("1.5"), None);
+        assert_eq!(saturating_integer("ten"), None);
+    }
 }

@@ -23,6 +23,7 @@ type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 #[utoipa::path(get, path = "/v1/stream", tag = "events",
     responses(
     (status = 101, description = "WebSocket of StreamMessage JSON texts", body = StreamMessage),
+    (status = 400, description = "not a WebSocket upgrade request", body = ErrorBody),
     (status = 401, body = ErrorBody),
 ))]
 pub async fn stream(

@@ -12,6 +12,7 @@ use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(as = HealthStatus)]
 pub struct Status {
     /// `ok` or `ready`.
     pub status: String,

@@ -1,0 +1,81 @@
+//! Schemas of request bodies that handlers read field by field (the lenient SPEC.md rules of
+//! playbooks: unknown fields dropped, enum values outside their set ignored, bounds enforced),
+//! for the OpenAPI document only. The handlers take `serde_json::Value` and apply
+//! `crate::fields`; these types state exactly what those rules accept.
+
+#![allow(dead_code)]
+
+use serde_json::Value;
+use utoipa::ToSchema;
+
+use crate::playbooks::{Buddy, Mode};
+
+/// `POST /v1/playbooks`. Server-assigned fields (`id`, `createdAt`, `updatedAt`, `createdBy`)
+/// and unknown fields are ignored.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PlaybookCreate {
+    /// 1 to 200 characters, not blank.
+    #[schema(pattern = r"\S", max_length = 200)]
+    name: String,
+    /// `draft` (default), `active`, `paused` or `archived`; any other value is ignored.
+    #[schema(value_type = Value)]
+    status: Option<Value>,
+    mode: Mode,
+    buddy_id: Buddy,
+    #[schema(nullable)]
+    lead_source: Option<LeadSourceInput>,
+    strategy: StrategyInput,
+    #[schema(nullable)]
+    adaptation: Option<AdaptationInput>,
+}
+
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LeadSourceInput {
+    /// `orange-slice`, `crm-segment`, `cio-segment` or `manual` (default); any other value is
+    /// ignored.
+    #[schema(value_type = Value)]
+    kind: Option<Value>,
+    #[schema(max_length = 1000, nullable)]
+    query: Option<String>,
+    #[schema(minimum = 1, maximum = 5000, nullable)]
+    sample_size: Option<u32>,
+}
+
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyInput {
+    /// `pmf-research`, `gtm-execution` (default) or `hybrid`; any other value is ignored.
+    #[schema(value_type = Value)]
+    kind: Option<Value>,
+    /// 1 to 2000 characters, not blank.
+    #[schema(pattern = r"\S", max_length = 2000)]
+    hypothesis: String,
+    /// At most 12 tags of at most 60 characters (the item bound is in `openapi`'s patches).
+    #[schema(max_items = 12, nullable)]
+    channels: Option<Vec<String>>,
+    #[schema(max_length = 500, nullable)]
+    cadence: Option<String>,
+    /// `reply_rate`, `meeting_booked`, `pipeline_arr` or `custom`; any other value is ignored.
+    #[schema(value_type = Value)]
+    success_metric: Option<Value>,
+    #[schema(minimum = 0, nullable)]
+    success_target: Option<f64>,
+}
+
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AdaptationInput {
+    #[schema(nullable)]
+    enabled: Option<bool>,
+    #[schema(minimum = 1, maximum = 10000, nullable)]
+    min_sample_size: Option<u32>,
+    #[schema(minimum = 1, maximum = 90, nullable)]
+    pivot_window_days: Option<u32>,
+    #[schema(minimum = 0, maximum = 20, nullable)]
+    max_pivots_per_week: Option<u32>,
+    /// A model name for this spec's pivots (at most 200 characters).
+    #[schema(max_length = 200, nullable)]
+    judge_model: Option<String>,
+}
