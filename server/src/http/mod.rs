@@ -3,6 +3,7 @@
 
 pub mod access;
 pub mod context;
+pub mod drain;
 pub mod error;
 pub mod extract;
 pub mod middleware;
