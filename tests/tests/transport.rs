@@ -90,3 +90,121 @@ async fn refusals_keep_the_connection_when_the_body_arrives_late() {
     assert!(statuses[2].1.contains("rate_limited"), "{}", statuses[2].1);
     s.stop().await;
 }
+
+/// A self-signed certificate for 127.0.0.1 and localhost, written to `dir`: (cert PEM path,
+/// key PEM path, cert PEM).
+fn certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let rcgen::CertifiedKey { cert, key_pair } =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .expect("certificate");
+    let (cert_path, key_path) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_path, cert.pem()).expect("write cert");
+    std::fs::write(&key_path, key_pair.serialize_pem()).expect("write key");
+    (cert_path, key_path, cert.pem())
+}
+
+#[tokio::test]
+async fn svcd_serves_https_and_a_silent_client_blocks_nobody() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (cert_path, key_path, cert_pem) = certificate(dir.path());
+    let tls = svc_server::http::tls::server_config(&cert_path, &key_path).expect("tls config");
+    let mut config = svc_integration_tests::test_config(&dir.path().join("data"));
+    config.tls_cert = Some(cert_path);
+    config.tls_key = Some(key_path);
+    let state = svc_server::AppState::open(config).await.expect("open");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(svc_server::serve_tls(listener, tls, state, async {
+        let _ = stopped.await;
+    }));
+
+    // A connection that never starts its handshake.
+    let _silent = TcpStream::connect(addr).await.expect("connect");
+    let client = reqwest::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem.as_bytes()).expect("pem"))
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("client");
+    let resp = client
+        .get(format!("https://127.0.0.1:{}/healthz", addr.port()))
+        .send()
+        .await
+        .expect("https request");
+    assert_eq!(resp.status(), reqwest::StatusCode::OK);
+    assert!(resp.headers().contains_key("x-request-id"));
+
+    // Without trusting the certificate the client refuses; plain HTTP gets no answer.
+    let untrusting = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("client");
+    assert!(untrusting
+        .get(format!("https://127.0.0.1:{}/healthz", addr.port()))
+        .send()
+        .await
+        .is_err());
+    assert!(untrusting
+        .get(format!("http://127.0.0.1:{}/healthz", addr.port()))
+        .send()
+        .await
+        .is_err());
+
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), server)
+        .await
+        .expect("graceful stop")
+        .expect("task")
+        .expect("clean shutdown");
+}
+
+async fn preflight(s: &TestServer, origin: &str) -> reqwest::Response {
+    s.request(reqwest::Method::OPTIONS, "/api/v1/events/track")
+        .header("origin", origin)
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "x-api-key,content-type")
+        .send()
+        .await
+        .expect("preflight")
+}
+
+#[tokio::test]
+async fn cors_answers_listed_origins_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = svc_integration_tests::test_config(&dir.path().join("data"));
+    config.cors_origins = vec!["https://app.example.com".to_owned()];
+    let s = TestServer::start_with(dir, config).await;
+    let allowed = preflight(&s, "https://app.example.com").await;
+    assert!(allowed.status().is_success(), "{}", allowed.status());
+    let h = allowed.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://app.example.com");
+    let allow_headers = h["access-control-allow-headers"].to_str().expect("ascii");
+    assert!(allow_headers.contains("x-api-key"), "{allow_headers}");
+    let other = preflight(&s, "https://evil.example.com").await;
+    assert!(!other.headers().contains_key("access-control-allow-origin"));
+    // A simple request from the listed origin can read the request id.
+    let resp = s
+        .get("/healthz")
+        .header("origin", "https://app.example.com")
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(
+        resp.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let exposed = resp.headers()["access-control-expose-headers"]
+        .to_str()
+        .expect("ascii")
+        .to_owned();
+    assert!(exposed.contains("x-request-id"), "{exposed}");
+    s.stop().await;
+
+    // Without a list there are no CORS headers at all.
+    let s = TestServer::start().await;
+    let resp = preflight(&s, "https://app.example.com").await;
+    assert!(!resp.headers().contains_key("access-control-allow-origin"));
+    s.stop().await;
+}
