@@ -91,22 +91,11 @@ async fn refusals_keep_the_connection_when_the_body_arrives_late() {
     s.stop().await;
 }
 
-/// A self-signed certificate for 127.0.0.1 and localhost, written to `dir`: (cert PEM path,
-/// key PEM path, cert PEM).
-fn certificate(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, String) {
-    let rcgen::CertifiedKey { cert, key_pair } =
-        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
-            .expect("certificate");
-    let (cert_path, key_path) = (dir.join("cert.pem"), dir.join("key.pem"));
-    std::fs::write(&cert_path, cert.pem()).expect("write cert");
-    std::fs::write(&key_path, key_pair.serialize_pem()).expect("write key");
-    (cert_path, key_path, cert.pem())
-}
-
 #[tokio::test]
 async fn svcd_serves_https_and_a_silent_client_blocks_nobody() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let (cert_path, key_path, cert_pem) = certificate(dir.path());
+    let (cert_path, key_path, cert_pem) =
+        svc_integration_tests::self_signed_certificate(dir.path());
     let tls = svc_server::http::tls::server_config(&cert_path, &key_path).expect("tls config");
     let mut config = svc_integration_tests::test_config(&dir.path().join("data"));
     config.tls_cert = Some(cert_path);
