@@ -35,6 +35,8 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
     pub realtime: Realtime,
+    /// One-use tickets that open `/v1/stream` from a browser.
+    pub stream_tickets: crate::events::stream_tickets::StreamTickets,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
@@ -104,6 +106,7 @@ impl AppState {
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
                 realtime: Realtime::new(),
+                stream_tickets: Default::default(),
                 sealer,
                 summary_cache: Default::default(),
                 http,

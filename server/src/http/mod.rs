@@ -74,6 +74,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(graph::get_graph))
         .routes(routes!(graph::query_graph))
         .routes(routes!(stream::stream))
+        .routes(routes!(stream::ticket))
         .routes(routes!(webhooks::receive))
         .routes(routes!(outbound::outbox))
         .routes(routes!(outbound::voice_status))
