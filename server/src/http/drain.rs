@@ -31,12 +31,15 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Default)]
 pub struct Retained {
     slot: Arc<Mutex<Option<Body>>>,
+    /// Never read the remainder; answer with `Connection: close` instead.
+    no_drain: bool,
 }
 
 impl std::fmt::Debug for Retained {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Retained")
             .field("unread", &self.slot.lock().is_some())
+            .field("no_drain", &self.no_drain)
             .finish()
     }
 }
@@ -45,7 +48,13 @@ impl Retained {
     pub fn new(body: Body) -> Retained {
         Retained {
             slot: Arc::new(Mutex::new(Some(body))),
+            no_drain: false,
         }
+    }
+
+    /// Whatever the handler leaves unread is not read here; the response closes instead.
+    pub fn close_instead_of_draining(&mut self) {
+        self.no_drain = true;
     }
 
     /// The body the handler reads; reading it to the end empties the slot.
@@ -65,10 +74,12 @@ impl Retained {
         if body.is_end_stream() {
             return response;
         }
-        // An oversize body is not worth reading (413), declared or found while reading.
-        let oversize = response.status() == StatusCode::PAYLOAD_TOO_LARGE
+        // An oversize body is not worth reading (413), declared or found while reading; nor is
+        // one the client has not sent yet (see `close_instead_of_draining`).
+        let skip = self.no_drain
+            || response.status() == StatusCode::PAYLOAD_TOO_LARGE
             || body.size_hint().exact().is_some_and(|n| n > limit as u64);
-        let drained = !oversize
+        let drained = !skip
             && tokio::time::timeout(DRAIN_TIMEOUT, read_to_end(body, limit))
                 .await
                 .unwrap_or(false);
@@ -164,6 +175,14 @@ mod tests {
             .await;
         assert!(response.headers().get(header::CONNECTION).is_none());
         assert!(retained.slot.lock().is_none(), "drained");
+    }
+
+    #[tokio::test]
+    async fn a_body_not_to_be_drained_closes_the_connection() {
+        let mut retained = Retained::new(Body::from("not sent yet"));
+        retained.close_instead_of_draining();
+        let response = retained.drain(100, Response::new(Body::empty())).await;
+        assert_eq!(response.headers()[header::CONNECTION], "close");
     }
 
     #[tokio::test]

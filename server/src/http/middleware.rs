@@ -38,7 +38,16 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
             // The handler reads the body through `retained`; what it leaves unread is drained
             // before the response goes out, so early refusals keep the connection.
             let (parts, body) = req.into_parts();
-            let retained = drain::Retained::new(body);
+            let mut retained = drain::Retained::new(body);
+            // A client that waits for `100 Continue` has not sent its body: asking for it only
+            // to throw it away would make it upload up to 1 MiB for a refusal.
+            if parts
+                .headers
+                .get(header::EXPECT)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+            {
+                retained.close_instead_of_draining();
+            }
             let req = Request::from_parts(parts, retained.body());
             // Refuse a declared oversize body before reading any of it.
             let response = if declared_length(req.headers())
