@@ -4,7 +4,7 @@
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps run test lint bench fuzz
+.PHONY: deps run test lint bench fuzz soak
 
 deps:
 	@./scripts/install-deps.sh
@@ -33,3 +33,7 @@ fuzz: deps
 	cd fuzz && for t in $$($(CARGO) fuzz list); do \
 		$(CARGO) fuzz run $$t --sanitizer none -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
+
+## Long forms of the bounded tests: the SIGKILL durability harness with 20 kill cycles.
+soak: deps
+	SVC_SIGKILL_CYCLES=20 $(CARGO) test -p svc-server --test sigkill_durability -- --nocapture

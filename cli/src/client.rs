@@ -51,6 +51,16 @@ impl Answer {
     }
 }
 
+/// A PEM file of the CA that signed a private svcd's certificate.
+pub const CA_CERT_ENV: &str = "SVC_CA_CERT";
+
+fn private_ca(path: &std::path::Path) -> Result<reqwest::Certificate> {
+    let pem = std::fs::read(path)
+        .map_err(|e| CliError::Local(format!("{CA_CERT_ENV} {}: {e}", path.display())))?;
+    reqwest::Certificate::from_pem(&pem)
+        .map_err(|e| CliError::Local(format!("{CA_CERT_ENV} {}: {e}", path.display())))
+}
+
 #[derive(Clone, Debug)]
 pub struct Client {
     pub base: String,
@@ -60,10 +70,15 @@ pub struct Client {
 
 impl Client {
     pub fn new(base: &str, key: Option<&str>) -> Result<Client> {
-        let http = Http::builder()
+        let mut builder = Http::builder()
             .timeout(Duration::from_secs(60))
             .connect_timeout(Duration::from_secs(5))
-            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("svc/", env!("CARGO_PKG_VERSION")));
+        // https:// servers are checked against the public roots, plus a private CA if given.
+        if let Some(path) = std::env::var_os(CA_CERT_ENV).filter(|p| !p.is_empty()) {
+            builder = builder.add_root_certificate(private_ca(std::path::Path::new(&path))?);
+        }
+        let http = builder
             .build()
             .map_err(|e| CliError::Local(format!("cannot build the HTTP client: {e}")))?;
         Ok(Client {

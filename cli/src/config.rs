@@ -183,16 +183,11 @@ pub fn resolve(o: &Overrides) -> Result<Resolved> {
 /// Checks the base URL and drops a trailing slash.
 pub fn normalize_server(raw: &str) -> Result<String> {
     let s = raw.trim().trim_end_matches('/');
-    if let Some(rest) = s.strip_prefix("http://") {
-        if !rest.is_empty() {
-            return Ok(s.to_owned());
-        }
-    }
-    if s.starts_with("https://") {
-        return Err(CliError::Usage(format!(
-            "{s}: this build of svc speaks plain HTTP only; reach svcd over http:// (e.g. on \
-             localhost or through an SSH tunnel)"
-        )));
+    let rest = s
+        .strip_prefix("http://")
+        .or_else(|| s.strip_prefix("https://"));
+    if rest.is_some_and(|r| !r.is_empty()) {
+        return Ok(s.to_owned());
     }
     Err(CliError::Usage(format!(
         "{raw:?} is not a server address; expected e.g. {DEFAULT_SERVER}"
@@ -209,10 +204,11 @@ mod tests {
             normalize_server("http://127.0.0.1:8080/").ok().as_deref(),
             Some("http://127.0.0.1:8080")
         );
-        assert!(matches!(
-            normalize_server("https://x"),
-            Err(CliError::Usage(_))
-        ));
+        assert_eq!(
+            normalize_server("https://svc.example.com/").ok().as_deref(),
+            Some("https://svc.example.com")
+        );
+        assert!(normalize_server("https://").is_err());
         assert!(matches!(
             normalize_server("localhost:8080"),
             Err(CliError::Usage(_))

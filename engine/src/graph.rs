@@ -229,6 +229,12 @@ impl Graph {
         self.shared.poisoned.lock().is_none()
     }
 
+    /// The shared state, for unit tests that inject store faults.
+    #[cfg(test)]
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
     /// Drops this handle; the store closes once no clone is left.
     pub fn close(self) {}
 }

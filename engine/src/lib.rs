@@ -33,6 +33,8 @@ mod bitmap;
 mod codec;
 pub mod columns;
 mod error;
+#[cfg(all(test, feature = "storage"))]
+mod faults;
 #[cfg(feature = "storage")]
 mod graph;
 mod identity;

@@ -55,6 +55,9 @@ pub(crate) trait KvRead {
 
 pub(crate) struct Store {
     db: DB,
+    /// Injected write and fsync failures (unit tests only).
+    #[cfg(test)]
+    pub faults: crate::faults::Faults,
 }
 
 impl std::fmt::Debug for Store {
@@ -133,7 +136,11 @@ impl Store {
             ColumnFamilyDescriptor::new(cf.name(), o)
         });
         let db = DB::open_cf_descriptors(&db_opts, path, descriptors)?;
-        Ok(Store { db })
+        Ok(Store {
+            db,
+            #[cfg(test)]
+            faults: Default::default(),
+        })
     }
 
     fn handle(&self, cf: Cf) -> Result<&ColumnFamily, EngineError> {
@@ -158,12 +165,16 @@ impl Store {
         // A batch lists each family's keys in order (the overlay is sorted), so each insert
         // can start from the previous one instead of the skiplist's head.
         opts.set_memtable_insert_hint_per_batch(true);
+        #[cfg(test)]
+        self.faults.before_write()?;
         self.db.write_opt(batch.inner, &opts)?;
         Ok(())
     }
 
     /// Makes every write so far durable (one fsync shared by all of them: group commit).
     pub fn sync_wal(&self) -> Result<(), EngineError> {
+        #[cfg(test)]
+        self.faults.before_sync()?;
         self.db.flush_wal(true)?;
         Ok(())
     }

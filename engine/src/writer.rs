@@ -234,7 +234,13 @@ fn syncer_loop(shared: &Shared, groups: Receiver<Group>) {
             batch.push(more);
         }
         let synced = if batch.iter().any(|(r, _)| r.is_ok()) {
-            shared.store.sync_wal()
+            // After a failed fsync nothing is acknowledged any more, not even groups committed
+            // before the failure was known: whether the failed writes reached the disk is
+            // unknown (a later fsync may succeed without them), and these groups may have read
+            // what those writes wrote.
+            shared
+                .check_healthy()
+                .and_then(|()| shared.store.sync_wal())
         } else {
             Ok(())
         };

@@ -38,6 +38,11 @@ pub struct Config {
     /// The address the outside world reaches this service at (callback URLs sent to
     /// providers, the Message-ID domain); `None`: `http://` + the bound listen address.
     pub public_url: Option<String>,
+    /// PEM certificate chain and private key: svcd serves HTTPS when both are set.
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    /// Browser origins allowed by CORS (`https://app.example.com`); empty: no CORS headers.
+    pub cors_origins: Vec<String>,
 }
 
 impl std::fmt::Debug for Config {
@@ -65,6 +70,9 @@ impl std::fmt::Debug for Config {
             .field("login_max_failures", &self.login_max_failures)
             .field("login_window", &self.login_window)
             .field("public_url", &self.public_url)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("cors_origins", &self.cors_origins)
             .finish()
     }
 }
@@ -88,6 +96,9 @@ impl Config {
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
             public_url: None,
+            tls_cert: None,
+            tls_key: None,
+            cors_origins: Vec::new(),
         }
     }
 

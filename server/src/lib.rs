@@ -49,7 +49,7 @@ pub mod workspaces;
 
 pub use config::{Config, LogFormat};
 pub use error::{Code, Error};
-pub use http::{app, serve};
+pub use http::{app, serve, serve_tls};
 pub use state::AppState;
 
 /// Resolves on SIGINT (Ctrl-C) or SIGTERM.

@@ -59,6 +59,16 @@ struct ServeArgs {
     /// `http://<addr>`.
     #[arg(long, env = "SVC_PUBLIC_URL")]
     public_url: Option<String>,
+    /// PEM certificate chain: serve HTTPS (with --tls-key).
+    #[arg(long, env = "SVC_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key of --tls-cert.
+    #[arg(long, env = "SVC_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Browser origins allowed by CORS, comma-separated (`https://app.example.com`); none by
+    /// default (no CORS headers).
+    #[arg(long, env = "SVC_CORS_ORIGINS", value_delimiter = ',')]
+    cors_origins: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -79,7 +89,14 @@ fn main() -> ExitCode {
         Format::Json => LogFormat::Json,
     };
     config.jwt_secret = args.jwt_secret.map(String::into_bytes);
+    config.tls_cert = args.tls_cert;
+    config.tls_key = args.tls_key;
+    config.cors_origins = args.cors_origins;
     svc_server::telemetry::init(config.log_format);
+    if let Err(e) = svc_server::http::cors::parse_origins(&config.cors_origins) {
+        tracing::error!(error = %e, "SVC_CORS_ORIGINS");
+        return ExitCode::FAILURE;
+    }
     let keys = args
         .master_key
         .iter()
@@ -119,13 +136,23 @@ fn main() -> ExitCode {
 }
 
 async fn run(config: Config) -> Result<(), svc_server::Error> {
+    // Read the certificate before anything else, so a bad one stops svcd at once.
+    let tls = match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => Some(svc_server::http::tls::server_config(cert, key)?),
+        _ => None,
+    };
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
         .map_err(|e| svc_server::Error::internal(format!("binding {}: {e}", config.addr)))?;
     let addr = listener.local_addr().map_err(svc_server::Error::internal)?;
-    tracing::info!(%addr, data_dir = %config.data_dir.display(), "svcd listening");
+    tracing::info!(%addr, tls = tls.is_some(), data_dir = %config.data_dir.display(), "svcd listening");
     let state = AppState::open(config).await?;
-    svc_server::serve(listener, state, svc_server::shutdown_signal()).await?;
+    match tls {
+        Some(tls) => {
+            svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await?
+        }
+        None => svc_server::serve(listener, state, svc_server::shutdown_signal()).await?,
+    }
     tracing::info!("svcd stopped cleanly");
     Ok(())
 }

@@ -35,6 +35,8 @@ pub struct Inner {
     pub metrics: Metrics,
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
     pub realtime: Realtime,
+    /// One-use tickets that open `/v1/stream` from a browser.
+    pub stream_tickets: crate::events::stream_tickets::StreamTickets,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
@@ -88,10 +90,14 @@ impl AppState {
         let http = crate::integrations::HttpClient::new()?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
         crate::outbound::recover(&store).await?;
-        let public_url = config
-            .public_url
-            .clone()
-            .unwrap_or_else(|| format!("http://{}", config.addr));
+        let public_url = config.public_url.clone().unwrap_or_else(|| {
+            let scheme = if config.tls_cert.is_some() {
+                "https"
+            } else {
+                "http"
+            };
+            format!("{scheme}://{}", config.addr)
+        });
         let state = AppState {
             inner: Arc::new(Inner {
                 jwt: JwtKeys::new(&jwt_secret),
@@ -100,6 +106,7 @@ impl AppState {
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
                 realtime: Realtime::new(),
+                stream_tickets: Default::default(),
                 sealer,
                 summary_cache: Default::default(),
                 http,
@@ -157,8 +164,13 @@ impl AppState {
 
     /// Called by `serve` with the bound address, for the default public URL.
     pub fn bound_to(&self, addr: std::net::SocketAddr) {
+        self.bound_to_url(format!("http://{addr}"));
+    }
+
+    /// [`AppState::bound_to`] with the scheme given (`https://` when serving TLS).
+    pub fn bound_to_url(&self, url: String) {
         if self.config.public_url.is_none() {
-            *self.public_url.write() = format!("http://{addr}");
+            *self.public_url.write() = url;
         }
     }
 

@@ -24,6 +24,8 @@ pub struct TestServer {
     task: Option<JoinHandle<Result<(), svc_server::Error>>>,
     /// The service's state, for what only the operator does (never for what HTTP can do).
     state: Option<AppState>,
+    /// The PEM certificate a [`TestServer::start_tls`] server presents (its own CA).
+    pub tls_cert: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for TestServer {
@@ -122,6 +124,43 @@ impl TestServer {
             shutdown: Some(tx),
             task: Some(task),
             state: Some(operator),
+            tls_cert: None,
+        }
+    }
+
+    /// Like [`TestServer::start`], over HTTPS with a self-signed certificate for 127.0.0.1
+    /// (`tls_cert`), which `client` trusts. `stop` works; `restart` comes back over HTTP.
+    pub async fn start_tls() -> TestServer {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (cert, key, pem) = self_signed_certificate(dir.path());
+        let mut config = test_config(&dir.path().join("data"));
+        config.tls_cert = Some(cert.clone());
+        config.tls_key = Some(key.clone());
+        let tls = svc_server::http::tls::server_config(&cert, &key).expect("TLS config");
+        let state = AppState::open(config.clone()).await.expect("open state");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (tx, rx) = oneshot::channel::<()>();
+        let operator = state.clone();
+        let task = tokio::spawn(svc_server::serve_tls(listener, tls, state, async {
+            let _ = rx.await;
+        }));
+        let client = reqwest::Client::builder()
+            .add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes()).expect("pem"))
+            .timeout(Duration::from_secs(30))
+            .build()
+            .expect("client");
+        TestServer {
+            base: format!("https://{addr}"),
+            client,
+            dir: Some(dir),
+            config,
+            shutdown: Some(tx),
+            task: Some(task),
+            state: Some(operator),
+            tls_cert: Some(cert),
         }
     }
 
@@ -391,4 +430,18 @@ pub fn all_files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
 
 pub fn contains_bytes(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A self-signed certificate for 127.0.0.1 and localhost written to `dir`: the certificate and
+/// key PEM files and the certificate PEM.
+pub fn self_signed_certificate(
+    dir: &std::path::Path,
+) -> (std::path::PathBuf, std::path::PathBuf, String) {
+    let rcgen::CertifiedKey { cert, key_pair } =
+        rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .expect("certificate");
+    let (cert_path, key_path) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert_path, cert.pem()).expect("write cert");
+    std::fs::write(&key_path, key_pair.serialize_pem()).expect("write key");
+    (cert_path, key_path, cert.pem())
 }

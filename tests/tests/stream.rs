@@ -107,3 +107,82 @@ async fn the_stream_needs_a_credential() {
     }
     assert!(connect(&s, Some("svc_live_bogus")).await.is_err());
 }
+
+/// Opens `/v1/stream?ticket=...` with no credential in the headers, as a browser does.
+async fn connect_with_ticket(
+    s: &TestServer,
+    ticket: &str,
+) -> Result<Ws, tokio_tungstenite::tungstenite::Error> {
+    let url = s
+        .url(&format!("/v1/stream?ticket={ticket}"))
+        .replacen("http://", "ws://", 1);
+    tokio_tungstenite::connect_async(url)
+        .await
+        .map(|(ws, _)| ws)
+}
+
+async fn ticket_for(s: &TestServer, bearer: &str) -> Value {
+    let resp = s
+        .post("/v1/stream/ticket")
+        .bearer_auth(bearer)
+        .send()
+        .await
+        .expect("ticket");
+    let (status, body) = read(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body
+}
+
+#[tokio::test]
+async fn a_browser_ticket_opens_the_stream_once() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let b = s.account().await;
+    let ticket = ticket_for(&s, &a.token).await;
+    assert_eq!(ticket["expires_in"], 60);
+    let t = ticket["ticket"].as_str().expect("ticket").to_owned();
+    assert!(t.starts_with("stk_"), "{ticket}");
+    assert_eq!(ticket["url"], format!("/v1/stream?ticket={t}"));
+
+    let mut ws = connect_with_ticket(&s, &t).await.expect("ticket opens");
+    // The stream is the ticket holder's workspace: A's event arrives, B's does not.
+    let key_b = s.agent_key(&b).await.plaintext;
+    let key_a = s.agent_key(&a).await.plaintext;
+    for key in [&key_b, &key_a] {
+        let resp = s
+            .post("/api/v1/events/track")
+            .header("x-api-key", key.as_str())
+            .json(&json!({"action": "page_viewed", "email": "t@x.io"}))
+            .send()
+            .await
+            .expect("track");
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    let got = next_json(&mut ws, Duration::from_secs(5))
+        .await
+        .expect("a message");
+    assert_eq!(got["event"], "page_viewed", "{got}");
+    assert!(next_json(&mut ws, Duration::from_millis(300))
+        .await
+        .is_none());
+
+    // Used up; unknown tickets and no ticket are refused; keys may ask for tickets too.
+    for bad in [t.as_str(), "stk_made_up"] {
+        match connect_with_ticket(&s, bad).await {
+            Err(tokio_tungstenite::tungstenite::Error::Http(r)) => {
+                assert_eq!(r.status().as_u16(), 401)
+            }
+            other => panic!("{bad}: {:?}", other.map(|_| "connected")),
+        }
+    }
+    assert!(connect(&s, None).await.is_err());
+    let reader = s.reader_key(&a).await.plaintext;
+    let keyed = ticket_for(&s, &reader).await;
+    let t = keyed["ticket"].as_str().expect("ticket");
+    connect_with_ticket(&s, t)
+        .await
+        .expect("a key's ticket opens");
+    let resp = s.post("/v1/stream/ticket").send().await.expect("anonymous");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    s.stop().await;
+}

@@ -14,6 +14,7 @@
 pub mod direct;
 pub mod realtime;
 pub mod signatures;
+pub mod stream_tickets;
 pub mod webhook_secrets;
 pub mod webhooks;
 

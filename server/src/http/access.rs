@@ -18,7 +18,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::{json, Value};
 
-use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, WEBHOOK_TOKEN};
+use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, STREAM_TICKET, WEBHOOK_TOKEN};
 use crate::auth::{self, Legacy, Presented, Principal};
 use crate::clock;
 use crate::error::{Code, Error};
@@ -50,6 +50,9 @@ pub enum Anonymous {
     /// Served; the handler verifies the sender's signature over the body (callbacks of
     /// outside providers, which cannot hold our credentials).
     Signature,
+    /// Served as the credential a one-use `?ticket=` stands for (`/v1/stream` from browsers,
+    /// see `events::stream_tickets`); 401 otherwise.
+    StreamTicket,
 }
 
 /// What an agent (`svc_live_`) key gets.
@@ -210,7 +213,12 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("GET", "/v1/journeys", CUSTOMERS),
     ("GET", "/v1/cohorts", CUSTOMERS),
     ("GET", "/v1/products", CUSTOMERS),
-    ("GET", "/v1/stream", CUSTOMERS),
+    (
+        "GET",
+        "/v1/stream",
+        CUSTOMERS.anonymous(Anonymous::StreamTicket),
+    ),
+    ("POST", "/v1/stream/ticket", CUSTOMERS),
     ("GET", "/v1/reporting/summary", CUSTOMERS),
     ("GET", "/v1/reporting/recent-reasoning", CUSTOMERS),
     ("POST", "/v1/messages", JWT_WRITE),
@@ -376,6 +384,7 @@ async fn authorize(
     if !presented {
         return match (rule.anonymous, token) {
             (Anonymous::Demo, _) => Ok(Caller::Anonymous),
+            (Anonymous::StreamTicket, _) => by_stream_ticket(state, uri),
             (Anonymous::WebhookToken, Some(token)) => by_webhook_token(state, &token).await,
             _ => Err(Error::unauthenticated(
                 "a valid agent key or session token is required",
@@ -477,6 +486,25 @@ fn webhook_token(uri: &Uri) -> Option<String> {
     params.remove("token")
 }
 
+fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> {
+    let Query(mut params) =
+        Query::<HashMap<String, String>>::try_from_uri(uri).unwrap_or(Query(HashMap::new()));
+    let Some(ticket) = params.remove("ticket") else {
+        return Err(Error::unauthenticated(
+            "a valid agent key, session token or stream ticket is required",
+        ));
+    };
+    match state
+        .stream_tickets
+        .redeem(&ticket, std::time::Instant::now())
+    {
+        Some(principal) => Ok(Caller::Principal(Box::new(principal))),
+        None => Err(Error::unauthenticated(
+            "the stream ticket is unknown, used or expired; ask for a new one",
+        )),
+    }
+}
+
 async fn by_webhook_token(state: &AppState, token: &str) -> Result<Caller, Error> {
     let ws = webhooks::resolve_token(&state.store, token).await?;
     super::extract::rate_limit(
@@ -497,6 +525,7 @@ impl Rule {
             Anonymous::Public | Anonymous::Demo => kinds.push("none"),
             Anonymous::WebhookToken => kinds.push("webhook_token"),
             Anonymous::Signature => kinds.push("signature"),
+            Anonymous::StreamTicket => kinds.push("stream_ticket"),
             Anonymous::Refused => {}
         }
         if matches!(self.anonymous, Anonymous::Public | Anonymous::Signature) {
@@ -550,6 +579,9 @@ impl Rule {
             }
             Anonymous::Demo => who.push("no credential (demo data)".to_owned()),
             Anonymous::WebhookToken => who.push("the workspace's webhook `?token=`".to_owned()),
+            Anonymous::StreamTicket => {
+                who.push("a one-use `?ticket=` from `POST /v1/stream/ticket`".to_owned())
+            }
             Anonymous::Refused => {}
         }
         if self.jwt {
@@ -602,6 +634,12 @@ impl Rule {
         if self.anonymous == Anonymous::WebhookToken {
             out.push(SecurityRequirement::new(
                 WEBHOOK_TOKEN,
+                Vec::<String>::new(),
+            ));
+        }
+        if self.anonymous == Anonymous::StreamTicket {
+            out.push(SecurityRequirement::new(
+                STREAM_TICKET,
                 Vec::<String>::new(),
             ));
         }

@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use tracing::Instrument;
 
 use super::context::{self, RequestContext};
+use super::drain;
 use super::extract::payload_too_large;
 use crate::error::{Code, Error};
 use crate::ids;
@@ -34,12 +35,29 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
     let mut response = context::scope(
         ctx.clone(),
         async move {
-            // Refuse a declared oversize body before reading any of it.
-            if declared_length(req.headers()).is_some_and(|n| n > super::MAX_BODY_BYTES as u64) {
-                return payload_too_large().into_response();
+            // The handler reads the body through `retained`; what it leaves unread is drained
+            // before the response goes out, so early refusals keep the connection.
+            let (parts, body) = req.into_parts();
+            let mut retained = drain::Retained::new(body);
+            // A client that waits for `100 Continue` has not sent its body: asking for it only
+            // to throw it away would make it upload up to 1 MiB for a refusal.
+            if parts
+                .headers
+                .get(header::EXPECT)
+                .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+            {
+                retained.close_instead_of_draining();
             }
-            let response = next.run(req).await;
-            with_error_body(response).await
+            let req = Request::from_parts(parts, retained.body());
+            // Refuse a declared oversize body before reading any of it.
+            let response = if declared_length(req.headers())
+                .is_some_and(|n| n > super::MAX_BODY_BYTES as u64)
+            {
+                payload_too_large().into_response()
+            } else {
+                with_error_body(next.run(req).await).await
+            };
+            retained.drain(super::MAX_BODY_BYTES, response).await
         }
         .instrument(span.clone()),
     )

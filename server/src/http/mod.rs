@@ -3,12 +3,15 @@
 
 pub mod access;
 pub mod context;
+pub mod cors;
+pub mod drain;
 pub mod error;
 pub mod extract;
 pub mod middleware;
 pub mod openapi;
 pub mod request_docs;
 pub mod routes;
+pub mod tls;
 
 use std::future::Future;
 
@@ -72,6 +75,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(graph::get_graph))
         .routes(routes!(graph::query_graph))
         .routes(routes!(stream::stream))
+        .routes(routes!(stream::ticket))
         .routes(routes!(webhooks::receive))
         .routes(routes!(outbound::outbox))
         .routes(routes!(outbound::voice_status))
@@ -126,15 +130,21 @@ pub fn app(state: AppState) -> Router {
         state.clone(),
         access::enforce,
     ));
-    api.merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+    let app = api
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(middleware::panic_response))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             middleware::request_context,
-        ))
-        .with_state(state)
+        ));
+    // Outermost, so preflight requests are answered before routing.
+    let app = match cors::layer(&state.config.cors_origins) {
+        Some(cors) => app.layer(cors),
+        None => app,
+    };
+    app.with_state(state)
 }
 
 /// Serves until `shutdown` resolves, lets in-flight requests finish, then flushes pending key
@@ -146,6 +156,33 @@ where
     if let Ok(addr) = listener.local_addr() {
         state.bound_to(addr);
     }
+    serve_on(listener, state, shutdown).await
+}
+
+/// [`serve`] over TLS: connections are served once their handshake is done (see `tls`).
+pub async fn serve_tls<F>(
+    listener: TcpListener,
+    tls: std::sync::Arc<tokio_rustls::rustls::ServerConfig>,
+    state: AppState,
+    shutdown: F,
+) -> Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    if let Ok(addr) = listener.local_addr() {
+        state.bound_to_url(format!("https://{addr}"));
+    }
+    let listener = tls::TlsListener::new(listener, tls)
+        .map_err(|e| Error::internal(format!("TLS listener: {e}")))?;
+    serve_on(listener, state, shutdown).await
+}
+
+async fn serve_on<L, F>(listener: L, state: AppState, shutdown: F) -> Result<()>
+where
+    L: axum::serve::Listener,
+    L::Addr: std::fmt::Debug,
+    F: Future<Output = ()> + Send + 'static,
+{
     let served = axum::serve(listener, app(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

@@ -33,6 +33,8 @@ pub const AGENT_KEY_BEARER: &str = "agent_key";
 pub const AGENT_KEY_HEADER: &str = "api_key";
 /// The workspace's webhook token in the query (`?token=whk_...`).
 pub const WEBHOOK_TOKEN: &str = "webhook_token";
+/// A one-use WebSocket ticket in the query (`?ticket=stk_...`, `POST /v1/stream/ticket`).
+pub const STREAM_TICKET: &str = "stream_ticket";
 
 struct SecuritySchemes;
 
@@ -64,6 +66,10 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme(
             WEBHOOK_TOKEN,
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("token"))),
+        );
+        components.add_security_scheme(
+            STREAM_TICKET,
+            SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("ticket"))),
         );
     }
 }

@@ -51,6 +51,18 @@ pub fn start(
     String,
     std::thread::JoinHandle<Vec<String>>,
 ) {
+    start_with_args(data_dir, &[])
+}
+
+/// [`start`] with more `serve` flags.
+pub fn start_with_args(
+    data_dir: &std::path::Path,
+    extra: &[&std::ffi::OsStr],
+) -> (
+    std::process::Child,
+    String,
+    std::thread::JoinHandle<Vec<String>>,
+) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_svcd"))
         .args([
             "serve",
@@ -61,6 +73,7 @@ pub fn start(
             "--data-dir",
         ])
         .arg(data_dir)
+        .args(extra)
         .env_remove("SVC_ADDR")
         .env_remove("SVC_JWT_SECRET")
         .stdout(Stdio::null())

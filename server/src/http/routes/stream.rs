@@ -1,5 +1,6 @@
 //! `GET /v1/stream`: the caller's workspace's real-time messages over a WebSocket
-//! (DESIGN.md §4). JWT or agent key in the upgrade request's headers.
+//! (DESIGN.md §4). JWT or agent key in the upgrade request's headers, or (browsers) a one-use
+//! ticket from `POST /v1/stream/ticket` in `?ticket=`.
 //!
 //! The subscription is taken before the upgrade is answered, so every event committed after
 //! the 101 response reaches the client. A client that falls behind by more than the channel's
@@ -7,13 +8,16 @@
 
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
+use axum::http::StatusCode;
 use axum::response::Response;
+use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::error::Error;
+use crate::events::stream_tickets::TICKET_TTL;
 use crate::events::StreamMessage;
 use crate::http::error::ErrorBody;
-use crate::http::extract::AnyAuth;
+use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
 
 type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
@@ -24,8 +28,11 @@ type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
     responses(
     (status = 101, description = "WebSocket of StreamMessage JSON texts", body = StreamMessage),
     (status = 400, description = "not a WebSocket upgrade request", body = ErrorBody),
-    (status = 401, body = ErrorBody),
-))]
+    (status = 401, description = "no credential, or a ticket that is unknown, used or expired",
+        body = ErrorBody),
+),
+    params(("ticket" = Option<String>, Query,
+        description = "a one-use ticket from POST /v1/stream/ticket (browsers)")))]
 pub async fn stream(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
@@ -33,6 +40,41 @@ pub async fn stream(
 ) -> Result<Response, Error> {
     let rx = state.realtime.subscribe(p.workspace());
     Ok(upgrade.on_upgrade(move |socket| forward(socket, rx)))
+}
+
+/// A one-use ticket that opens `/v1/stream` once, within `expires_in` seconds.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct StreamTicket {
+    /// `stk_...`: pass as `?ticket=`.
+    pub ticket: String,
+    /// Seconds the ticket stays valid.
+    pub expires_in: u64,
+    /// The stream's path with the ticket.
+    pub url: String,
+}
+
+/// A ticket for a browser's WebSocket, which cannot carry the credential in a header: the
+/// stream it opens acts as the credential that asked for it.
+#[utoipa::path(post, path = "/v1/stream/ticket", tag = "events",
+    responses(
+    (status = 201, body = StreamTicket),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+    (status = 429, body = ErrorBody),
+))]
+pub async fn ticket(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+) -> Result<(StatusCode, ApiJson<StreamTicket>), Error> {
+    let ticket = state.stream_tickets.issue(p, std::time::Instant::now())?;
+    Ok((
+        StatusCode::CREATED,
+        ApiJson(StreamTicket {
+            url: format!("/v1/stream?ticket={ticket}"),
+            ticket,
+            expires_in: TICKET_TTL.as_secs(),
+        }),
+    ))
 }
 
 async fn forward(mut socket: WebSocket, mut rx: Receiver) {
