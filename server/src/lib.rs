@@ -30,6 +30,7 @@ pub mod integrations;
 pub mod keys;
 pub mod ledger;
 pub mod mcp;
+pub mod members;
 pub mod metrics;
 pub mod outbound;
 pub mod outreach;
