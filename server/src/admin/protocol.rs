@@ -133,7 +133,7 @@ mod tests {
             "",
             "{}",
             r#"{"command":"drop_everything"}"#,
-            r#"{"command":"validate","extra":1}"#,
+            r#"{"command":"backup","dest":"/x","extra":1}"#,
             r#"{"command":"revoke_keys"}"#,
         ] {
             let e = parse_request(bad).expect_err(bad);
