@@ -339,3 +339,80 @@ fn not_opened(data_dir: &Path, e: &crate::store::EngineError) -> Error {
         format!("cannot open the store of {}: {detail}", data_dir.display()),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workspaces::WorkspaceEntry;
+
+    /// A data directory holding one workspace, as a stopped service leaves it.
+    async fn data_dir_with_workspace(dir: &Path) -> WorkspaceId {
+        let store = Store::open(&dir.join("store")).expect("open");
+        let ws = WorkspaceId(0x0123_4567_89ab_cdef);
+        let entry = WorkspaceEntry {
+            id: workspaces::render_id(ws),
+            number: ws.0,
+            name: "Ops".into(),
+            owner_user_id: "usr_1".into(),
+            created_at: "2026-01-01T00:00:00Z".into(),
+        };
+        store
+            .write(move |tx| workspaces::create_in(tx, &entry, "2026-01-01T00:00:00Z"))
+            .await
+            .expect("workspace");
+        store.close();
+        ws
+    }
+
+    #[tokio::test]
+    async fn commands_on_a_stopped_directory_and_its_backup() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let live = root.path().join("live");
+        let ws = data_dir_with_workspace(&live).await;
+        let id = workspaces::render_id(ws);
+        std::fs::write(live.join("jwt.secret"), "ab".repeat(32)).expect("secret");
+
+        let op = Operator::open(&live, ConfiguredKeys::default()).expect("open");
+        // A second opener while the store is held: refused as "in use", not opened twice.
+        let e = Operator::open(&live, ConfiguredKeys::default()).expect_err("locked");
+        assert_eq!(e.code, Code::Unavailable);
+        assert!(e.message.contains("is in use"), "{}", e.message);
+
+        let set = op.set_plan(&id, "growth", None).await.expect("set plan");
+        assert_eq!(set["monthly_credit_limit"], 3000);
+        assert!(op.set_plan(&id, "platinum", None).await.is_err());
+        assert!(op.set_plan("ws_nope", "pro", None).await.is_err());
+        let list = op.workspace_list().await.expect("list");
+        assert_eq!(list["workspaces"][0]["plan"], "growth");
+        assert_eq!(op.validate().await.expect("validate")["ok"], true);
+        let none = op.revoke_keys(&id).await.expect("revoke");
+        assert_eq!(none["revoked"], json!([]));
+
+        let backup = root.path().join("backup");
+        let b = op.backup(&backup).await.expect("backup");
+        assert_eq!(b["secrets"], json!(["jwt.secret"]));
+        assert!(op.backup(&backup).await.is_err(), "not over a backup");
+        assert!(op.backup(Path::new("relative")).await.is_err());
+        op.close();
+
+        let restored = root.path().join("restored");
+        let r = backup::restore(&backup, &restored).expect("restore");
+        assert_eq!(r["valid"], true, "{r}");
+        let copy = Operator::open(&restored, ConfiguredKeys::default()).expect("open copy");
+        let list = copy.workspace_list().await.expect("list");
+        assert_eq!(list["workspaces"][0]["id"], id.as_str());
+        assert_eq!(list["workspaces"][0]["plan"], "growth");
+        copy.close();
+        assert_eq!(
+            std::fs::read(restored.join("jwt.secret")).expect("secret"),
+            std::fs::read(live.join("jwt.secret")).expect("secret")
+        );
+    }
+
+    #[test]
+    fn what_is_not_a_data_directory_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let e = Operator::open(dir.path(), ConfiguredKeys::default()).expect_err("empty");
+        assert!(e.message.contains("not a data directory"), "{}", e.message);
+    }
+}

@@ -757,6 +757,9 @@ mod tests {
             if rule.legacy {
                 assert_eq!(rule.key_grants(), [RouteGrant::EventsWrite], "{path}");
             }
+            if rule.owner_only {
+                assert!(rule.jwt && rule.key == KeyAccess::Refused && rule.effect == Write);
+            }
         }
         let head = rule_for(&Method::HEAD, "/v1/customers").expect("HEAD is GET");
         assert_eq!(head.key_grants(), [RouteGrant::CustomersRead]);
