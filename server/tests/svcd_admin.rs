@@ -79,6 +79,36 @@ fn register(addr: &str, email: &str) -> (String, String) {
     )
 }
 
+const SEGMENT_SECRET: &str = "segment_signing_secret_for_rotation";
+
+/// A Segment delivery signed with `secret` (hex HMAC-SHA1 of the body); the status.
+fn segment_delivery(addr: &str, token: &str, secret: &str, n: u32) -> u16 {
+    use hmac::{Hmac, Mac};
+    let body = json!({"type": "track", "event": "Signed Up", "userId": format!("seg-{n}"),
+                      "messageId": format!("m-{n}")})
+    .to_string();
+    let mut mac = Hmac::<sha1::Sha1>::new_from_slice(secret.as_bytes()).expect("key");
+    mac.update(body.as_bytes());
+    let signature: String = mac
+        .finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let auth = format!("Bearer {token}");
+    let raw = send(
+        addr,
+        "POST",
+        "/api/webhooks/segment",
+        &[("Authorization", &auth), ("X-Signature", &signature)],
+        &body,
+    );
+    raw.split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
 fn terminate(child: std::process::Child) {
     let status = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -303,10 +333,30 @@ fn rotation_online_and_offline_locked_directory_and_stale_socket() {
         r#"{"businessName": "Acme Rockets"}"#,
     );
     assert_eq!(status, 200, "{v}");
+    let (status, v) = call(
+        &addr,
+        "PUT",
+        "/api/v1/webhooks/segment/secret",
+        Some(&token),
+        &json!({ "secret": SEGMENT_SECRET }).to_string(),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(segment_delivery(&addr, &token, SEGMENT_SECRET, 1), 200);
+    let smtp = json!({"host": "smtp.example.com", "port": 587, "username": "mailer",
+                      "password": "mail-password-6789", "from": "Acme <hi@acme.io>"});
+    let (status, v) = call(
+        &addr,
+        "PUT",
+        "/api/v1/integrations/smtp",
+        Some(&token),
+        &smtp.to_string(),
+    );
+    assert_eq!(status, 200, "{v}");
     let key_before = std::fs::read_to_string(dir.join("master.key")).expect("master.key");
 
+    // Brand context, the webhook signing secret and the SMTP config are the sealed values.
     let rotated = admin_ok(&dir, &["rotate-master-key"], SOCKET);
-    assert_eq!(rotated["resealed"], 1, "{rotated}");
+    assert_eq!(rotated["resealed"], 3, "{rotated}");
     assert_eq!(rotated["generated"], true);
     assert_eq!(rotated["retired_file_removed"], false, "kept while serving");
     assert_ne!(rotated["key_id"], rotated["previous_key_id"]);
@@ -329,13 +379,27 @@ fn rotation_online_and_offline_locked_directory_and_stale_socket() {
     child.wait().expect("reaped");
     assert!(dir.join("admin.sock").exists());
     let rotated = admin_ok(&dir, &["rotate-master-key"], DIRECT);
-    assert_eq!(rotated["resealed"], 1, "{rotated}");
+    assert_eq!(rotated["resealed"], 3, "{rotated}");
     assert_eq!(rotated["retired_file_removed"], true, "{rotated}");
     assert!(!dir.join("master.key.retired").exists());
 
     // The next service replaces the stale socket and reads the value under the newest key.
     let (child, addr, log) = start(&dir);
     assert_eq!(brand(&addr), "Acme Rockets");
+    // The signing secret opens under the newest key: signed deliveries pass, others do not.
+    assert_eq!(segment_delivery(&addr, &token, SEGMENT_SECRET, 2), 200);
+    assert_eq!(
+        segment_delivery(&addr, &token, "another_secret_entirely", 3),
+        401
+    );
+    let (status, list) = call(&addr, "GET", "/api/v1/integrations", Some(&token), "");
+    assert_eq!(status, 200, "{list}");
+    let smtp = list["integrations"]
+        .as_array()
+        .and_then(|l| l.iter().find(|i| i["kind"] == "smtp"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(smtp["config"]["password"], "••••6789", "{list}");
     let answered = admin_ok(&dir, &["validate"], SOCKET);
     assert_eq!(answered["ok"], true);
     terminate(child);
