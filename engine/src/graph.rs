@@ -219,6 +219,13 @@ impl Graph {
         validate::validate(&self.shared)
     }
 
+    /// Writes a consistent copy of the store into `dest` (which must not exist), while writes
+    /// go on: every write acknowledged before the call is in the copy, and the copy opens with
+    /// [`Graph::open`] (online backup).
+    pub fn checkpoint(&self, dest: impl AsRef<Path>) -> Result<(), EngineError> {
+        self.shared.store.checkpoint(dest.as_ref())
+    }
+
     /// The format version of the open store.
     pub fn format_version(&self) -> Result<Option<u32>, EngineError> {
         migrate::stored_version(&self.shared.store)

@@ -14,6 +14,9 @@ use crate::store::{Record, Store, WorkspaceId};
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceView};
 
 const EMAIL_INDEX: &str = "email";
+/// Users by workspace number (`crate::members`). Users written before roles existed are not in
+/// it; they are their workspace's owner, found through the workspace entry.
+pub const WORKSPACE_INDEX: &str = "workspace";
 const MAX_EMAIL_LEN: usize = 254;
 const MAX_NAME_CHARS: usize = 200;
 
@@ -29,6 +32,22 @@ pub struct User {
     pub password_hash: String,
     pub workspace: u64,
     pub created_at: String,
+    /// Absent in records written before roles existed: those users registered their
+    /// workspace, so they read as its owner.
+    #[serde(default)]
+    pub role: Role,
+}
+
+/// A user's role in their workspace. The registering user is the owner; invited users are
+/// members. Only owners manage keys, integrations, webhook secrets and invites
+/// (`http::access`, 403 `owner_required`); the role is read from the user record on every
+/// request, never from the JWT, so a change applies from the next request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    #[default]
+    Owner,
+    Member,
 }
 
 impl Record for User {
@@ -37,7 +56,10 @@ impl Record for User {
         self.id.clone()
     }
     fn indexes(&self) -> Vec<(&'static str, String)> {
-        vec![(EMAIL_INDEX, self.email_normalized.clone())]
+        vec![
+            (EMAIL_INDEX, self.email_normalized.clone()),
+            (WORKSPACE_INDEX, self.workspace.to_string()),
+        ]
     }
 }
 
@@ -67,6 +89,8 @@ pub struct UserView {
     pub email: String,
     pub name: String,
     pub created_at: String,
+    /// `owner` or `member` of the workspace.
+    pub role: Role,
 }
 
 impl From<&User> for UserView {
@@ -76,6 +100,7 @@ impl From<&User> for UserView {
             email: u.email.clone(),
             name: u.name.clone(),
             created_at: u.created_at.clone(),
+            role: u.role,
         }
     }
 }
@@ -104,7 +129,7 @@ pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
-fn validate_email(email: &str) -> Result<()> {
+pub(crate) fn validate_email(email: &str) -> Result<()> {
     let bad = || Error::invalid_field("email", email, "not a valid email address");
     if email.chars().count() > MAX_EMAIL_LEN || email.chars().any(char::is_whitespace) {
         return Err(bad());
@@ -133,18 +158,8 @@ pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Res
     let email = req.email.trim().to_owned();
     validate_email(&email)?;
     password::validate(&req.password)?;
-    let name = req.name.trim().to_owned();
-    if name.is_empty() || name.chars().count() > MAX_NAME_CHARS {
-        return Err(Error::invalid_field(
-            "name",
-            &req.name,
-            &format!("must be 1 to {MAX_NAME_CHARS} characters"),
-        ));
-    }
-    let plain = req.password;
-    let hash = tokio::task::spawn_blocking(move || password::hash(&plain))
-        .await
-        .map_err(|e| Error::internal(format!("hashing task failed: {e}")))??;
+    let name = validate_name(&req.name)?;
+    let hash = hash_password(req.password).await?;
 
     let now = clock::now_rfc3339();
     let ws = WorkspaceId(ids::workspace_number());
@@ -156,6 +171,7 @@ pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Res
         password_hash: hash,
         workspace: ws.0,
         created_at: now.clone(),
+        role: Role::Owner,
     };
     let entry = WorkspaceEntry {
         id: workspaces::render_id(ws),
@@ -169,10 +185,7 @@ pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Res
         .write(move |tx| {
             // Check and insert on the single writer: two registrations of one email cannot both
             // pass.
-            if !tx
-                .find::<User>(WorkspaceId::GLOBAL, EMAIL_INDEX, &stored.email_normalized)?
-                .is_empty()
-            {
+            if email_taken(tx, &stored.email_normalized)? {
                 return Err(Error::new(
                     Code::Conflict,
                     "an account with this email already exists",
@@ -240,7 +253,42 @@ pub async fn session(store: &Store, s: &UserSession) -> Result<SessionView> {
     })
 }
 
-async fn token_response(store: &Store, jwt: &JwtKeys, user: &User) -> Result<TokenResponse> {
+/// A display name: trimmed, 1 to 200 characters.
+pub(crate) fn validate_name(name: &str) -> Result<String> {
+    let trimmed = name.trim().to_owned();
+    if trimmed.is_empty() || trimmed.chars().count() > MAX_NAME_CHARS {
+        return Err(Error::invalid_field(
+            "name",
+            name,
+            &format!("must be 1 to {MAX_NAME_CHARS} characters"),
+        ));
+    }
+    Ok(trimmed)
+}
+
+/// The argon2id hash of `plain`, computed off the async threads.
+pub(crate) async fn hash_password(plain: String) -> Result<String> {
+    tokio::task::spawn_blocking(move || password::hash(&plain))
+        .await
+        .map_err(|e| Error::internal(format!("hashing task failed: {e}")))?
+}
+
+/// Whether an account uses `email_normalized` (inside the caller's transaction).
+pub(crate) fn email_taken(
+    tx: &mut crate::store::Tx<'_, '_>,
+    email_normalized: &str,
+) -> Result<bool> {
+    Ok(!tx
+        .find::<User>(WorkspaceId::GLOBAL, EMAIL_INDEX, email_normalized)?
+        .is_empty())
+}
+
+/// The register / login answer for `user`: a fresh session token.
+pub(crate) async fn token_response(
+    store: &Store,
+    jwt: &JwtKeys,
+    user: &User,
+) -> Result<TokenResponse> {
     let ws = WorkspaceId(user.workspace);
     let (token, claims) = jwt.issue(
         &user.id,

@@ -329,6 +329,25 @@ pub fn prompt_block(ctx: &BrandContext) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+/// Re-seals the workspace's brand context under the sealer's current key (master-key
+/// rotation, `crate::admin`); returns how many values were rewritten.
+pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
+    let sealer = sealer.clone();
+    store
+        .write(move |tx| {
+            let Some(mut record) = tx.get::<BrandRecord>(ws, RECORD_ID)? else {
+                return Ok(0);
+            };
+            let Some(bytes) = sealer.reseal(ws, KIND, &record.sealed.0)? else {
+                return Ok(0);
+            };
+            record.sealed = Sealed(bytes);
+            tx.put(ws, &record)?;
+            Ok(1)
+        })
+        .await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -55,6 +55,9 @@ codes! {
     QuotaExceeded => ("quota_exceeded", 402),
     /// The credential is valid but may not do this (e.g. key management with an agent key).
     Forbidden => ("forbidden", 403),
+    /// A workspace member asked for what only its owners do (keys, integrations, webhook
+    /// secrets and tokens, invites).
+    OwnerRequired => ("owner_required", 403),
     /// The workspace is read-only.
     ReadOnlyWorkspace => ("read_only_workspace", 403),
     /// The key lacks the capability grant or legacy scope.

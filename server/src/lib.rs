@@ -8,6 +8,7 @@
 //! `http::routes`, registered in `http::routes()`.
 
 pub mod accounts;
+pub mod admin;
 pub mod approvals;
 pub mod auth;
 pub mod brand;
@@ -29,6 +30,7 @@ pub mod integrations;
 pub mod keys;
 pub mod ledger;
 pub mod mcp;
+pub mod members;
 pub mod metrics;
 pub mod outbound;
 pub mod outreach;

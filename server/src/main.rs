@@ -26,6 +26,9 @@ struct Cli {
 enum Command {
     /// Run the HTTP service.
     Serve(ServeArgs),
+    /// Operator control: plans, backup and restore, validation, key rotation and revocation
+    /// (through the running service's admin socket, or on a stopped data directory).
+    Admin(svc_server::admin::cli::AdminArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -78,9 +81,10 @@ enum Format {
 }
 
 fn main() -> ExitCode {
-    let Cli {
-        command: Command::Serve(args),
-    } = Cli::parse();
+    let args = match Cli::parse().command {
+        Command::Serve(args) => args,
+        Command::Admin(args) => return svc_server::admin::cli::main(args),
+    };
     let mut config = Config::new(args.data_dir);
     config.addr = args.addr;
     config.public_url = args.public_url.map(|u| u.trim_end_matches('/').to_owned());
@@ -147,12 +151,13 @@ async fn run(config: Config) -> Result<(), svc_server::Error> {
     let addr = listener.local_addr().map_err(svc_server::Error::internal)?;
     tracing::info!(%addr, tls = tls.is_some(), data_dir = %config.data_dir.display(), "svcd listening");
     let state = AppState::open(config).await?;
-    match tls {
-        Some(tls) => {
-            svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await?
-        }
-        None => svc_server::serve(listener, state, svc_server::shutdown_signal()).await?,
-    }
+    let admin = svc_server::admin::socket::AdminSocket::start(&state)?;
+    let served = match tls {
+        Some(tls) => svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await,
+        None => svc_server::serve(listener, state, svc_server::shutdown_signal()).await,
+    };
+    admin.stop().await;
+    served?;
     tracing::info!("svcd stopped cleanly");
     Ok(())
 }

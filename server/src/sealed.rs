@@ -10,10 +10,18 @@
 //! into the data directory (`master.key`, mode 0600). When a key is configured and a generated
 //! file also exists, the file's key is kept as a retired key, so values sealed before the key
 //! was configured stay readable.
+//!
+//! Rotation (`svcd admin rotate-master-key`, `crate::admin`): [`rotate_generated_key`] writes a
+//! new `master.key` and moves the previous one into `master.key.retired` (one hex key per
+//! line, also read by [`Sealer::load`]); [`Sealer::replace_keys`] hands the new keys to a
+//! running service (every clone of a sealer shares them), and [`Sealer::reseal`] rewrites one
+//! value under the current key.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
+
+use parking_lot::RwLock;
 
 use base64::Engine as _;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -32,6 +40,8 @@ use crate::store::WorkspaceId;
 pub const KEY_BYTES: usize = 32;
 /// The generated master key's file name inside the data directory.
 pub const KEY_FILE: &str = "master.key";
+/// Earlier generated master keys (hex, one per line), kept readable after a rotation.
+pub const RETIRED_KEY_FILE: &str = "master.key.retired";
 
 const VERSION: u8 = 1;
 const KEY_ID_BYTES: usize = 8;
@@ -99,20 +109,27 @@ impl std::fmt::Display for KeyId {
     }
 }
 
-/// Seals and opens values for one process. Cheap to clone (the keys are shared).
+/// Seals and opens values for one process. Cheap to clone: clones share the keys, so
+/// [`Sealer::replace_keys`] on one reaches all of them.
 #[derive(Clone)]
 pub struct Sealer {
+    keys: Arc<RwLock<Arc<Keys>>>,
+}
+
+/// The current key's id and every key this sealer opens with.
+struct Keys {
     current: KeyId,
-    keys: Arc<HashMap<KeyId, XChaCha20Poly1305>>,
+    ciphers: HashMap<KeyId, XChaCha20Poly1305>,
 }
 
 impl std::fmt::Debug for Sealer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Key ids only; key material never reaches logs.
-        let mut ids: Vec<String> = self.keys.keys().map(KeyId::to_string).collect();
+        let keys = self.keys();
+        let mut ids: Vec<String> = keys.ciphers.keys().map(KeyId::to_string).collect();
         ids.sort();
         f.debug_struct("Sealer")
-            .field("current", &self.current.to_string())
+            .field("current", &keys.current.to_string())
             .field("keys", &ids)
             .finish()
     }
@@ -121,14 +138,27 @@ impl std::fmt::Debug for Sealer {
 impl Sealer {
     /// A sealer that seals with `current` and also opens values sealed with any of `retired`.
     pub fn new(current: [u8; KEY_BYTES], retired: &[[u8; KEY_BYTES]]) -> Sealer {
-        let mut keys = HashMap::new();
+        let mut ciphers = HashMap::new();
         for key in retired.iter().chain(std::iter::once(&current)) {
-            keys.insert(KeyId::of(key), XChaCha20Poly1305::new(key.into()));
+            ciphers.insert(KeyId::of(key), XChaCha20Poly1305::new(key.into()));
         }
         Sealer {
-            current: KeyId::of(&current),
-            keys: Arc::new(keys),
+            keys: Arc::new(RwLock::new(Arc::new(Keys {
+                current: KeyId::of(&current),
+                ciphers,
+            }))),
         }
+    }
+
+    fn keys(&self) -> Arc<Keys> {
+        Arc::clone(&self.keys.read())
+    }
+
+    /// Gives this sealer, and every clone of it, `other`'s keys: from now on values are sealed
+    /// with `other`'s current key (a master-key rotation in a running service).
+    pub fn replace_keys(&self, other: &Sealer) {
+        let keys = other.keys();
+        *self.keys.write() = keys;
     }
 
     /// The configured master key, else the one generated once into `data_dir`; see the module
@@ -143,6 +173,7 @@ impl Sealer {
             .map(|k| key_array(k))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| Error::invalid_input(format!("retired master key: {e}")))?;
+        old.extend(read_retired_file(data_dir)?);
         let current = match configured {
             Some(k) => {
                 let key =
@@ -159,7 +190,21 @@ impl Sealer {
 
     /// The id of the key new values are sealed with.
     pub fn current_key_id(&self) -> KeyId {
-        self.current
+        self.keys().current
+    }
+
+    /// `sealed` re-sealed under the current key, or `None` when it already is (rotation).
+    pub fn reseal(
+        &self,
+        ws: WorkspaceId,
+        kind: &str,
+        sealed: &[u8],
+    ) -> Result<Option<Vec<u8>>, SealError> {
+        if key_id_of(sealed) == Some(self.current_key_id()) {
+            return Ok(None);
+        }
+        let plain = self.open(ws, kind, sealed)?;
+        self.seal(ws, kind, &plain).map(Some)
     }
 
     /// Seals `plaintext` for records of `kind` in workspace `ws`, with a fresh random nonce.
@@ -169,13 +214,15 @@ impl Sealer {
         kind: &str,
         plaintext: &[u8],
     ) -> Result<Vec<u8>, SealError> {
-        let cipher = self
-            .keys
-            .get(&self.current)
-            .ok_or_else(|| SealError::UnknownKey(self.current.to_string()))?;
+        let keys = self.keys();
+        let current = keys.current;
+        let cipher = keys
+            .ciphers
+            .get(&current)
+            .ok_or_else(|| SealError::UnknownKey(current.to_string()))?;
         let mut nonce = [0u8; NONCE_BYTES];
         OsRng.fill_bytes(&mut nonce);
-        let aad = associated_data(self.current, ws, kind);
+        let aad = associated_data(current, ws, kind);
         let ciphertext = cipher
             .encrypt(
                 XNonce::from_slice(&nonce),
@@ -187,7 +234,7 @@ impl Sealer {
             .map_err(|_| SealError::TooLarge)?;
         let mut out = Vec::with_capacity(HEADER_BYTES + ciphertext.len());
         out.push(VERSION);
-        out.extend_from_slice(&self.current.0);
+        out.extend_from_slice(&current.0);
         out.extend_from_slice(&nonce);
         out.extend_from_slice(&ciphertext);
         Ok(out)
@@ -204,8 +251,9 @@ impl Sealer {
         let mut id = [0u8; KEY_ID_BYTES];
         id.copy_from_slice(&sealed[1..1 + KEY_ID_BYTES]);
         let key_id = KeyId(id);
-        let cipher = self
-            .keys
+        let keys = self.keys();
+        let cipher = keys
+            .ciphers
             .get(&key_id)
             .ok_or_else(|| SealError::UnknownKey(key_id.to_string()))?;
         let nonce = XNonce::from_slice(&sealed[1 + KEY_ID_BYTES..HEADER_BYTES]);
@@ -280,6 +328,99 @@ fn key_array(bytes: &[u8]) -> Result<[u8; KEY_BYTES], SealError> {
     bytes
         .try_into()
         .map_err(|_| SealError::BadKeyLength(bytes.len()))
+}
+
+/// The id of the key a sealed value was sealed with, when it has the shape of one.
+pub fn key_id_of(sealed: &[u8]) -> Option<KeyId> {
+    let id = sealed.get(1..1 + KEY_ID_BYTES)?;
+    (sealed.first() == Some(&VERSION)).then(|| {
+        let mut out = [0u8; KEY_ID_BYTES];
+        out.copy_from_slice(id);
+        KeyId(out)
+    })
+}
+
+/// The keys of `master.key.retired` (none when the file is absent).
+fn read_retired_file(data_dir: &Path) -> Result<Vec<[u8; KEY_BYTES]>, Error> {
+    let path = data_dir.join(RETIRED_KEY_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(Error::internal(format!("reading {}: {e}", path.display()))),
+    };
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| parse_key_hex(l).map_err(|e| Error::internal(format!("{}: {e}", path.display()))))
+        .collect()
+}
+
+/// What [`rotate_generated_key`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rotated {
+    pub old: KeyId,
+    pub new: KeyId,
+}
+
+/// Generates a new `master.key` into `data_dir`; the previous one is appended to
+/// `master.key.retired` first, so a crash at any point leaves every value readable. Refused
+/// when the directory has no generated key (a configured key is rotated by configuring the
+/// new one and retiring the old, see README).
+pub fn rotate_generated_key(data_dir: &Path) -> Result<Rotated, Error> {
+    if !data_dir.join(KEY_FILE).exists() {
+        return Err(Error::invalid_input(format!(
+            "{} has no generated master key ({KEY_FILE}); a configured SVC_MASTER_KEY is \
+             rotated by configuring the new key with the old one in SVC_MASTER_KEYS_RETIRED",
+            data_dir.display()
+        )));
+    }
+    let old = load_generated(data_dir)?;
+    let mut retired = read_retired_file(data_dir)?;
+    if !retired.contains(&old) {
+        retired.push(old);
+    }
+    write_keys(data_dir, RETIRED_KEY_FILE, &retired)?;
+    let mut new = [0u8; KEY_BYTES];
+    OsRng.fill_bytes(&mut new);
+    write_keys(data_dir, KEY_FILE, &[new])?;
+    Ok(Rotated {
+        old: KeyId::of(&old),
+        new: KeyId::of(&new),
+    })
+}
+
+/// Removes `master.key.retired` once no stored value needs its keys any more.
+pub fn drop_retired_file(data_dir: &Path) -> Result<(), Error> {
+    match std::fs::remove_file(data_dir.join(RETIRED_KEY_FILE)) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::internal(format!("removing {RETIRED_KEY_FILE}: {e}"))),
+    }
+}
+
+/// Replaces `data_dir/name` with `keys` (hex, one per line, mode 0600) atomically: written to
+/// a temporary file, synced, renamed over the old one, and the directory synced.
+fn write_keys(data_dir: &Path, name: &str, keys: &[[u8; KEY_BYTES]]) -> Result<(), Error> {
+    use std::io::Write;
+    let path = data_dir.join(name);
+    let tmp = data_dir.join(format!(".{name}.tmp"));
+    let text: String = keys.iter().map(|k| crate::ids::hex(k) + "\n").collect();
+    let io =
+        |what: &str, e: std::io::Error| Error::internal(format!("{what} {}: {e}", path.display()));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&tmp).map_err(|e| io("writing", e))?;
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.sync_all())
+        .map_err(|e| io("writing", e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io("replacing", e))?;
+    std::fs::File::open(data_dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io("syncing the directory of", e))
 }
 
 fn load_generated(data_dir: &Path) -> Result<[u8; KEY_BYTES], Error> {
@@ -391,7 +532,7 @@ mod tests {
         let rotated = Sealer::new(new_key, &[old_key]);
         assert_eq!(rotated.open(WS, "k", &before).expect("old value"), b"v1");
         let after = rotated.seal(WS, "k", b"v2").expect("seal");
-        assert_eq!(&after[1..9], &KeyId::of(&new_key).0);
+        assert_eq!(key_id_of(&after), Some(KeyId::of(&new_key)));
         assert!(matches!(
             Sealer::new(old_key, &[]).open(WS, "k", &after),
             Err(SealError::UnknownKey(_))
@@ -449,6 +590,54 @@ mod tests {
             parse_key_hex(&"zz".repeat(KEY_BYTES)),
             Err(SealError::BadKeyHex)
         );
+    }
+
+    #[test]
+    fn rotating_the_generated_key_keeps_old_values_readable_and_reseals() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let before = Sealer::load(dir.path(), None, &[]).expect("generate");
+        let old_value = before.seal(WS, "k", b"v").expect("seal");
+        let shared = before.clone();
+
+        let rotated = rotate_generated_key(dir.path()).expect("rotate");
+        assert_eq!(rotated.old, before.current_key_id());
+        let after = Sealer::load(dir.path(), None, &[]).expect("reload");
+        assert_eq!(after.current_key_id(), rotated.new);
+        assert_eq!(after.open(WS, "k", &old_value).expect("old value"), b"v");
+
+        // A running service takes the new keys; its clones follow.
+        before.replace_keys(&after);
+        assert_eq!(shared.current_key_id(), rotated.new);
+        let resealed = shared
+            .reseal(WS, "k", &old_value)
+            .expect("reseal")
+            .expect("was under the old key");
+        assert_eq!(key_id_of(&resealed), Some(rotated.new));
+        assert_eq!(shared.reseal(WS, "k", &resealed).expect("again"), None);
+
+        // Once nothing needs the retired key, dropping it leaves only the new one.
+        drop_retired_file(dir.path()).expect("drop");
+        let last = Sealer::load(dir.path(), None, &[]).expect("reload");
+        assert_eq!(last.open(WS, "k", &resealed).expect("open"), b"v");
+        assert!(matches!(
+            last.open(WS, "k", &old_value),
+            Err(SealError::UnknownKey(_))
+        ));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join(KEY_FILE))
+                .expect("meta")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+
+    #[test]
+    fn rotation_needs_a_generated_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert!(rotate_generated_key(dir.path()).is_err());
     }
 
     #[test]

@@ -47,6 +47,12 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     pub fn open(path: &Path) -> Result<Store> {
+        Ok(Store::try_open(path)?)
+    }
+
+    /// [`Store::open`] keeping the engine's error, so the operator's tools (`crate::admin`)
+    /// can tell a store locked by a running service from a damaged one.
+    pub fn try_open(path: &Path) -> std::result::Result<Store, EngineError> {
         let graph = Graph::open(path, GraphOptions::default())?;
         Ok(Store {
             graph: Arc::new(RwLock::new(Some(graph))),

@@ -2,11 +2,14 @@
 //!
 //! ```text
 //! svcd serve --addr 127.0.0.1:18080 --data-dir /tmp/svc-load &
-//! cargo run -p svc-integration-tests --example gateway_load -- http://127.0.0.1:18080 events.ingest 32 10
+//! SVC_LOAD_ADMIN="svcd admin --data-dir /tmp/svc-load" \
+//!   cargo run -p svc-integration-tests --example gateway_load -- http://127.0.0.1:18080 events.ingest 32 10
 //! ```
 //!
-//! Registers a fresh account, mints a key with the highest request rate and a large per-key
-//! credit override (the plan is the operator's, so the key's override carries the load), then keeps `connections` requests in flight for `seconds` and prints
+//! Registers a fresh account, has the operator give its workspace an enterprise plan of a
+//! billion credits (the command in `SVC_LOAD_ADMIN`, followed by `workspace set-plan ...`;
+//! without it the free plan's 100 credits end a gateway run early), mints a key with the
+//! highest request rate, then keeps `connections` requests in flight for `seconds` and prints
 //! invocations per second and latency percentiles. Every counted invocation got a 200
 //! `committed` envelope, i.e. its write was durable before the answer.
 //!
@@ -51,13 +54,30 @@ async fn main() {
         .await
         .expect("register body");
     let token = reg["token"].as_str().expect("token").to_owned();
+    let workspace_id = reg["workspace"]["id"].as_str().expect("workspace id");
+    match std::env::var("SVC_LOAD_ADMIN") {
+        Ok(admin) => {
+            let mut words = admin.split_whitespace();
+            let program = words.next().expect("SVC_LOAD_ADMIN names a command");
+            let status = std::process::Command::new(program)
+                .args(words)
+                .args(["workspace", "set-plan", workspace_id, "enterprise"])
+                .args(["--monthly-credit-limit", "1000000000"])
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("run SVC_LOAD_ADMIN");
+            assert!(status.success(), "svcd admin workspace set-plan failed");
+        }
+        Err(_) => {
+            eprintln!("SVC_LOAD_ADMIN is not set: {workspace_id} keeps the free plan (100 credits)")
+        }
+    }
     let key: Value = client
         .post(format!("{base}/api/v1/keys"))
         .bearer_auth(&token)
         .json(&json!({"name": "load", "allowed_modes": ["execute"],
                       "grants": [grant(Capability::EventsIngest), grant(Capability::ContextGet)],
-                      "rate_limit_per_min": 1_000_000,
-                      "quota_override_monthly": 1_000_000_000u64}))
+                      "rate_limit_per_min": 1_000_000}))
         .send()
         .await
         .expect("key")

@@ -502,7 +502,8 @@ async fn the_document_states_each_rule() {
     assert_eq!(
         customers["x-access"],
         json!({"credentials": ["jwt", "agent_key"], "agent_key_grants": ["customers:read"],
-               "agent_key_grants_also_satisfied_by": [], "gateway": false, "effect": "read"})
+               "agent_key_grants_also_satisfied_by": [], "gateway": false, "effect": "read",
+               "owner_only": false})
     );
     assert!(customers["security"]
         .as_array()
@@ -517,6 +518,10 @@ async fn the_document_states_each_rule() {
     assert_eq!(dedupe["x-access"]["credentials"], json!(["jwt"]));
     assert_eq!(dedupe["x-access"]["effect"], "write");
     assert_eq!(dedupe["security"], json!([{"jwt": []}]));
+    // Key management: owners' sessions only (members: `owner_required`, tests/tests/roles.rs).
+    let mint = op("/api/v1/keys", "post");
+    assert_eq!(mint["x-access"]["owner_only"], true);
+    assert!(str_at(&mint, "/description").contains("workspace owner"));
 
     let graph = op("/v1/graph", "get");
     assert_eq!(

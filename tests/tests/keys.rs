@@ -19,7 +19,7 @@ async fn create_returns_plaintext_once_and_metadata() {
                 "name": "crm bot", "agent": "crm-agent", "scopes": ["v1:context:read"],
                 "grants": [grant(Capability::ContextGet), grant(Capability::EventsIngest)],
                 "allowed_modes": ["dry_run", "execute"], "auto_run": true,
-                "rate_limit_per_min": 120, "quota_override_monthly": 250
+                "rate_limit_per_min": 120, "quota_override_monthly": 50
             }),
         )
         .await;
@@ -46,7 +46,7 @@ async fn create_returns_plaintext_once_and_metadata() {
     assert_eq!(m["allowed_modes"], json!(["dry_run", "execute"]));
     assert_eq!(m["auto_run"], true);
     assert_eq!(m["rate_limit_per_min"], 120);
-    assert_eq!(m["quota_override_monthly"], 250);
+    assert_eq!(m["quota_override_monthly"], 50);
     assert_eq!(m["revoked"], false);
     assert_eq!(m["last_used_at"], Value::Null);
     assert!(k.starts_with(&str_at(m, "/prefix")));
@@ -71,7 +71,7 @@ async fn create_returns_plaintext_once_and_metadata() {
         !list.to_string().contains(&k["svc_live_".len()..]),
         "plaintext leaked in listing"
     );
-    assert_eq!(keys[0]["quota_override_monthly"], 250);
+    assert_eq!(keys[0]["quota_override_monthly"], 50);
     s.stop().await;
 }
 

@@ -24,6 +24,10 @@ impl World {
     pub async fn new() -> World {
         let server = TestServer::start().await;
         let account = server.account().await;
+        // A key's credit override may not exceed the plan, which only the operator raises.
+        server
+            .operator_set_plan(&account.workspace_id, "enterprise", Some(100_000))
+            .await;
         let key = server
             .mint_key(
                 &account,

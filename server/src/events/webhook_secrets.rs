@@ -132,6 +132,33 @@ pub async fn load(
     )?))
 }
 
+/// Re-seals every signing secret of the workspace under the sealer's current key (master-key
+/// rotation, `crate::admin`); returns how many values were rewritten.
+pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
+    let records = store
+        .scan::<WebhookSecret>(ws, crate::store::RecordScan::default())
+        .await?;
+    let mut rewritten = 0;
+    for platform in records.into_iter().map(|r| r.platform) {
+        let sealer = sealer.clone();
+        rewritten += store
+            .write(move |tx| {
+                let Some(mut record) = tx.get::<WebhookSecret>(ws, &platform)? else {
+                    return Ok(0);
+                };
+                let Some(bytes) = sealer.reseal(ws, &seal_context(&platform), &record.sealed.0)?
+                else {
+                    return Ok(0);
+                };
+                record.sealed = Sealed(bytes);
+                tx.put(ws, &record)?;
+                Ok(1)
+            })
+            .await?;
+    }
+    Ok(rewritten)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

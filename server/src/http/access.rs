@@ -78,6 +78,9 @@ pub struct Rule {
     /// A legacy `dsk_` key in `X-API-Key` is accepted (ingestion routes only).
     pub legacy: bool,
     pub effect: Effect,
+    /// Only the workspace's owners, not its members, may use the route with a JWT
+    /// (403 `owner_required`).
+    pub owner_only: bool,
 }
 
 impl Rule {
@@ -89,6 +92,7 @@ impl Rule {
             key: KeyAccess::Refused,
             legacy: false,
             effect: Effect::Read,
+            owner_only: false,
         }
     }
 
@@ -100,6 +104,7 @@ impl Rule {
             key: KeyAccess::Refused,
             legacy: false,
             effect,
+            owner_only: false,
         }
     }
 
@@ -111,6 +116,7 @@ impl Rule {
             key: KeyAccess::Gateway,
             legacy: false,
             effect,
+            owner_only: false,
         }
     }
 
@@ -122,6 +128,7 @@ impl Rule {
             key: KeyAccess::Grants(grants),
             legacy: false,
             effect,
+            owner_only: false,
         }
     }
 
@@ -136,6 +143,14 @@ impl Rule {
     const fn anonymous(self, anonymous: Anonymous) -> Rule {
         Rule { anonymous, ..self }
     }
+
+    /// Dashboard sessions of the workspace's owners only.
+    const fn owner_only(self) -> Rule {
+        Rule {
+            owner_only: true,
+            ..self
+        }
+    }
 }
 
 use Effect::{Read, Write};
@@ -144,6 +159,8 @@ use RouteGrant::{BrandRead, CustomersRead, GraphRead, OutboxRead, PlaybooksRead}
 const PUBLIC: Rule = Rule::public();
 const JWT_READ: Rule = Rule::jwt(Read);
 const JWT_WRITE: Rule = Rule::jwt(Write);
+/// Keys, integrations, webhook secrets and tokens, invites: owners only.
+const OWNER_WRITE: Rule = Rule::jwt(Write).owner_only();
 const GATEWAY_READ: Rule = Rule::gateway(Read);
 const GATEWAY_WRITE: Rule = Rule::gateway(Write);
 const CUSTOMERS: Rule = Rule::keyed(Read, &[CustomersRead]);
@@ -168,10 +185,10 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     // Workspace settings and keys: dashboard only.
     ("GET", "/api/v1/workspace", JWT_READ),
     ("PUT", "/api/v1/workspace", JWT_WRITE),
-    ("POST", "/api/v1/keys", JWT_WRITE),
+    ("POST", "/api/v1/keys", OWNER_WRITE),
     ("GET", "/api/v1/keys", JWT_READ),
-    ("POST", "/api/v1/keys/legacy", JWT_WRITE),
-    ("DELETE", "/api/v1/keys/{id}", JWT_WRITE),
+    ("POST", "/api/v1/keys/legacy", OWNER_WRITE),
+    ("DELETE", "/api/v1/keys/{id}", OWNER_WRITE),
     ("GET", "/api/v1/keys/whoami", GATEWAY_READ),
     // The capability gateway and MCP: agent keys, per-capability checks inside.
     ("GET", "/api/v1/capabilities", GATEWAY_READ),
@@ -198,10 +215,10 @@ pub const RULES: &[(&str, &str, Rule)] = &[
         "/api/webhooks/{platform}",
         INGEST.anonymous(Anonymous::WebhookToken),
     ),
-    ("POST", "/api/v1/webhooks/token", JWT_WRITE),
-    ("PUT", "/api/v1/webhooks/{platform}/secret", JWT_WRITE),
+    ("POST", "/api/v1/webhooks/token", OWNER_WRITE),
+    ("PUT", "/api/v1/webhooks/{platform}/secret", OWNER_WRITE),
     ("GET", "/api/v1/webhooks/{platform}/secret", JWT_READ),
-    ("DELETE", "/api/v1/webhooks/{platform}/secret", JWT_WRITE),
+    ("DELETE", "/api/v1/webhooks/{platform}/secret", OWNER_WRITE),
     // Customers and what is derived from them.
     ("GET", "/v1/customers", CUSTOMERS),
     ("POST", "/v1/customers/dedupe", JWT_WRITE),
@@ -246,9 +263,9 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("DELETE", "/v1/brand-context", JWT_WRITE),
     // Integrations hold provider credentials: dashboard sessions only.
     ("GET", "/api/v1/integrations", JWT_READ),
-    ("PUT", "/api/v1/integrations/{kind}", JWT_WRITE),
-    ("DELETE", "/api/v1/integrations/{kind}", JWT_WRITE),
-    ("POST", "/api/v1/integrations/{kind}/test", JWT_WRITE),
+    ("PUT", "/api/v1/integrations/{kind}", OWNER_WRITE),
+    ("DELETE", "/api/v1/integrations/{kind}", OWNER_WRITE),
+    ("POST", "/api/v1/integrations/{kind}/test", OWNER_WRITE),
     (
         "GET",
         "/v1/buddies/{buddy}/system-prompt",
@@ -257,6 +274,10 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     // Outbound actions: their records, and the providers' signed callbacks.
     ("GET", "/api/v1/outbox", OUTBOX),
     ("POST", "/api/webhooks/voice/{workspace_id}/status", SIGNED),
+    // Roles: owners invite, anyone with the token accepts, every member sees the members.
+    ("POST", "/api/auth/accept-invite", PUBLIC),
+    ("POST", "/api/v1/workspace/invites", OWNER_WRITE),
+    ("GET", "/api/v1/workspace/members", JWT_READ),
 ];
 
 /// Rules by path, then method (built once; keyed by `&'static str` so a request's `&str`
@@ -412,7 +433,16 @@ async fn authorize(
 /// Applies the rule to a resolved credential: its kind, then (keys) rate limit and grants.
 fn admit(state: &AppState, rule: &Rule, principal: &Principal) -> Result<(), Error> {
     match principal {
-        Principal::User(_) if rule.jwt => Ok(()),
+        Principal::User(session) if rule.jwt => {
+            if rule.owner_only && session.user.role != crate::accounts::Role::Owner {
+                return Err(Error::new(
+                    Code::OwnerRequired,
+                    "only an owner of the workspace may do this; members cannot manage keys, \
+                     integrations, webhook secrets or invites",
+                ));
+            }
+            Ok(())
+        }
         Principal::User(_) => Err(Error::forbidden(
             "this route needs an agent key; a dashboard session (JWT) cannot use it",
         )),
@@ -564,6 +594,7 @@ impl Rule {
             "agent_key_grants": grants,
             "agent_key_grants_also_satisfied_by": also,
             "gateway": self.key == KeyAccess::Gateway,
+            "owner_only": self.owner_only,
             "effect": match self.effect { Effect::Read => "read", Effect::Write => "write" },
         })
     }
@@ -584,7 +615,12 @@ impl Rule {
             }
             Anonymous::Refused => {}
         }
-        if self.jwt {
+        if self.jwt && self.owner_only {
+            who.push(
+                "a dashboard session (JWT) of a workspace owner (members: 403 `owner_required`)"
+                    .to_owned(),
+            );
+        } else if self.jwt {
             who.push("a dashboard session (JWT)".to_owned());
         }
         match self.key {
@@ -758,6 +794,9 @@ mod tests {
             }
             if rule.legacy {
                 assert_eq!(rule.key_grants(), [RouteGrant::EventsWrite], "{path}");
+            }
+            if rule.owner_only {
+                assert!(rule.jwt && rule.key == KeyAccess::Refused && rule.effect == Write);
             }
         }
         let head = rule_for(&Method::HEAD, "/v1/customers").expect("HEAD is GET");

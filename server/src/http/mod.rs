@@ -26,6 +26,7 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::error::{Error, Result};
 use crate::state::AppState;
+use routes::members;
 use routes::{
     approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
@@ -114,6 +115,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(reporting::summary))
         .routes(routes!(reporting::recent_reasoning))
         .routes(routes!(reporting::append_message))
+        .routes(routes!(members::invite))
+        .routes(routes!(members::accept_invite))
+        .routes(routes!(members::list_members))
         .split_for_parts()
 }
 

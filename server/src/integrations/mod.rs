@@ -25,6 +25,8 @@ pub use config::{
 };
 pub use http::HttpClient;
 pub use kind::Kind;
+/// Master-key rotation (`crate::admin`).
+pub use storage::reseal;
 pub use storage::{
     delete, list, load, load_customerio_in, load_in, load_smtp_in, load_voice_in, put, test,
     IntegrationList, IntegrationView, LastTest, TestResult,

@@ -120,7 +120,8 @@ pub struct CreateKey {
     #[schema(minimum = 1, maximum = 1_000_000)]
     #[serde(default, deserialize_with = "crate::fields::optional_integer")]
     pub rate_limit_per_min: Option<u32>,
-    /// Replaces the plan's monthly credit limit for this key's invocations.
+    /// Replaces the plan's monthly credit limit for this key's invocations. At most the
+    /// workspace's monthly credit limit: only the operator raises limits (`svcd admin`).
     #[serde(default, deserialize_with = "crate::fields::optional_integer")]
     pub quota_override_monthly: Option<u64>,
 }
@@ -302,6 +303,22 @@ fn validate(req: CreateKey) -> Result<AgentKeySettings> {
     })
 }
 
+/// A key's own monthly budget may narrow the plan's limit, never widen it: plan and credit
+/// limits are the operator's.
+fn check_override(asked: u64, plan_limit: u64) -> Result<()> {
+    if asked > plan_limit {
+        return Err(Error::invalid_field(
+            "quota_override_monthly",
+            &asked.to_string(),
+            &format!(
+                "must not exceed the workspace's monthly credit limit ({plan_limit}); only the \
+                 operator of the service raises it (svcd admin)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 struct AgentKeySettings {
     name: String,
     agent: String,
@@ -349,6 +366,12 @@ pub async fn create(
     req: CreateKey,
 ) -> Result<CreatedKey> {
     let s = validate(req)?;
+    if let Some(asked) = s.quota_override_monthly {
+        let plan_limit = workspaces::settings(store, ws)
+            .await?
+            .monthly_credit_limit();
+        check_override(asked, plan_limit)?;
+    }
     let minted = token::mint(KeyKind::Agent);
     let key = AgentKey {
         id: ids::key_id(),
@@ -491,6 +514,14 @@ pub async fn authenticate(store: &Store, candidate: &str) -> Result<Option<Agent
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_override_stays_within_the_plan() {
+        assert!(check_override(100, 100).is_ok());
+        assert!(check_override(0, 100).is_ok());
+        let e = check_override(101, 100).expect_err("above the plan");
+        assert!(e.message.contains("svcd admin"), "{}", e.message);
+    }
 
     fn req() -> CreateKey {
         CreateKey {

@@ -1,0 +1,58 @@
+//! Workspace roles: invites (owners), accepting one (public, with the token), the member list.
+
+use axum::extract::State;
+use axum::http::StatusCode;
+
+use crate::accounts::TokenResponse;
+use crate::error::Error;
+use crate::http::error::ErrorBody;
+use crate::http::extract::{ApiJson, JwtUser};
+use crate::members::{self, AcceptInvite, CreatedInvite, InviteRequest, MemberList};
+use crate::state::AppState;
+
+/// Invite an email into the workspace as a member. The one-time `token` is in this response
+/// only; the invitee accepts it at `POST /api/auth/accept-invite` within 7 days.
+#[utoipa::path(post, path = "/api/v1/workspace/invites", tag = "workspace", request_body = InviteRequest, responses(
+    (status = 201, body = CreatedInvite),
+    (status = 400, description = "not a valid email address", body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "`owner_required`: the caller is a member, not an owner", body = ErrorBody),
+    (status = 409, description = "the email already has an account", body = ErrorBody),
+))]
+pub async fn invite(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+    ApiJson(req): ApiJson<InviteRequest>,
+) -> Result<(StatusCode, ApiJson<CreatedInvite>), Error> {
+    let created = members::invite(&state.store, &s, req).await?;
+    Ok((StatusCode::CREATED, ApiJson(created)))
+}
+
+/// Accept an invite: creates the invited user as a member of the inviting workspace and
+/// returns a 7-day JWT, like registration.
+#[utoipa::path(post, path = "/api/auth/accept-invite", tag = "auth", request_body = AcceptInvite, responses(
+    (status = 201, body = TokenResponse),
+    (status = 400, description = "password shorter than 8 characters, missing name", body = ErrorBody),
+    (status = 401, description = "unknown, used or expired invite token (indistinguishable)", body = ErrorBody),
+    (status = 409, description = "the email got an account meanwhile", body = ErrorBody),
+))]
+pub async fn accept_invite(
+    State(state): State<AppState>,
+    ApiJson(req): ApiJson<AcceptInvite>,
+) -> Result<(StatusCode, ApiJson<TokenResponse>), Error> {
+    let created = members::accept(&state.store, &state.jwt, req).await?;
+    Ok((StatusCode::CREATED, ApiJson(created)))
+}
+
+/// The workspace's users and their roles (`owner`, `member`).
+#[utoipa::path(get, path = "/api/v1/workspace/members", tag = "workspace", responses(
+    (status = 200, body = MemberList),
+    (status = 401, body = ErrorBody),
+    (status = 403, body = ErrorBody),
+))]
+pub async fn list_members(
+    State(state): State<AppState>,
+    JwtUser(s): JwtUser,
+) -> Result<ApiJson<MemberList>, Error> {
+    Ok(ApiJson(members::list(&state.store, s.workspace).await?))
+}
