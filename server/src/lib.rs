@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod metrics;
 pub mod outbound;
 pub mod outreach;
+pub mod pipeline;
 pub mod planning;
 pub mod playbooks;
 pub mod ratelimit;
