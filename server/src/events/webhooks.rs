@@ -564,6 +564,52 @@ mod tests {
     }
 
     #[test]
+    fn hubspot_deals_name_the_deal_and_their_contact() {
+        let e = one(
+            "hubspot",
+            &[],
+            json!([{"eventId": 7, "subscriptionType": "deal.propertyChange", "objectId": 9,
+                    "propertyName": "dealstage", "propertyValue": "closedwon"}]),
+        );
+        assert_eq!(e.external_id.as_deref(), Some("hubspot:deal:9"));
+        assert_eq!(e.properties.expect("props")["dealId"], json!("9"));
+        for (kind, from, to) in [("DEAL_TO_CONTACT", 9, 501), ("CONTACT_TO_DEAL", 501, 9)] {
+            let e = one(
+                "hubspot",
+                &[],
+                json!([{"eventId": 8, "subscriptionType": "deal.associationChange",
+                        "associationType": kind, "fromObjectId": from, "toObjectId": to}]),
+            );
+            assert_eq!(e.external_id.as_deref(), Some("hubspot:501"), "{kind}");
+            assert_eq!(e.properties.expect("props")["dealId"], json!("9"));
+        }
+        let bad = normalize(
+            "hubspot",
+            &HashMap::new(),
+            json!([{"subscriptionType": "deal.associationChange", "associationType": "DEAL_TO_CONTACT"}]),
+        )
+        .expect("platform");
+        assert!(bad[0].is_err());
+    }
+
+    #[test]
+    fn stripe_subscriptions_carry_status_and_amount() {
+        let e = one(
+            "stripe",
+            &[],
+            json!({"id": "evt_s", "type": "customer.subscription.created", "created": 1_767_400_000,
+                   "data": {"object": {"id": "sub_1", "object": "subscription", "customer": "cus_1",
+                     "status": "active", "currency": "eur",
+                     "items": {"data": [{"price": {"unit_amount": 1500}, "quantity": 3}]}}}}),
+        );
+        let p = e.properties.expect("props");
+        assert_eq!(
+            (&p["amount"], &p["stripe_status"], &p["stripe_object_id"]),
+            (&json!(4500), &json!("active"), &json!("sub_1"))
+        );
+    }
+
+    #[test]
     fn segment_track_and_identify() {
         let h = HashMap::new();
         let events = normalize(
