@@ -309,11 +309,97 @@ async fn events_and_webhooks_build_the_pipeline() {
     // Won opportunities are not pipeline.
     let summary = get_ok(&s, "/v1/reporting/summary", &a.token).await;
     assert_eq!(summary["pipelineArr"], 1500, "{summary}");
+    // An active subscription is won, with its amount per period; a trialing one is open.
+    for (id, status) in [("sub_A", "active"), ("sub_T", "trialing")] {
+        deliver(
+            &s,
+            &key,
+            "stripe",
+            json!({"id": format!("evt_{id}"), "object": "event",
+                   "type": "customer.subscription.created", "created": 1_767_400_100,
+                   "data": {"object": {"id": id, "object": "subscription", "customer": "cus_S9",
+                     "status": status, "currency": "usd",
+                     "items": {"data": [{"price": {"unit_amount": 2500}, "quantity": 2}]}}}}),
+        )
+        .await;
+    }
+    let active = opportunity(&s, &a, "stripe:sub_A").await;
+    assert_eq!(
+        (&active["status"], &active["amount"]),
+        (&json!("won"), &json!(50))
+    );
+    let trial = opportunity(&s, &a, "stripe:sub_T").await;
+    assert_eq!(
+        (&trial["status"], &trial["stage"]),
+        (&json!("open"), &json!("trialing"))
+    );
+    let summary = get_ok(&s, "/v1/reporting/summary", &a.token).await;
+    assert_eq!(
+        (&summary["pipelineArr"], &summary["openTasks"]),
+        (&json!(1550), &json!(2))
+    );
+
+    // Unscored opportunities are listed by amount, largest first.
+    let list = get_ok(&s, "/v1/opportunities", &a.token).await;
+    let order: Vec<&str> = list["opportunities"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|o| o["opportunityId"].as_str().expect("id"))
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "hubspot:9001",
+            "D-1",
+            "D-2",
+            "stripe:sub_A",
+            "stripe:sub_T",
+            "stripe:sub_9"
+        ]
+    );
 
     // Another workspace sees none of it.
     let b = s.account().await;
     let other = get_ok(&s, "/v1/opportunities", &b.token).await;
     assert_eq!(other["opportunities"], json!([]));
+}
+
+#[tokio::test]
+async fn concurrent_deliveries_for_one_deal_make_one_opportunity() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let sends = (0..8).map(|i| {
+        let stage = if i % 2 == 0 {
+            "proposal"
+        } else {
+            "negotiation"
+        };
+        track(
+            &s,
+            &key,
+            json!({"action": "opportunity_stage_changed", "customerId": "race-1",
+                   "properties": {"opportunityId": "R-1", "stage": stage, "amount": 100 + i}}),
+        )
+    });
+    futures_util::future::join_all(sends).await;
+    let list = get_ok(&s, "/v1/opportunities", &a.token).await;
+    let all = list["opportunities"].as_array().expect("list");
+    assert_eq!(all.len(), 1, "{list}");
+    assert_eq!(all[0]["opportunityId"], "R-1");
+    let q = s
+        .post("/v1/graph/query")
+        .bearer_auth(&a.token)
+        .json(
+            &json!({"query": "MATCH (o:Opportunity)-[r:AT_STAGE]->(:Stage) RETURN count(r) AS n"}),
+        )
+        .send()
+        .await
+        .expect("query");
+    let (status, v) = read(q).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["rows"], json!([[1]]), "one stage at a time: {v}");
 }
 
 #[tokio::test]
