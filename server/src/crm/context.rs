@@ -71,7 +71,9 @@ fn text_of(props: Option<&svc_engine::Properties>) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(". "))
 }
 
-fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId) -> Result<Vec<Tp>> {
+/// The customer's touchpoints, oldest first; only those from `scored_since` on are scored
+/// (nothing older is read for sentiment, and scoring text is the costly part).
+fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId, scored_since: i64) -> Result<Vec<Tp>> {
     let mut out = Vec::new();
     for adj in w.adjacent(
         customer,
@@ -90,6 +92,7 @@ fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId) -> Result<Vec<Tp>> {
             Some(svc_engine::Value::Map(m)) => Some(m),
             _ => None,
         };
+        let in_window = ts >= scored_since;
         let explicit = explicit_sentiment(props.and_then(|m| m.get("sentiment")));
         let intent = props.and_then(|m| match m.get("intent") {
             Some(svc_engine::Value::String(s)) if !s.is_empty() => Some(s.clone()),
@@ -98,7 +101,9 @@ fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId) -> Result<Vec<Tp>> {
         let text = text_of(props);
         out.push(Tp {
             id: node.id,
-            score: sentiment::score(explicit, text.as_deref(), keyword_sentiment(&action)),
+            score: in_window
+                .then(|| sentiment::score(explicit, text.as_deref(), keyword_sentiment(&action)))
+                .flatten(),
             action,
             ts,
             intent,
@@ -226,10 +231,10 @@ pub fn get(
 ) -> Result<(Value, String)> {
     let customer = find_customer(w, reference)?;
     let customer_id = ids::customer_id(customer.id);
-    let tps = touchpoints(w, customer.id)?;
-    let notes = notes_of(w, &customer_id)?;
     let now_us = micros_of(now);
     let window_start = now_us - 30 * DAY_US;
+    let tps = touchpoints(w, customer.id, window_start)?;
+    let notes = notes_of(w, &customer_id)?;
     let recent: Vec<&Tp> = tps.iter().filter(|t| t.ts >= window_start).collect();
 
     // Sentiment: dated scores of the window, the last 15 days against the 15 before.

@@ -248,7 +248,7 @@ pub fn apply(
                 Value::String(change.opportunity_id.clone()),
             );
             p.insert(prop::STATUS.into(), Value::String("open".into()));
-            p.insert("source".into(), Value::String(change.source.clone()));
+            p.insert(prop::SOURCE.into(), Value::String(change.source.clone()));
             (w.create_node(&[OPPORTUNITY], p.clone())?, p)
         }
     };
@@ -287,7 +287,7 @@ pub fn apply(
         props.insert(prop::AMOUNT.into(), amount_value(a));
     }
     if let Some(c) = &change.currency {
-        props.insert("currency".into(), Value::String(c.to_ascii_lowercase()));
+        props.insert(prop::CURRENCY.into(), Value::String(c.to_ascii_lowercase()));
     }
     let old_stage = match props.get(prop::STAGE) {
         Some(Value::String(s)) => Some(s.clone()),
@@ -325,10 +325,10 @@ pub fn apply(
             Value::String(change.opportunity_id.clone()),
         );
         details.insert(
-            "fromStage".into(),
+            prop::FROM_STAGE.into(),
             from.clone().map_or(Value::Null, Value::String),
         );
-        details.insert("toStage".into(), Value::String(to.clone()));
+        details.insert(prop::TO_STAGE.into(), Value::String(to.clone()));
         details.insert(
             prop::STATUS.into(),
             Value::String(status.as_str().to_owned()),

@@ -101,7 +101,7 @@ fn generic(p: &Properties) -> Result<OpportunityChange> {
         opportunity_id: id,
         name: text(p, prop::NAME),
         amount: number(p, prop::AMOUNT)?,
-        currency: text(p, "currency"),
+        currency: text(p, prop::CURRENCY),
         stage: text(p, prop::STAGE),
         source: "api".to_owned(),
         ..OpportunityChange::default()
@@ -141,7 +141,7 @@ fn hubspot(action: &str, p: &Properties) -> Option<OpportunityChange> {
 fn stripe(action: &str, p: &Properties) -> Result<Option<OpportunityChange>> {
     let object_id = text(p, "stripe_object_id");
     let subscription = text(p, "stripe_subscription");
-    let currency = text(p, "currency");
+    let currency = text(p, prop::CURRENCY);
     let amount = number(p, prop::AMOUNT)?.map(|a| from_minor_units(a, currency.as_deref()));
     let (id, name, status, stage) = match action {
         "stripe.invoice.paid" | "stripe.invoice.payment_succeeded" => {
