@@ -10,13 +10,78 @@ use crate::keys;
 use crate::store::{KvRead, Store};
 
 /// The format this build writes.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 /// One upgrade step: `steps[i]` turns format `i + 1` into format `i + 2`.
 pub(crate) type Migration = fn(&Store) -> Result<(), EngineError>;
 
 /// The steps of this build.
-const MIGRATIONS: &[Migration] = &[add_counts];
+const MIGRATIONS: &[Migration] = &[add_counts, add_opportunity_id_index];
+
+/// Indexes declared in format 3: built from the stored nodes when an older store opens.
+const INDEXES_OF_FORMAT_3: &[(&str, &str)] = &[("Opportunity", "opportunityId")];
+
+/// Format 2 -> 3: the equality index on `Opportunity.opportunityId` (the pipeline's key).
+fn add_opportunity_id_index(store: &Store) -> Result<(), EngineError> {
+    backfill_indexes(store, INDEXES_OF_FORMAT_3)
+}
+
+/// Writes the entries and value-type counters of newly declared (label, property) indexes
+/// for every stored node that carries them. Before the declaration no write kept such entries,
+/// so the counters are absolute totals and a step interrupted and run again gives the same
+/// result. One pass over the nodes, batched.
+fn backfill_indexes(store: &Store, indexes: &[(&str, &str)]) -> Result<(), EngineError> {
+    let mut counts: std::collections::BTreeMap<Vec<u8>, i64> = Default::default();
+    let mut batch = store.batch();
+    let mut pending = 0usize;
+    let mut failure = None;
+    store.scan(Cf::Nodes, &[], None, false, &mut |k, v| {
+        let (Some((ws, id)), Ok(node)) = (keys::decode_id_key(k), crate::codec::decode_node(v))
+        else {
+            failure = Some(EngineError::Corrupt {
+                context: "node record",
+                detail: format!("{k:?}"),
+            });
+            return false;
+        };
+        for (label, property) in indexes {
+            if !node.labels.iter().any(|l| l == label) {
+                continue;
+            }
+            let Some(value) = node.properties.get(*property).and_then(keys::index_value) else {
+                continue;
+            };
+            let entry = keys::prop_index_key(ws, label, property, &value, crate::model::NodeId(id));
+            if let Err(e) = batch.put(Cf::PropIndex, &entry, &[]) {
+                failure = Some(e);
+                return false;
+            }
+            *counts
+                .entry(keys::index_count_key(ws, label, property, value[0]))
+                .or_default() += 1;
+            pending += 1;
+        }
+        if pending >= 10_000 {
+            let full = std::mem::replace(&mut batch, store.batch());
+            if let Err(e) = store.write(full) {
+                failure = Some(e);
+                return false;
+            }
+            pending = 0;
+        }
+        true
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for (k, n) in counts {
+        batch.put(Cf::Counts, &k, &keys::count_bytes(n))?;
+    }
+    if !batch.is_empty() {
+        store.write(batch)?;
+    }
+    store.sync_wal()
+}
 
 /// Format 1 -> 2: the `counts` family (per-node, per-type degrees, per-index value-type
 /// counts, per-type and per-endpoint-label relationship counts), computed from the adjacency
@@ -331,6 +396,77 @@ mod tests {
                 .expect("stats")
                 .map(|s| s.numbers),
             Some(5)
+        );
+        drop(snap);
+        drop(graph);
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+        assert_eq!(stored_version(&store).expect("read"), Some(FORMAT_VERSION));
+    }
+
+    #[test]
+    fn format_two_stores_gain_the_opportunity_id_index() {
+        use crate::model::{Properties, Value, WorkspaceId};
+        use crate::read::{GraphRead, GraphWrite};
+        use crate::{Graph, GraphOptions};
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws = WorkspaceId(4);
+        let graph = Graph::open(dir.path(), GraphOptions::default()).expect("open");
+        let opp = graph
+            .write(move |txn| {
+                let mut w = txn.workspace(ws);
+                let mut p = Properties::new();
+                p.insert("opportunityId".into(), Value::String("hubspot:9".into()));
+                let o = w.create_node(&["Opportunity"], p)?;
+                // Not an opportunity: never indexed.
+                let mut q = Properties::new();
+                q.insert("opportunityId".into(), Value::String("hubspot:9".into()));
+                w.create_node(&["Customer"], q)?;
+                Ok::<_, EngineError>(o)
+            })
+            .expect("write");
+        drop(graph);
+        // Make it a format-2 store: the index and its counter gone, version 2.
+        {
+            let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+            let prefix = keys::prop_index_prefix(ws, "Opportunity", "opportunityId");
+            let mut found = Vec::new();
+            store
+                .scan(Cf::PropIndex, &prefix, None, false, &mut |k, _| {
+                    if k.starts_with(&prefix) {
+                        found.push(k.to_vec());
+                    }
+                    true
+                })
+                .expect("scan");
+            assert_eq!(found.len(), 1);
+            let mut b = store.batch();
+            b.delete(Cf::PropIndex, &found[0]).expect("delete");
+            let tag = keys::index_value(&Value::String(String::new())).expect("tag")[0];
+            b.delete(
+                Cf::Counts,
+                &keys::index_count_key(ws, "Opportunity", "opportunityId", tag),
+            )
+            .expect("delete");
+            store.write(b).expect("write");
+            stamp(&store, 2).expect("stamp");
+        }
+        let graph = Graph::open(dir.path(), GraphOptions::default()).expect("migrates");
+        assert!(graph.validate().expect("validate").is_ok());
+        let snap = graph.snapshot(ws);
+        assert_eq!(
+            snap.index_seek(
+                "Opportunity",
+                "opportunityId",
+                &Value::String("hubspot:9".into())
+            )
+            .expect("seek"),
+            Some(vec![opp])
+        );
+        assert_eq!(
+            snap.index_stats("Opportunity", "opportunityId")
+                .expect("stats")
+                .map(|s| s.strings),
+            Some(1)
         );
         drop(snap);
         drop(graph);

@@ -39,6 +39,7 @@ pub const INDEXES: &[IndexDecl] = &[
     eq("Campaign", "name"),
     eq("Stage", "name"),
     eq("Opportunity", "name"),
+    eq("Opportunity", "opportunityId"),
     ord("Customer", "score"),
     ord("Customer", "lastSeen"),
     ord("Touchpoint", "ts"),

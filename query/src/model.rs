@@ -26,6 +26,7 @@ pub const DOMAIN_INDEXES: &[(&str, &str, IndexKind)] = &[
     ("Campaign", "name", IndexKind::Equality),
     ("Stage", "name", IndexKind::Equality),
     ("Opportunity", "name", IndexKind::Equality),
+    ("Opportunity", "opportunityId", IndexKind::Equality),
     ("Customer", "score", IndexKind::Ordered),
     ("Customer", "lastSeen", IndexKind::Ordered),
     ("Touchpoint", "ts", IndexKind::Ordered),

@@ -17,17 +17,14 @@ use crate::error::{Error, Result};
 use crate::events::value_to_json;
 use crate::graph_api::{ensure_writable, node_with_label, with_snapshot};
 use crate::store::{Store, WorkspaceId};
-use crate::{clock, ids};
+use crate::vocabulary::{prop, OPPORTUNITY};
+use crate::{clock, ids, pipeline};
 
 /// SPEC.md limits.
 pub const CUSTOMERS_LISTED: usize = 100;
 pub const OPPORTUNITIES_LISTED: usize = 50;
 /// Touchpoints embedded in a profile (newest first); the timeline has them all.
 pub const PROFILE_TOUCHPOINTS: usize = 100;
-
-const OPPORTUNITY: &str = "Opportunity";
-const STAGE: &str = "Stage";
-const AT_STAGE: &str = "AT_STAGE";
 
 /// Customer properties lifted to top-level fields of [`CustomerView`].
 const LIFTED: &[&str] = &["email", "phone", "externalId", "name", "cio_id", "lastSeen"];
@@ -109,18 +106,29 @@ pub struct CampaignList {
 pub struct OpportunityView {
     /// `node_...`
     pub id: String,
+    /// The source's id, namespaced (`hubspot:123`, `stripe:sub_...`; the workspace's own ids
+    /// as they are).
+    #[serde(rename = "opportunityId")]
+    pub opportunity_id: Option<String>,
     pub name: Option<String>,
     #[schema(value_type = Option<f64>)]
     pub score: Json,
+    /// Currency units.
+    #[schema(value_type = Option<f64>)]
+    pub amount: Json,
     /// Name of the stage it is AT_STAGE.
     pub stage: Option<String>,
+    /// `open`, `won` or `lost`.
+    pub status: String,
+    /// The customer it belongs to (HAS_OPPORTUNITY), `cus_...`.
+    pub customer_id: Option<String>,
     #[schema(value_type = Object)]
     pub properties: Map<String, Json>,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct OpportunityList {
-    /// At most 50, highest score first.
+    /// At most 50: highest score first, then the unscored ones by amount (largest first).
     pub opportunities: Vec<OpportunityView>,
 }
 
@@ -306,33 +314,56 @@ pub async fn campaigns(store: &Store, ws: WorkspaceId) -> Result<CampaignList> {
 
 pub async fn opportunities(store: &Store, ws: WorkspaceId) -> Result<OpportunityList> {
     with_snapshot(store, ws, |snap| {
-        let ids = snap
+        let mut ids = snap
             .index_range(
                 OPPORTUNITY,
-                "score",
+                prop::SCORE,
                 Bound::Included(&Value::Float(f64::MIN)),
                 Bound::Unbounded,
                 Order::Descending,
                 Some(OPPORTUNITIES_LISTED),
             )?
             .ok_or_else(|| Error::internal("no ordered index on Opportunity.score"))?;
+        if ids.len() < OPPORTUNITIES_LISTED {
+            // Opportunities from events carry no score until the models score them: the rest
+            // of the page, largest amount first.
+            let scored: std::collections::HashSet<NodeId> = ids.iter().copied().collect();
+            let mut unscored = Vec::new();
+            for id in snap.label_scan(OPPORTUNITY)? {
+                if scored.contains(&id) {
+                    continue;
+                }
+                if let Some(n) = snap.node(id)? {
+                    let amount = n.get(prop::AMOUNT).and_then(Value::as_f64).unwrap_or(0.0);
+                    unscored.push((amount, id));
+                }
+            }
+            unscored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+            let room = OPPORTUNITIES_LISTED - ids.len();
+            ids.extend(unscored.into_iter().take(room).map(|(_, id)| id));
+        }
         let mut opportunities = Vec::with_capacity(ids.len());
         for id in ids {
             let Some(n) = snap.node(id)? else { continue };
-            let mut stage = None;
-            for dir in [Direction::Outgoing, Direction::Incoming] {
-                for adj in snap.adjacent(id, dir, Some(AT_STAGE))? {
-                    if let Some(s) = node_with_label(snap, adj.neighbour, STAGE)? {
-                        stage = stage.or_else(|| str_prop(&s, "name"));
-                    }
-                }
-            }
             opportunities.push(OpportunityView {
                 id: ids::node_id(&n.labels, n.id),
-                name: str_prop(&n, "name"),
-                score: n.get("score").map(value_to_json).unwrap_or(Json::Null),
-                stage,
-                properties: props_except(&n, &["name", "score"]),
+                opportunity_id: str_prop(&n, prop::OPPORTUNITY_ID),
+                name: str_prop(&n, prop::NAME),
+                score: n.get(prop::SCORE).map(value_to_json).unwrap_or(Json::Null),
+                amount: n.get(prop::AMOUNT).map(value_to_json).unwrap_or(Json::Null),
+                stage: pipeline::stage_of(snap, &n)?,
+                status: pipeline::status_of(snap, &n)?.as_str().to_owned(),
+                customer_id: pipeline::owner(snap, id)?.map(ids::customer_id),
+                properties: props_except(
+                    &n,
+                    &[
+                        prop::NAME,
+                        prop::SCORE,
+                        prop::OPPORTUNITY_ID,
+                        prop::AMOUNT,
+                        prop::STATUS,
+                    ],
+                ),
             });
         }
         Ok(OpportunityList { opportunities })

@@ -20,6 +20,7 @@ use crate::error::Result;
 use crate::graph_api::{node_with_label, with_snapshot};
 use crate::ids;
 use crate::store::{Store, WorkspaceId};
+use crate::vocabulary::{prop, AT_STAGE, STAGE};
 
 /// Customer ids listed as a sample of each group.
 pub const SAMPLE: usize = 10;
@@ -142,14 +143,14 @@ fn sample(ids: &[NodeId]) -> Vec<String> {
 }
 
 fn stage_of<R: GraphRead + ?Sized>(r: &R, c: &Node) -> Result<Option<String>> {
-    if let Some(Value::String(s)) = c.get("lifecycle_stage") {
+    if let Some(Value::String(s)) = c.get(prop::LIFECYCLE_STAGE) {
         if !s.trim().is_empty() {
             return Ok(Some(s.trim().to_owned()));
         }
     }
-    for adj in r.adjacent(c.id, Direction::Outgoing, Some("AT_STAGE"))? {
-        if let Some(stage) = node_with_label(r, adj.neighbour, "Stage")? {
-            if let Some(Value::String(name)) = stage.get("name") {
+    for adj in r.adjacent(c.id, Direction::Outgoing, Some(AT_STAGE))? {
+        if let Some(stage) = node_with_label(r, adj.neighbour, STAGE)? {
+            if let Some(Value::String(name)) = stage.get(prop::NAME) {
                 return Ok(Some(name.clone()));
             }
         }

@@ -34,6 +34,7 @@ pub mod members;
 pub mod metrics;
 pub mod outbound;
 pub mod outreach;
+pub mod pipeline;
 pub mod planning;
 pub mod playbooks;
 pub mod ratelimit;

@@ -9,8 +9,10 @@
 //! - `criticalCount`: of those, the ones whose node or one of whose 7-day touchpoints carries
 //!   `hyper_signal: true` or `signal_strength >= 0.75`;
 //! - `pipelineArr`: per open Opportunity the first numeric of `amount`, `arr`,
-//!   `estimatedValue`, summed and truncated to whole units; an Opportunity is open unless its
-//!   `stage` property or AT_STAGE Stage name has a word `won`, `lost` or `closed`;
+//!   `estimatedValue`, summed and truncated to whole units (amounts are currency units: the
+//!   pipeline converts Stripe's cents); an Opportunity is open unless its `status` is `won` or
+//!   `lost`, or, without a status, its AT_STAGE Stage name or `stage` property closes it
+//!   (`pipeline::Status::of_stage`: `won`, `closedwon`, `closed_lost`, `Closed Won`, ...);
 //! - `avgConfidence`: mean of each Customer's `confidence`, else `icp_match_score` (fractions
 //!   are scaled to 0-100); with none, the mean `confidence` of relationships; else 0;
 //! - `uptimePct`: 100 whenever the summary could be computed from the store (the workspace's
@@ -28,7 +30,9 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 
 use crate::error::{Error, Result};
 use crate::graph_api::{node_with_label, with_snapshot};
+use crate::pipeline::Status;
 use crate::store::{Record, RecordScan, Store, WorkspaceId};
+use crate::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
 use crate::{clock, playbooks::Buddy};
 
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
@@ -43,10 +47,6 @@ const CACHE_MAX_WORKSPACES: usize = 10_000;
 
 const HOUR_US: i64 = 3_600_000_000;
 const DAY_US: i64 = 24 * HOUR_US;
-const OPPORTUNITY: &str = "Opportunity";
-const STAGE: &str = "Stage";
-const AT_STAGE: &str = "AT_STAGE";
-const RECOMMENDATION: &str = "Recommendation";
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -156,12 +156,9 @@ fn ts_of(n: &Node) -> Option<i64> {
     }
 }
 
-/// Whether a stage name closes an opportunity (a word `won`, `lost` or `closed`).
+/// Whether a stage name closes an opportunity (`pipeline::Status::of_stage`: won or lost).
 pub fn stage_is_closed(stage: &str) -> bool {
-    stage
-        .to_ascii_lowercase()
-        .split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| matches!(w, "won" | "lost" | "closed"))
+    Status::of_stage(stage) != Status::Open
 }
 
 /// A 0-100 confidence from a stored value: fractions (<= 1) are scaled, the rest clamped.
@@ -230,24 +227,12 @@ pub fn compute<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Summary> {
     let mut open = 0u64;
     for id in r.label_scan(OPPORTUNITY)? {
         let Some(o) = r.node(id)? else { continue };
-        let mut stages: Vec<String> = match prop(&o, "stage") {
-            Some(Value::String(s)) => vec![s.clone()],
-            _ => Vec::new(),
-        };
-        for dir in [Direction::Outgoing, Direction::Incoming] {
-            for adj in r.adjacent(id, dir, Some(AT_STAGE))? {
-                if let Some(s) = node_with_label(r, adj.neighbour, STAGE)? {
-                    if let Some(Value::String(name)) = prop(&s, "name") {
-                        stages.push(name.clone());
-                    }
-                }
-            }
-        }
-        if stages.iter().any(|s| stage_is_closed(s)) {
+        // Its `status` (kept by the pipeline), else what its `stage` / AT_STAGE name implies.
+        if crate::pipeline::status_of(r, &o)? != Status::Open {
             continue;
         }
         open += 1;
-        pipeline += ["amount", "arr", "estimatedValue"]
+        pipeline += [vocab::AMOUNT, "arr", "estimatedValue"]
             .iter()
             .find_map(|k| num(prop(&o, k)))
             .unwrap_or(0.0);

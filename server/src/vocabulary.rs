@@ -52,4 +52,12 @@ pub mod prop {
     pub const STAGE: &str = "stage";
     /// `open`, `won` or `lost`.
     pub const STATUS: &str = "status";
+    /// Lower-case ISO 4217 code, when the source says.
+    pub const CURRENCY: &str = "currency";
+    /// Where an opportunity came from: `api`, `hubspot`, `stripe`, `crm.mutate`.
+    pub const SOURCE: &str = "source";
+
+    // Stage-change touchpoints (action `opportunity_stage_changed`, in `properties`)
+    pub const FROM_STAGE: &str = "fromStage";
+    pub const TO_STAGE: &str = "toStage";
 }

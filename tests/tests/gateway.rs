@@ -508,8 +508,11 @@ async fn memory_and_context_reflect_touchpoints_notes_and_ledger() {
     assert_eq!(
         c["blockers"],
         json!([{"kind": "touchpoint", "text": "payment_failed",
-        "since": c["blockers"][0]["since"]}])
+        "since": c["blockers"][0]["since"], "touchpoint_id": c["blockers"][0]["touchpoint_id"]}])
     );
+    assert!(c["blockers"][0]["touchpoint_id"]
+        .as_str()
+        .is_some_and(|t| t.starts_with("tp_")));
     assert_eq!(c["recent_decisions"], json!([]));
     assert_eq!(c["touchpoint_count"], 5);
 

@@ -1,27 +1,79 @@
 //! `context.get`: a customer's current picture (lifecycle stage, 30-day sentiment trajectory,
-//! intent signals, open loops, blockers, recent agent decisions) from its touchpoints, memory
-//! notes and the action ledger.
+//! intent signals, open loops, blockers, recent agent decisions) from its touchpoints, its
+//! opportunities, memory notes and the action ledger. Sentiment scoring is `sentiment`'s; every
+//! item drawn from a touchpoint names it (`touchpoint_id`).
 
 use serde_json::{json, Value};
 use svc_engine::{Direction, GraphRead, Node, NodeId, WorkspaceTxn};
 use time::OffsetDateTime;
 
 use super::memory::notes_of;
+use super::sentiment::{self, Score};
 use super::{customer_label, find_customer, micros_of, micros_rfc3339, prop_str, DAY_US};
 use crate::error::Result;
 use crate::gateway::registry;
 use crate::ids;
 use crate::ledger;
+use crate::pipeline::{self, Status};
 
 /// A touchpoint as context.get reads it.
 struct Tp {
+    id: NodeId,
     action: String,
     ts: i64,
-    sentiment: i8,
+    score: Option<Score>,
     intent: Option<String>,
+    /// The customer's own words, when the event carries them.
+    text: Option<String>,
 }
 
-fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId) -> Result<Vec<Tp>> {
+impl Tp {
+    fn touchpoint_id(&self) -> String {
+        ids::touchpoint_id(self.id)
+    }
+    fn is_positive(&self) -> bool {
+        self.score.is_some_and(|s| s.is_positive())
+    }
+    fn is_negative(&self) -> bool {
+        self.score.is_some_and(|s| s.is_negative())
+    }
+    /// The words a blocker or trigger quotes: the text's excerpt, else the event name.
+    fn label(&self) -> String {
+        self.text
+            .as_deref()
+            .map(sentiment::excerpt)
+            .unwrap_or_else(|| self.action.clone())
+    }
+}
+
+fn explicit_sentiment(v: Option<&svc_engine::Value>) -> Option<f64> {
+    match v? {
+        svc_engine::Value::Int(i) => Some((*i as f64).clamp(-1.0, 1.0)),
+        svc_engine::Value::Float(f) if f.is_finite() => Some(*f),
+        svc_engine::Value::String(s) => match s.as_str() {
+            "positive" => Some(1.0),
+            "negative" => Some(-1.0),
+            _ => Some(0.0),
+        },
+        _ => None,
+    }
+}
+
+fn text_of(props: Option<&svc_engine::Properties>) -> Option<String> {
+    let props = props?;
+    let parts: Vec<&str> = sentiment::TEXT_KEYS
+        .iter()
+        .filter_map(|k| match props.get(*k) {
+            Some(svc_engine::Value::String(s)) if !s.trim().is_empty() => Some(s.trim()),
+            _ => None,
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(". "))
+}
+
+/// The customer's touchpoints, oldest first; only those from `scored_since` on are scored
+/// (nothing older is read for sentiment, and scoring text is the costly part).
+fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId, scored_since: i64) -> Result<Vec<Tp>> {
     let mut out = Vec::new();
     for adj in w.adjacent(
         customer,
@@ -40,30 +92,25 @@ fn touchpoints(w: &WorkspaceTxn<'_, '_>, customer: NodeId) -> Result<Vec<Tp>> {
             Some(svc_engine::Value::Map(m)) => Some(m),
             _ => None,
         };
-        let explicit = props.and_then(|m| match m.get("sentiment") {
-            Some(svc_engine::Value::Int(i)) => Some((*i).signum() as i8),
-            Some(svc_engine::Value::Float(f)) if *f > 0.1 => Some(1),
-            Some(svc_engine::Value::Float(f)) if *f < -0.1 => Some(-1),
-            Some(svc_engine::Value::Float(_)) => Some(0),
-            Some(svc_engine::Value::String(s)) => match s.as_str() {
-                "positive" => Some(1),
-                "negative" => Some(-1),
-                _ => Some(0),
-            },
-            _ => None,
-        });
+        let in_window = ts >= scored_since;
+        let explicit = explicit_sentiment(props.and_then(|m| m.get("sentiment")));
         let intent = props.and_then(|m| match m.get("intent") {
             Some(svc_engine::Value::String(s)) if !s.is_empty() => Some(s.clone()),
             _ => None,
         });
+        let text = text_of(props);
         out.push(Tp {
-            sentiment: explicit.unwrap_or_else(|| keyword_sentiment(&action)),
+            id: node.id,
+            score: in_window
+                .then(|| sentiment::score(explicit, text.as_deref(), keyword_sentiment(&action)))
+                .flatten(),
             action,
             ts,
             intent,
+            text,
         });
     }
-    out.sort_by_key(|t| t.ts);
+    out.sort_by_key(|t| (t.ts, t.id));
     Ok(out)
 }
 
@@ -107,6 +154,23 @@ const INTENT: &[&str] = &[
     "upgrade",
     "proposal",
     "cart",
+];
+/// Phrases in a customer's words that signal buying intent (`<action>: <phrase>` signals).
+const TEXT_INTENT: &[&str] = &[
+    "pricing",
+    "quote",
+    "demo",
+    "trial",
+    "upgrade",
+    "contract",
+    "proposal",
+    "purchase",
+    "more seats",
+    "licenses",
+    "renewal",
+    "budget approved",
+    "ready to buy",
+    "sign up",
 ];
 const PURCHASE: &[&str] = &[
     "purchase",
@@ -159,15 +223,6 @@ fn stem_and_suffix(action: &str) -> Option<(&str, &str)> {
     action.rsplit_once('_')
 }
 
-fn average(scores: impl Iterator<Item = i8>) -> Option<f64> {
-    let (mut sum, mut n) = (0i64, 0i64);
-    for s in scores.filter(|s| *s != 0) {
-        sum += i64::from(s);
-        n += 1;
-    }
-    (n > 0).then(|| sum as f64 / n as f64)
-}
-
 /// The context of the customer `reference` names, as of `now`; also its customer id.
 pub fn get(
     w: &WorkspaceTxn<'_, '_>,
@@ -176,45 +231,58 @@ pub fn get(
 ) -> Result<(Value, String)> {
     let customer = find_customer(w, reference)?;
     let customer_id = ids::customer_id(customer.id);
-    let tps = touchpoints(w, customer.id)?;
-    let notes = notes_of(w, &customer_id)?;
     let now_us = micros_of(now);
     let window_start = now_us - 30 * DAY_US;
-    let half = now_us - 15 * DAY_US;
+    let tps = touchpoints(w, customer.id, window_start)?;
+    let notes = notes_of(w, &customer_id)?;
     let recent: Vec<&Tp> = tps.iter().filter(|t| t.ts >= window_start).collect();
 
-    // Sentiment: the last 15 days against the 15 before, over events that carry a sentiment.
-    let recent_score = average(recent.iter().filter(|t| t.ts >= half).map(|t| t.sentiment));
-    let prior_score = average(recent.iter().filter(|t| t.ts < half).map(|t| t.sentiment));
-    let delta = recent_score.unwrap_or(0.0) - prior_score.unwrap_or(0.0);
-    let direction = if delta > 0.25 {
-        "improving"
-    } else if delta < -0.25 {
-        "declining"
-    } else {
-        "stable"
-    };
-    let wanted: i8 = match direction {
-        "improving" => 1,
-        "declining" => -1,
-        _ => 0,
-    };
-    let trigger = recent
+    // Sentiment: dated scores of the window, the last 15 days against the 15 before.
+    let dated: Vec<(i64, f64)> = recent
+        .iter()
+        .filter_map(|t| t.score.map(|s| (t.ts, s.value)))
+        .collect();
+    let (direction, recent_score, prior_score) = sentiment::direction(&dated, now_us);
+    let trigger = recent.iter().rev().find(|t| match direction {
+        "improving" => t.is_positive(),
+        "declining" => t.is_negative(),
+        _ => t.is_positive() || t.is_negative(),
+    });
+    let evidence: Vec<Value> = recent
         .iter()
         .rev()
-        .find(|t| t.sentiment != 0 && (wanted == 0 || t.sentiment == wanted))
-        .map(|t| t.action.clone());
+        .filter_map(|t| {
+            let s = t.score?;
+            Some(
+                json!({"touchpoint_id": t.touchpoint_id(), "ts": micros_rfc3339(t.ts),
+                "score": (s.value * 1000.0).round() / 1000.0, "source": s.source.as_str(),
+                "text": t.label()}),
+            )
+        })
+        .take(EVIDENCE_LISTED)
+        .collect();
 
-    // Intent: distinct recent intent-bearing actions (and explicit `intent` properties), newest
-    // first.
+    // Intent: distinct recent intent-bearing actions, explicit `intent` properties and intent
+    // phrases in the customer's words, newest first; `intent_evidence` names the touchpoints.
     let mut intent_signals: Vec<String> = Vec::new();
+    let mut intent_evidence: Vec<Value> = Vec::new();
     for t in recent.iter().rev() {
+        let from_text = t.text.as_deref().and_then(|text| {
+            let lower = text.to_ascii_lowercase();
+            TEXT_INTENT
+                .iter()
+                .find(|p| lower.contains(*p))
+                .map(|p| format!("{}: {p}", t.action))
+        });
         let signal = t
             .intent
             .clone()
-            .or_else(|| has_any(&t.action, INTENT).then(|| t.action.clone()));
+            .or_else(|| has_any(&t.action, INTENT).then(|| t.action.clone()))
+            .or(from_text);
         if let Some(s) = signal {
             if !intent_signals.contains(&s) && intent_signals.len() < 20 {
+                intent_evidence.push(json!({"signal": s, "touchpoint_id": t.touchpoint_id(),
+                    "ts": micros_rfc3339(t.ts)}));
                 intent_signals.push(s);
             }
         }
@@ -234,9 +302,8 @@ pub fn get(
                 .is_some_and(|(s, x)| s == stem && LOOP_CLOSE.contains(&x))
         });
         if !closed {
-            open_loops.push(
-                json!({"kind": "touchpoint", "text": t.action, "since": micros_rfc3339(t.ts)}),
-            );
+            open_loops.push(json!({"kind": "touchpoint", "text": t.action,
+                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id()}));
         }
     }
     let mut blockers: Vec<Value> = Vec::new();
@@ -248,16 +315,16 @@ pub fn get(
             _ => {}
         }
     }
-    // Negative events of the window after the last positive one are blockers too.
+    // Negative evidence of the window after the last positive one is a blocker too: a
+    // negative event, or words VADER scores at or below -0.3 (quoted).
     let last_positive = recent
         .iter()
-        .rposition(|t| t.sentiment > 0)
+        .rposition(|t| t.is_positive())
         .map_or(0, |p| p + 1);
     for t in &recent[last_positive..] {
-        if t.sentiment < 0 {
-            blockers.push(
-                json!({"kind": "touchpoint", "text": t.action, "since": micros_rfc3339(t.ts)}),
-            );
+        if t.is_negative() {
+            blockers.push(json!({"kind": "touchpoint", "text": t.label(),
+                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id()}));
         }
     }
 
@@ -279,9 +346,14 @@ pub fn get(
     decisions.sort_by(|a, b| b["ts"].as_str().cmp(&a["ts"].as_str()));
     decisions.truncate(10);
 
+    let statuses: Vec<Status> = pipeline::of_customer(w, customer.id)?
+        .iter()
+        .map(|o| pipeline::status_of(w, o))
+        .collect::<Result<_>>()?;
     let stage = lifecycle_stage(
         &customer,
         &tps,
+        &statuses,
         recent.len(),
         direction,
         !blockers.is_empty(),
@@ -297,11 +369,15 @@ pub fn get(
         "sentiment_trajectory": {
             "window_days": 30,
             "direction": direction,
-            "trigger": trigger,
+            "trigger": trigger.map(|t| t.action.clone()),
+            "trigger_touchpoint_id": trigger.map(|t| t.touchpoint_id()),
             "recent_score": recent_score.unwrap_or(0.0),
             "prior_score": prior_score.unwrap_or(0.0),
+            "method": "vader-compound-15d-halves",
+            "evidence": evidence,
         },
         "intent_signals": intent_signals,
+        "intent_evidence": intent_evidence,
         "open_loops": open_loops,
         "blockers": blockers,
         "recent_decisions": decisions,
@@ -310,6 +386,9 @@ pub fn get(
     });
     Ok((result, customer_id))
 }
+
+/// Evidence items listed in the sentiment trajectory (newest first).
+const EVIDENCE_LISTED: usize = 20;
 
 const STAGES: &[&str] = &[
     "lead",
@@ -320,9 +399,13 @@ const STAGES: &[&str] = &[
     "churned",
 ];
 
+/// The stage: an explicit `lifecycle_stage` on the customer; else from its opportunities (a
+/// won one makes a customer, an open one an opportunity) and its events (purchases and
+/// cancellations, opportunity-like actions, activity).
 fn lifecycle_stage(
     customer: &Node,
     tps: &[Tp],
+    opportunities: &[Status],
     recent: usize,
     direction: &str,
     blocked: bool,
@@ -336,13 +419,15 @@ fn lifecycle_stage(
         }
     }
     let last = |words: &[&str]| tps.iter().rposition(|t| has_any(&t.action, words));
-    match (last(PURCHASE), last(CHURN)) {
-        (_, Some(c)) if last(PURCHASE).is_none_or(|p| c > p) && last(PURCHASE).is_some() => {
-            "churned"
-        }
-        (Some(_), _) if direction == "declining" || blocked => "at_risk",
-        (Some(_), _) => "customer",
-        (None, _) if last(OPPORTUNITY).is_some() => "opportunity",
+    let won = opportunities.contains(&Status::Won);
+    let open = opportunities.contains(&Status::Open);
+    let purchase = last(PURCHASE);
+    match (purchase, last(CHURN)) {
+        (Some(p), Some(c)) if c > p && !open => "churned",
+        (None, Some(_)) if won && !open => "churned",
+        _ if (purchase.is_some() || won) && (direction == "declining" || blocked) => "at_risk",
+        _ if purchase.is_some() || won => "customer",
+        _ if open || last(OPPORTUNITY).is_some() => "opportunity",
         _ if recent >= 3 => "engaged",
         _ => "lead",
     }

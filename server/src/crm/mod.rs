@@ -5,6 +5,7 @@
 pub mod context;
 pub mod memory;
 pub mod mutate;
+pub mod sentiment;
 
 use serde_json::Value;
 use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, WorkspaceId};

@@ -450,8 +450,33 @@ pub fn apply(
         (Some(c), false) => !campaign_exists(w, c)?,
         _ => false,
     };
-    let outcome = w.record_event(&ev.input).map_err(input_error)?;
+    // An event about an opportunity (crate::pipeline::sources) also writes the pipeline.
+    let opportunity = crate::pipeline::sources::change_of(ev)?;
+    let followed = match &opportunity {
+        Some(change) => crate::pipeline::owner_for_event(w, change)?,
+        None => None,
+    };
+    let outcome = match followed {
+        Some(owner) => {
+            let mut input = ev.input.clone();
+            input.keys = svc_engine::IdentityKeys {
+                customer_id: Some(owner),
+                ..svc_engine::IdentityKeys::default()
+            };
+            w.record_event(&input)
+        }
+        None => w.record_event(&ev.input),
+    }
+    .map_err(input_error)?;
     let mut nodes_mutated = outcome.nodes_mutated;
+    if let Some(change) = &opportunity {
+        // The generic stage-change event is its own history record.
+        let history = (ev.input.action == crate::pipeline::STAGE_CHANGED
+            || ev.input.action == crate::pipeline::CREATED)
+            .then_some(outcome.touchpoint_id);
+        let applied = crate::pipeline::apply(w, outcome.customer_id, change, ev.input.ts, history)?;
+        nodes_mutated += applied.nodes_mutated;
+    }
     if set_traits(w, outcome.customer_id, &ev.traits)? {
         // record_event counts the touchpoint, a new campaign and the customer when it changed.
         let customer_counted = outcome.nodes_mutated > 1 + u32::from(campaign_created);

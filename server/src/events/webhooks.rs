@@ -13,6 +13,7 @@ use serde_json::{json, Map, Value as Json};
 use super::direct::{batch_item_event, BatchBody, MAX_BATCH};
 use super::MarketingEvent;
 use crate::error::{Error, Result};
+use crate::pipeline::sources::HUBSPOT_DEAL_PLACEHOLDER as DEAL_PLACEHOLDER;
 
 /// Platforms with a normalizer, plus `generic` (the MarketingEvent shape).
 pub const PLATFORMS: &[&str] = &[
@@ -133,7 +134,8 @@ fn stripe(body: &Json) -> Result<MarketingEvent> {
     let phone = first(&obj, &[&["phone"], &["customer_details", "phone"]]);
     let amount = ["amount_total", "amount_paid", "amount"]
         .iter()
-        .find_map(|k| obj.get(*k).filter(|v| v.is_number()).cloned());
+        .find_map(|k| obj.get(*k).filter(|v| v.is_number()).cloned())
+        .or_else(|| subscription_amount(&obj));
     Ok(MarketingEvent {
         event: Some(format!("stripe.{kind}")),
         email,
@@ -147,9 +149,30 @@ fn stripe(body: &Json) -> Result<MarketingEvent> {
             ("stripe_object_id", text(&obj, &["id"]).map(Json::from)),
             ("amount", amount),
             ("currency", text(&obj, &["currency"]).map(Json::from)),
+            (
+                "stripe_subscription",
+                text(&obj, &["subscription"]).map(Json::from),
+            ),
+            ("stripe_status", text(&obj, &["status"]).map(Json::from)),
         ]),
         ..MarketingEvent::default()
     })
+}
+
+/// A subscription's amount per period in minor units: its items' `price.unit_amount` (else
+/// `plan.amount`) times their quantity.
+fn subscription_amount(obj: &Json) -> Option<Json> {
+    let items = obj.pointer("/items/data")?.as_array()?;
+    let mut total = 0i64;
+    for item in items {
+        let unit = item
+            .pointer("/price/unit_amount")
+            .or_else(|| item.pointer("/plan/amount"))
+            .and_then(Json::as_i64)?;
+        let quantity = item.get("quantity").and_then(Json::as_i64).unwrap_or(1);
+        total = total.saturating_add(unit.saturating_mul(quantity));
+    }
+    (!items.is_empty()).then(|| Json::from(total))
 }
 
 /// A Shopify webhook: topic and delivery id in headers, the resource (order, customer, ...)
@@ -220,17 +243,24 @@ fn hubspot(body: Json) -> Vec<Result<MarketingEvent>> {
         .map(|e| {
             let kind = text(&e, &["subscriptionType"])
                 .ok_or_else(|| Error::invalid_input("hubspot: event without subscriptionType"))?;
-            let object = text(&e, &["objectId"])
-                .ok_or_else(|| Error::invalid_input("hubspot: event without objectId"))?;
             let property = text(&e, &["propertyName"]);
             let value = text(&e, &["propertyValue"]);
             let email = (property.as_deref() == Some("email"))
                 .then(|| value.clone())
                 .flatten();
+            let (contact, deal) = hubspot_subjects(&kind, &e)?;
             Ok(MarketingEvent {
                 event: Some(format!("hubspot.{kind}")),
                 email,
-                external_id: Some(format!("hubspot:{object}")),
+                external_id: Some(match (&contact, &deal) {
+                    (Some(c), _) => format!("hubspot:{c}"),
+                    // A deal event names no contact: a placeholder until the association
+                    // arrives (or the deal's owner, once known; see pipeline::sources).
+                    (None, Some(d)) => format!("{DEAL_PLACEHOLDER}{d}"),
+                    (None, None) => {
+                        return Err(Error::invalid_input("hubspot: event without objectId"))
+                    }
+                }),
                 channel: Some("hubspot".to_owned()),
                 timestamp: e
                     .get("occurredAt")
@@ -241,11 +271,37 @@ fn hubspot(body: Json) -> Vec<Result<MarketingEvent>> {
                     ("portalId", text(&e, &["portalId"]).map(Json::from)),
                     ("propertyName", property.map(Json::from)),
                     ("propertyValue", value.map(Json::from)),
+                    ("dealId", deal.map(Json::from)),
                 ]),
                 ..MarketingEvent::default()
             })
         })
         .collect()
+}
+
+/// The (contact, deal) ids a HubSpot event is about: `contact.*` events name a contact,
+/// `deal.*` events a deal, and a deal-contact `associationChange` both (`fromObjectId` and
+/// `toObjectId`, in the direction `associationType` says).
+fn hubspot_subjects(kind: &str, e: &Json) -> Result<(Option<String>, Option<String>)> {
+    let object = text(e, &["objectId"]);
+    if kind == "deal.associationChange" || kind == "contact.associationChange" {
+        let (from, to) = (text(e, &["fromObjectId"]), text(e, &["toObjectId"]));
+        let (contact, deal) = match text(e, &["associationType"]).as_deref() {
+            Some("DEAL_TO_CONTACT") => (to, from),
+            Some("CONTACT_TO_DEAL") => (from, to),
+            _ => (object, None),
+        };
+        if contact.is_none() {
+            return Err(Error::invalid_input(
+                "hubspot: an associationChange needs fromObjectId and toObjectId",
+            ));
+        }
+        return Ok((contact, deal));
+    }
+    if kind.starts_with("deal.") {
+        return Ok((None, object));
+    }
+    Ok((object, None))
 }
 
 /// Segment's spec: one message or `{batch: [...]}`; `track`, `identify`, `page`, `screen`.
@@ -505,6 +561,52 @@ mod tests {
         assert_eq!(second.external_id.as_deref(), Some("hubspot:123"));
         assert_eq!(second.timestamp, Some(json!("2026-01-02T03:04:06.000Z")));
         assert!(events[2].is_err());
+    }
+
+    #[test]
+    fn hubspot_deals_name_the_deal_and_their_contact() {
+        let e = one(
+            "hubspot",
+            &[],
+            json!([{"eventId": 7, "subscriptionType": "deal.propertyChange", "objectId": 9,
+                    "propertyName": "dealstage", "propertyValue": "closedwon"}]),
+        );
+        assert_eq!(e.external_id.as_deref(), Some("hubspot:deal:9"));
+        assert_eq!(e.properties.expect("props")["dealId"], json!("9"));
+        for (kind, from, to) in [("DEAL_TO_CONTACT", 9, 501), ("CONTACT_TO_DEAL", 501, 9)] {
+            let e = one(
+                "hubspot",
+                &[],
+                json!([{"eventId": 8, "subscriptionType": "deal.associationChange",
+                        "associationType": kind, "fromObjectId": from, "toObjectId": to}]),
+            );
+            assert_eq!(e.external_id.as_deref(), Some("hubspot:501"), "{kind}");
+            assert_eq!(e.properties.expect("props")["dealId"], json!("9"));
+        }
+        let bad = normalize(
+            "hubspot",
+            &HashMap::new(),
+            json!([{"subscriptionType": "deal.associationChange", "associationType": "DEAL_TO_CONTACT"}]),
+        )
+        .expect("platform");
+        assert!(bad[0].is_err());
+    }
+
+    #[test]
+    fn stripe_subscriptions_carry_status_and_amount() {
+        let e = one(
+            "stripe",
+            &[],
+            json!({"id": "evt_s", "type": "customer.subscription.created", "created": 1_767_400_000,
+                   "data": {"object": {"id": "sub_1", "object": "subscription", "customer": "cus_1",
+                     "status": "active", "currency": "eur",
+                     "items": {"data": [{"price": {"unit_amount": 1500}, "quantity": 3}]}}}}),
+        );
+        let p = e.properties.expect("props");
+        assert_eq!(
+            (&p["amount"], &p["stripe_status"], &p["stripe_object_id"]),
+            (&json!(4500), &json!("active"), &json!("sub_1"))
+        );
     }
 
     #[test]

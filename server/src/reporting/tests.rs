@@ -3,6 +3,8 @@
 
 use svc_engine::{GraphWrite, Properties};
 
+use crate::vocabulary::{AT_STAGE, STAGE};
+
 use super::*;
 
 const WS: WorkspaceId = WorkspaceId(11);

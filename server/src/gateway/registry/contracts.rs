@@ -147,9 +147,21 @@ fn context_get() -> Contract {
                 "direction": {"enum": ["improving", "declining", "stable"]},
                 "trigger": {"type": ["string", "null"]},
                 "recent_score": {"type": "number"},
-                "prior_score": {"type": "number"}
+                "prior_score": {"type": "number"},
+                "trigger_touchpoint_id": {"type": ["string", "null"]},
+                "method": {"type": "string"},
+                "evidence": {"type": "array", "items": {"type": "object", "properties": {
+                    "touchpoint_id": {"type": "string"}, "ts": {"type": "string"},
+                    "score": {"type": "number", "minimum": -1, "maximum": 1},
+                    "source": {"enum": ["text", "explicit", "action"]},
+                    "text": {"type": "string"}
+                }, "required": ["touchpoint_id", "ts", "score", "source"]}}
             }, "required": ["window_days", "direction", "trigger"]},
             "intent_signals": {"type": "array", "items": {"type": "string"}},
+            "intent_evidence": {"type": "array", "items": {"type": "object", "properties": {
+                "signal": {"type": "string"}, "touchpoint_id": {"type": "string"},
+                "ts": {"type": "string"}
+            }, "required": ["signal", "touchpoint_id"]}},
             "open_loops": {"type": "array", "items": item},
             "blockers": {"type": "array", "items": item},
             "recent_decisions": {"type": "array", "items": {"type": "object", "properties": {
@@ -558,7 +570,9 @@ fn call(execute: bool) -> Contract {
 fn crm_mutate() -> Contract {
     let base = Base {
         title: "Change a CRM record",
-        description: "Sets or removes properties of a customer in the CRM graph; approval-gated.",
+        description: "Sets or removes properties of a customer in the CRM graph, or creates and \
+                      moves one of its opportunities (stage, amount, close won/lost); \
+                      approval-gated.",
         legacy_scope: "v1:crm:write",
         modes: GATED_MODES,
         cost: 2,
@@ -572,13 +586,44 @@ fn crm_mutate() -> Contract {
             "customer": customer_ref(),
             "set": {"type": "object", "maxProperties": 50,
                 "propertyNames": {"pattern": "^[A-Za-z][A-Za-z0-9_]{0,63}$"}},
-            "unset": {"type": "array", "maxItems": 50, "items": {"type": "string"}}
+            "unset": {"type": "array", "maxItems": 50, "items": {"type": "string"}},
+            "opportunity": {
+                "type": "object",
+                "description": "An operation on one of the customer's opportunities: create \
+                    (opportunityId optional, generated when absent), set_stage (stage), \
+                    set_amount (amount, currency units), close_won, close_lost; every \
+                    operation but create names an opportunity of this customer.",
+                "properties": {
+                    "op": {"enum": ["create", "set_stage", "set_amount", "close_won", "close_lost"]},
+                    "opportunityId": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "name": {"type": "string", "minLength": 1, "maxLength": 200},
+                    "amount": {"type": "number", "minimum": 0},
+                    "stage": {"type": "string", "minLength": 1, "maxLength": 100}
+                },
+                "required": ["op"],
+                "additionalProperties": false,
+                "allOf": [
+                    {"if": {"properties": {"op": {"const": "set_stage"}}},
+                     "then": {"required": ["opportunityId", "stage"]}},
+                    {"if": {"properties": {"op": {"const": "set_amount"}}},
+                     "then": {"required": ["opportunityId", "amount"]}},
+                    {"if": {"properties": {"op": {"enum": ["close_won", "close_lost"]}}},
+                     "then": {"required": ["opportunityId"]}}
+                ]
+            }
         }),
         &["customer"],
     );
     let output = object(
         json!({"customer_id": {"type": "string"},
-            "changed": {"type": "array", "items": {"type": "string"}}}),
+            "changed": {"type": "array", "items": {"type": "string"}},
+            "opportunity": {"type": "object", "properties": {
+                "id": {"type": "string"}, "opportunityId": {"type": "string"},
+                "name": {"type": ["string", "null"]}, "amount": {"type": ["number", "null"]},
+                "stage": {"type": ["string", "null"]},
+                "status": {"enum": ["open", "won", "lost"]},
+                "customer_id": {"type": ["string", "null"]}
+            }, "required": ["opportunityId", "status"]}}),
         &["customer_id", "changed"],
     );
     let example = Example {
