@@ -10,6 +10,7 @@ pub mod graph;
 pub mod integrations;
 pub mod keys;
 pub mod mcp;
+pub mod models;
 pub mod outbound;
 pub mod playbooks;
 pub mod reporting;
