@@ -4,8 +4,9 @@ scores (server/examples/propensity_eval.rs).
 
 Every customer has two latent traits drawn at signup:
   engagement e ~ N(0, 1)  drives how often it acts (rate 0.12 * exp(0.8 e) events a day),
-                          how long it stays (daily churn hazard 0.004 * exp(-0.9 e)) and, in
-                          the three weeks before it churns, a fading rate and support tickets;
+                          how long it stays (daily churn hazard 0.004 * exp(-e)) and, in the
+                          35 days before it churns, a rate fading to 15% with support tickets
+                          and the odd downgrade;
   intent     q ~ N(0, 1)  (correlated 0.4 with e) drives the share of buying signals among its
                           events (pricing, demo, trial: 4% * exp(0.9 q)) and its daily purchase
                           hazard (0.002 * exp(1.1 q)), raised for 14 days after a buying signal.
@@ -40,6 +41,7 @@ BROWSE = [  # (event, weight, channels)
 ]
 INTENT = [("pricing_viewed", ["web"]), ("demo_requested", ["web", "sales"]),
           ("trial_started", ["web", "mobile_app"])]
+FADE_DAYS = 35  # activity fades over this many days before a customer churns
 CAMPAIGNS = ["spring-launch", "webinar-series", "retargeting", "onboarding-drip", "win-back"]
 
 
@@ -68,7 +70,7 @@ def customer(rng, idx, days):
     e = rng.gauss(0, 1)
     q = 0.4 * e + math.sqrt(1 - 0.16) * rng.gauss(0, 1)
     signup = rng.randrange(0, days - 30)
-    churn_hazard = 0.004 * math.exp(-0.9 * e)
+    churn_hazard = 0.004 * math.exp(-1.0 * e)
     churn_day = None
     for d in range(signup + 14, days):
         if rng.random() < churn_hazard:
@@ -79,9 +81,9 @@ def customer(rng, idx, days):
     last_intent = -999
     for d in range(signup, churn_day if churn_day is not None else days):
         rate = 0.12 * math.exp(0.8 * e)
-        fading = churn_day is not None and churn_day - d <= 21
+        fading = churn_day is not None and churn_day - d <= FADE_DAYS
         if fading:
-            rate *= 0.3 + 0.7 * (churn_day - d) / 21
+            rate *= 0.15 + 0.85 * (churn_day - d) / FADE_DAYS
         if d == signup:
             events.append((d, "signup", "web"))
         for _ in range(poisson(rng, rate)):
@@ -94,6 +96,8 @@ def customer(rng, idx, days):
                 events.append((d, name, channel))
         if fading and rng.random() < 0.03:
             events.append((d, "support_ticket", "support"))
+        elif fading and rng.random() < 0.01:
+            events.append((d, "plan_downgraded", "web"))
         elif rng.random() < 0.002:
             events.append((d, "support_ticket", "support"))
         hazard = 0.002 * math.exp(1.1 * q) * (3.0 if d - last_intent <= 14 else 1.0)
