@@ -8,7 +8,9 @@
 //!   never saw;
 //! - compares the trained models with a recency-only baseline (logistic regression on
 //!   ln(1 + days since last activity / 7), fitted the same way), with the fixed prior
-//!   `prior-v1`, and with the planted latent traits (an upper bound on ranking).
+//!   `prior-v1`, and with ranking by the planted latent traits (static traits: the timing of a
+//!   churn, its fade, is observable in the features but not in the trait, so this is a
+//!   reference, not a ceiling).
 //!
 //! `cargo run -p svc-server --example propensity_eval -- DIR [--horizon 30]` (debug build).
 
@@ -160,7 +162,9 @@ fn main() -> Res<()> {
         ] {
             println!(
                 "| {} | {name} | {} | {} |",
-                r["score"], r[k]["auc"], r[k]["brier"]
+                r["score"].as_str().unwrap_or_default(),
+                r[k]["auc"],
+                r[k]["brier"]
             );
         }
     }
