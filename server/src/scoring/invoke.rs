@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 
 use super::{assess_with, to_json, write_back, Assessment, Models, Which};
 use crate::crm;
-use crate::error::{Code, Result};
+use crate::error::{Code, Error, Result};
 use crate::planning::segment::candidates;
 
 /// Customers one invocation scores at most.
@@ -62,6 +62,22 @@ pub fn run(
     commit: bool,
     now: OffsetDateTime,
 ) -> Result<(Json, Option<String>)> {
+    let given = ["customer", "customers", "segment"]
+        .iter()
+        .filter(|k| input.get(**k).is_some_and(|v| !v.is_null()))
+        .count();
+    if given != 1 {
+        return Err(Error::invalid_input(
+            "exactly one of customer, customers or segment is required",
+        ));
+    }
+    if input.get("limit").is_some() && text(input, "segment").is_none() {
+        return Err(Error::invalid_field(
+            "limit",
+            &input["limit"].to_string(),
+            "only with segment",
+        ));
+    }
     let models = Models::current_in(w)?;
     if let Some(r) = text(input, "customer") {
         let c = crm::find_customer(&*w, r)?;
@@ -95,8 +111,8 @@ pub fn run(
             candidates(w, Some(segment), micros_of(now), limit)?
         }
         (None, None) => {
-            return Err(crate::error::Error::invalid_input(
-                "one of customer, customers or segment is required",
+            return Err(Error::invalid_input(
+                "exactly one of customer, customers or segment is required",
             ))
         }
     };

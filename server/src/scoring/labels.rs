@@ -79,15 +79,16 @@ pub fn as_of(n: &Neighbourhood, cutoff_us: i64) -> Neighbourhood {
             stage: None,
             amount: None,
             progress: None,
+            status: None,
         });
         let status = t.prop_str("status");
         let stage = t.prop_str("stage").or(t.prop_str("to_stage"));
-        entry.stage = match (status, stage) {
-            (Some("won"), _) => Some("won".to_owned()),
-            (Some("lost"), _) => Some("lost".to_owned()),
-            (_, Some(s)) => Some(s.to_owned()),
-            _ => entry.stage.take(),
-        };
+        if let Some(s) = stage {
+            entry.stage = Some(s.to_owned());
+        }
+        if let Some(s) = status {
+            entry.status = Some(s.to_ascii_lowercase());
+        }
         entry.amount = prop_f64(t, "amount").or(entry.amount);
         entry.progress = prop_f64(t, "progress")
             .map(|p| if p > 1.0 { p / 100.0 } else { p }.clamp(0.0, 1.0))

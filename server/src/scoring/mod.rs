@@ -266,7 +266,8 @@ pub fn conversion(w: &WorkspaceTxn<'_, '_>, customer: &Node, now: OffsetDateTime
 
 // ---- contract ----
 
-/// Input of both score capabilities: exactly one of `customer`, `customers` or `segment`.
+/// Input of both score capabilities: exactly one of `customer`, `customers` or `segment`
+/// (`limit` only with `segment`).
 pub fn input_schema() -> Json {
     let reference = json!({"type": "string", "minLength": 1, "maxLength": 320});
     json!({
@@ -293,11 +294,8 @@ pub fn input_schema() -> Json {
                 "description": "Customers of the segment to score (default 100)."
             }
         },
-        "oneOf": [
-            {"required": ["customer"]},
-            {"required": ["customers"]},
-            {"required": ["segment"]}
-        ],
+        // "Exactly one of" is checked by `invoke::run`: a top-level oneOf is refused by some
+        // tool-calling clients (the schema is also the MCP tool's).
         "additionalProperties": false,
     })
 }

@@ -206,3 +206,48 @@ fn a_trained_model_replaces_the_prior_and_says_so() {
         .as_deref()
         .is_some_and(|n| n.contains("no trained model")));
 }
+
+#[test]
+fn invocations_take_exactly_one_of_customer_list_or_segment_and_write_scores_back() {
+    let (_dir, graph) = open_graph();
+    super::tests::two_customers(&graph);
+    let run = |input: Json, commit: bool| {
+        graph.write(move |tx| {
+            let mut w = tx.workspace(WS);
+            invoke::run(&mut w, Which::Churn, &input, commit, now())
+        })
+    };
+    for bad in [
+        json!({}),
+        json!({"customer": "hot@x.io", "segment": "recency:active_7d"}),
+        json!({"customers": ["hot@x.io"], "limit": 3}),
+    ] {
+        let e = run(bad.clone(), false).expect_err("refused");
+        assert_eq!(e.code, crate::error::Code::InvalidInput, "{bad}");
+    }
+    let (out, id) = run(json!({"segment": "recency:active_7d"}), false).expect("segment");
+    assert_eq!((out["count"].as_u64(), id), (Some(1), None), "{out}");
+    validates_output(&out);
+    // A preview writes nothing; a committed score writes all three properties.
+    let props = |g: &svc_engine::Graph| {
+        with_customer(g, "hot@x.io", |_, c| {
+            Ok([prop::CHURN_SCORE, prop::CONVERSION_SCORE, prop::SCORE].map(|k| c.get(k).cloned()))
+        })
+    };
+    assert_eq!(props(&graph), [None, None, None]);
+    let (single, id) = run(json!({"customer": "hot@x.io"}), true).expect("single");
+    validates_output(&single);
+    assert!(id.is_some_and(|i| i.starts_with("cus_")));
+    let [churn, conversion, score] = props(&graph);
+    assert_eq!(
+        churn,
+        Some(Value::Float(single["score"].as_f64().expect("score")))
+    );
+    assert!(matches!(conversion, Some(Value::Float(_))));
+    assert_eq!(conversion, score);
+}
+
+fn validates_output(out: &Json) {
+    let v = jsonschema::draft202012::new(&output_schema()).expect("schema");
+    assert!(v.is_valid(out), "{out}");
+}
