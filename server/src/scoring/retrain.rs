@@ -333,3 +333,58 @@ pub async fn run_due(store: &Store) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::MarketingEvent;
+
+    async fn ingest(
+        store: &Store,
+        ws: WorkspaceId,
+        email: String,
+        days_ago: i64,
+        now: OffsetDateTime,
+    ) {
+        let at = clock::rfc3339(now - time::Duration::days(days_ago));
+        let ev = MarketingEvent::from_json(
+            serde_json::json!({"event": "page_viewed", "email": email, "timestamp": at}),
+        )
+        .and_then(|e| e.validate(now))
+        .expect("event");
+        store
+            .write(move |tx| crate::events::apply(&mut tx.workspace(ws), &ev, now).map(|_| ()))
+            .await
+            .expect("ingest");
+    }
+
+    #[tokio::test]
+    async fn too_few_labels_publish_nothing_and_the_priors_stay() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(9);
+        let now = OffsetDateTime::from_unix_timestamp(1_767_225_600).expect("valid");
+        for i in 0..12 {
+            ingest(&store, ws, format!("c{i}@x.io"), 40 + i, now).await;
+        }
+        let report = retrain(&store, ws, now).await.expect("retrain");
+        assert_eq!(report.status, "skipped");
+        assert_eq!((report.labelled, report.written_back), (12, 0));
+        assert!(report.notes[0].contains("at least 200"), "{report:?}");
+        let (current, models) = list(&store, ws).await.expect("list");
+        assert_eq!((current, models.len()), (None, 0));
+        // Not due again until the touchpoints grow by GROWTH (and the interval has passed).
+        assert!(!due(&store, ws).await.expect("due"));
+        store.close();
+    }
+
+    #[test]
+    fn one_retrain_at_a_time_per_workspace() {
+        let ws = WorkspaceId(77);
+        let first = Running::claim(ws).expect("first");
+        let second = Running::claim(ws).map(|_| ()).expect_err("busy");
+        assert_eq!(second.code, Code::Conflict);
+        drop(first);
+        assert!(Running::claim(ws).is_ok());
+    }
+}
