@@ -188,6 +188,21 @@ async fn trained_scores_rank_planted_propensities_and_plans_respect_credits_and_
         "{profile}"
     );
 
+    // Cypher reads the written scores: every browser is above 0.5 churn, no buyer is.
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(&a.token)
+        .json(
+            &json!({"query": "MATCH (c:Customer) WHERE c.churnScore > 0.5 \
+                                RETURN count(c)"}),
+        )
+        .send()
+        .await
+        .expect("query");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["rows"], json!([[EACH]]), "{v}");
+
     // A segment plan acts on buyers, priced and gated; a suppressed buyer is left alone.
     let resp = s
         .post("/api/v1/events/track")
