@@ -135,6 +135,10 @@ impl AppState {
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             let mut sweep_tick = tokio::time::interval(sweep_period);
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Score-model retraining (`scoring::retrain`): its heavy work runs in the
+            // blocking pool, and a retrain never blocks invocations.
+            let mut retrain_tick = tokio::time::interval(crate::scoring::retrain::CHECK_EVERY);
+            retrain_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
                     _ = tick.tick() => {
@@ -146,6 +150,10 @@ impl AppState {
                         // Each of a sweep's writes is atomic and a sweep can start over at
                         // any point, so shutdown may cut one short between writes.
                         _ = crate::sweeper::run(&state.store) => {}
+                        _ = stop_rx.changed() => break,
+                    },
+                    _ = retrain_tick.tick() => tokio::select! {
+                        _ = crate::scoring::retrain::run_due(&state.store) => {}
                         _ = stop_rx.changed() => break,
                     },
                     _ = stop_rx.changed() => break,

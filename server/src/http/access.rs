@@ -239,6 +239,9 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("GET", "/v1/reporting/summary", CUSTOMERS),
     ("GET", "/v1/reporting/recent-reasoning", CUSTOMERS),
     ("POST", "/v1/messages", JWT_WRITE),
+    // Score models: agents may read which model scores; a person retrains.
+    ("GET", "/v1/models", CUSTOMERS),
+    ("POST", "/v1/models/retrain", JWT_WRITE),
     // The graph: demo data without a credential. JWT queries may write; a key's queries only
     // read (decided from the parse tree by graph_api::query).
     ("GET", "/v1/graph", GRAPH.anonymous(Anonymous::Demo)),

@@ -114,6 +114,8 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         ))
         .routes(routes!(reporting::summary))
         .routes(routes!(reporting::recent_reasoning))
+        .routes(routes!(routes::models::list_models))
+        .routes(routes!(routes::models::retrain_models))
         .routes(routes!(reporting::append_message))
         .routes(routes!(members::invite))
         .routes(routes!(members::accept_invite))

@@ -23,7 +23,7 @@
 //! schemas.
 
 mod goal;
-mod segment;
+pub mod segment;
 mod steps;
 #[cfg(test)]
 mod tests;
@@ -31,7 +31,7 @@ mod tests;
 pub use goal::{interpret, Interpreted, Metric};
 
 use segment::candidates;
-use steps::{fact, Planner};
+use steps::{fact, Basis, Planner};
 
 use serde_json::{json, Value as Json};
 use svc_engine::{Node, WorkspaceTxn};
@@ -65,15 +65,39 @@ fn micros_of(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
 }
 
+/// What the caller may spend and what runs without a person: the plan's steps are priced and
+/// gated with it.
+#[derive(Clone, Debug)]
+pub struct Means {
+    /// Credits left this month once the plan itself is charged.
+    pub remaining_credits: u64,
+    /// The calling key may run approval-gated capabilities without a person...
+    pub auto_run: bool,
+    /// ...when the workspace's policy auto-approves them (capability ids).
+    pub auto_approve: Vec<String>,
+}
+
+impl Means {
+    /// No credit limit and nothing auto-approved (tests, previews).
+    pub fn unlimited() -> Means {
+        Means {
+            remaining_credits: u64::MAX,
+            auto_run: false,
+            auto_approve: Vec::new(),
+        }
+    }
+}
+
 /// `plan.goal`: ordered steps toward `input.goal` for `customer` (already resolved from
 /// `input.customer`) or, without one, for the best-scoring customers of `input.segment` (all
-/// customers when none). Reads only.
+/// customers when none), priced and gated with `means`. Reads only.
 pub fn plan(
     w: &WorkspaceTxn<'_, '_>,
     brand: &BrandContext,
     customer: Option<&Node>,
     input: &Json,
     now: OffsetDateTime,
+    means: &Means,
 ) -> Result<Json> {
     let goal = str_field(input, "goal")
         .ok_or_else(|| Error::invalid_field("goal", "", "required (a non-empty string)"))?;
@@ -126,16 +150,19 @@ pub fn plan(
         now,
         steps: Vec::new(),
         based_on: Vec::new(),
+        basis: Basis::default(),
     };
+    let mut chosen = Vec::new();
 
     match customer {
         Some(c) => {
             let a = scoring::assess(w, c, now)?;
+            chosen.push(chosen_customer(c, &a, "named in the request".to_owned()));
             p.customer(c, &interpreted, &a)?;
         }
         None => {
             let mut scored = Vec::new();
-            for c in candidates(w, segment, micros_of(now))? {
+            for c in candidates(w, segment, micros_of(now), CANDIDATES)? {
                 let a = scoring::assess(w, &c, now)?;
                 if scoring::is_suppressed(&c, &a.neighbourhood.touchpoints) {
                     continue;
@@ -163,27 +190,65 @@ pub fn plan(
                     }
                 ),
             ));
-            for (c, a) in scored.iter().take(CHOSEN) {
+            for (rank, (c, a)) in scored.iter().take(CHOSEN).enumerate() {
+                let why = format!(
+                    "rank {} of {} by {} {:.2} ({}, model {})",
+                    rank + 1,
+                    scored.len(),
+                    if interpreted.metric == Metric::Retention {
+                        "churn risk"
+                    } else {
+                        "conversion likelihood"
+                    },
+                    key(a),
+                    scoring::band(key(a)),
+                    if interpreted.metric == Metric::Retention {
+                        &a.churn_model.version
+                    } else {
+                        &a.conversion_model.version
+                    },
+                );
+                chosen.push(chosen_customer(c, a, why));
                 p.customer(c, &interpreted, a)?;
             }
         }
     }
-    if let Some(pb) = draft::active_playbook(w, None, None)? {
+    let playbook = draft::active_playbook(w, None, None)?;
+    if let Some(pb) = &playbook {
         p.based_on.push(json!({"kind": "playbook",
             "text": format!("Active playbook {}: {}", pb.name,
                 pb.strategy.hypothesis.chars().take(200).collect::<String>()),
             "source": pb.id}));
     }
 
-    let steps: Vec<Json> = p
-        .steps
+    // Price and gate every step; keep them in order while the credits last.
+    let mut needed: u64 = 0;
+    let mut steps = Vec::new();
+    let mut left_out = Vec::new();
+    for s in &p.steps {
+        let (credits, approval) = price(s.capability, s.mode(), means);
+        if needed.saturating_add(credits) > means.remaining_credits {
+            left_out.push(
+                json!({"capability": s.capability.id(), "customer_id": s.customer_id,
+                "credits": credits}),
+            );
+            continue;
+        }
+        needed += credits;
+        let mut step = json!({"order": steps.len() + 1, "capability": s.capability.id(),
+            "rationale": s.rationale, "input": s.input, "mode": s.mode(),
+            "customer_id": s.customer_id, "credits": credits, "approval": approval});
+        if let Some((value, basis)) = &s.effect {
+            step["expected_effect"] = json!({"metric": interpreted.metric.as_str(),
+                "value": value, "basis": basis});
+        }
+        steps.push(step);
+    }
+    let approvals = steps.iter().filter(|s| s["approval"] == "required").count();
+    let expected: f64 = steps
         .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            json!({"order": i + 1, "capability": s.capability.id(), "rationale": s.rationale,
-                   "input": s.input, "mode": s.mode()})
-        })
-        .collect();
+        .filter_map(|s| s["expected_effect"]["value"].as_f64())
+        .sum();
     let mut out = json!({
         "goal": goal,
         "interpreted": {
@@ -192,12 +257,61 @@ pub fn plan(
             "horizon_days": interpreted.horizon_days,
         },
         "steps": steps,
+        "customers": chosen,
+        "credits": {
+            "needed": needed,
+            "remaining": (means.remaining_credits != u64::MAX).then_some(means.remaining_credits),
+            "fits": left_out.is_empty(),
+            "left_out": left_out,
+        },
+        "approvals_needed": approvals,
+        "expected_effect": {"metric": interpreted.metric.as_str(),
+                            "value": (expected * 10_000.0).round() / 10_000.0},
+        "playbook": playbook.as_ref().map(|pb| json!({"id": pb.id, "name": pb.name})),
         "based_on": p.based_on,
     });
     if let Some(c) = customer {
         out["customer_id"] = json!(crate::ids::customer_id(c.id));
     }
     Ok(out)
+}
+
+/// A chosen customer with its scores and why it was chosen.
+fn chosen_customer(c: &Node, a: &Assessment, why: String) -> Json {
+    let text = |k: &str| match c.get(k) {
+        Some(svc_engine::Value::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    json!({
+        "customer_id": a.customer_id,
+        "name": text("name"),
+        "email": text("email"),
+        "churn": (a.churn.probability * 10_000.0).round() / 10_000.0,
+        "conversion": (a.conversion.probability * 10_000.0).round() / 10_000.0,
+        "model": a.conversion_model.version,
+        "why": why,
+    })
+}
+
+/// A step's credits (the capability's cost in its mode) and approval: `required` when a person
+/// must approve it, `auto` when the key's auto_run and the workspace's policy let it run,
+/// `none` for reads.
+fn price(c: Capability, mode: &str, means: &Means) -> (u64, &'static str) {
+    use crate::gateway::registry::{entry, ApprovalKind};
+    let Some(e) = entry(c) else {
+        return (0, "none");
+    };
+    let d = &e.descriptor;
+    // The gateway's rule: a queued call always waits for a person; an executed one only when
+    // its capability is gated and neither auto_run nor the policy lets it through.
+    let auto = means.auto_run && means.auto_approve.iter().any(|a| a == d.id);
+    let approval = match d.approval_behavior.kind {
+        _ if mode == "queue" => "required",
+        ApprovalKind::None | ApprovalKind::Direct => "none",
+        ApprovalKind::ApprovalGated if auto => "auto",
+        ApprovalKind::ApprovalGated | ApprovalKind::QueueRequired => "required",
+    };
+    (d.action_credit_cost, approval)
 }
 
 // ---- contract ----
@@ -254,10 +368,68 @@ pub fn output_schema() -> Json {
                         "rationale": {"type": "string"},
                         "input": {"type": "object",
                             "description": "Ready to pass as the capability's input."},
-                        "mode": {"enum": ["dry_run", "queue", "execute"]}
+                        "mode": {"enum": ["dry_run", "queue", "execute"]},
+                        "customer_id": {"type": "string", "pattern": "^cus_"},
+                        "credits": {"type": "integer", "minimum": 0,
+                            "description": "Credits the call costs in its mode."},
+                        "approval": {"enum": ["none", "auto", "required"],
+                            "description": "required: a person approves it (/v1/approvals); \
+                                            auto: the key's auto_run and the workspace policy \
+                                            let it run; none: nothing to approve."},
+                        "expected_effect": {
+                            "type": "object",
+                            "description": "Expected change of the goal's metric (its unit; \
+                                            rates as fractions) and how it was estimated.",
+                            "properties": {"metric": {"type": "string"},
+                                           "value": {"type": "number"},
+                                           "basis": {"type": "string"}},
+                            "required": ["metric", "value", "basis"]
+                        }
                     },
-                    "required": ["order", "capability", "rationale", "input", "mode"]
+                    "required": ["order", "capability", "rationale", "input", "mode",
+                                 "customer_id", "credits", "approval"]
                 }
+            },
+            "customers": {
+                "type": "array",
+                "description": "The customers the plan acts on, with their scores and why each \
+                                was chosen.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "customer_id": {"type": "string", "pattern": "^cus_"},
+                        "name": {"type": ["string", "null"]},
+                        "email": {"type": ["string", "null"]},
+                        "churn": {"type": "number"},
+                        "conversion": {"type": "number"},
+                        "model": {"type": "string"},
+                        "why": {"type": "string"}
+                    },
+                    "required": ["customer_id", "churn", "conversion", "model", "why"]
+                }
+            },
+            "credits": {
+                "type": "object",
+                "properties": {
+                    "needed": {"type": "integer", "minimum": 0},
+                    "remaining": {"type": ["integer", "null"],
+                        "description": "This month's credits left after the plan's own charge."},
+                    "fits": {"type": "boolean"},
+                    "left_out": {"type": "array", "items": {"type": "object"},
+                        "description": "Steps dropped because the credits would not cover them."}
+                },
+                "required": ["needed", "remaining", "fits", "left_out"]
+            },
+            "approvals_needed": {"type": "integer", "minimum": 0},
+            "expected_effect": {
+                "type": "object",
+                "properties": {"metric": {"type": "string"}, "value": {"type": "number"}},
+                "required": ["metric", "value"]
+            },
+            "playbook": {
+                "type": ["object", "null"],
+                "description": "The active playbook the plan follows.",
+                "properties": {"id": {"type": "string"}, "name": {"type": "string"}}
             },
             "customer_id": {"type": "string", "pattern": "^cus_"},
             "based_on": {
@@ -270,7 +442,8 @@ pub fn output_schema() -> Json {
                 }
             }
         },
-        "required": ["goal", "interpreted", "steps", "based_on"],
+        "required": ["goal", "interpreted", "steps", "customers", "credits",
+                     "approvals_needed", "expected_effect", "playbook", "based_on"],
     })
 }
 
@@ -283,14 +456,20 @@ pub fn example() -> (Json, Json) {
             "interpreted": {"metric": "retention", "target": null, "horizon_days": 30},
             "steps": [
                 {"order": 1, "capability": Capability::ContextGet.id(), "mode": "execute",
+                 "customer_id": "cus_42", "credits": 1, "approval": "none",
                  "rationale": "Read cus_42's current picture (open loops, blockers, recent \
                                decisions) before acting.",
                  "input": {"customer": "cus_42"}},
                 {"order": 2, "capability": Capability::DraftOutreach.id(), "mode": "execute",
+                 "customer_id": "cus_42", "credits": 1, "approval": "none",
                  "rationale": "At risk: churn 0.73, 64 days since the last own activity: draft \
                                a win-back email in the brand voice to review.",
                  "input": {"customer": "cus_42", "intent": "win-back", "channel": "email"}},
                 {"order": 3, "capability": Capability::QueueOutreach.id(), "mode": "queue",
+                 "customer_id": "cus_42", "credits": 1, "approval": "required",
+                 "expected_effect": {"metric": "retention", "value": 0.073,
+                                     "basis": "assumed email lift 0.1 x churn 0.73 (see \
+                                               docs/intelligence.md)"},
                  "rationale": "Queue that email for approval; subject and body are the draft's \
                                (edit them first if needed).",
                  "input": {"customer": "cus_42", "subject": "We'd love to have you back",
@@ -298,9 +477,16 @@ pub fn example() -> (Json, Json) {
                                     Sep 22.\n\n...\n\nBest,\nThe Acme team"}}
             ],
             "customer_id": "cus_42",
+            "customers": [{"customer_id": "cus_42", "name": "Ada Lovelace",
+                           "email": "ada@example.com", "churn": 0.73, "conversion": 0.05,
+                           "model": "lr-v3", "why": "named in the request"}],
+            "credits": {"needed": 3, "remaining": 95, "fits": true, "left_out": []},
+            "approvals_needed": 1,
+            "expected_effect": {"metric": "retention", "value": 0.073},
+            "playbook": null,
             "based_on": [
                 {"kind": "score", "text": "cus_42: churn 0.73 (high), conversion 0.05 (low), \
-                                           model prior-v1"},
+                                           model lr-v3"},
                 {"kind": "churn_factor", "text": "cus_42: days_since_last_activity = 64.0"}
             ]
         }),

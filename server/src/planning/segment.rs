@@ -5,7 +5,7 @@ use std::ops::Bound;
 use svc_engine::schema::CUSTOMER;
 use svc_engine::{GraphRead, Node, Order, Value, WorkspaceTxn};
 
-use super::{CANDIDATES, DAY_US};
+use super::DAY_US;
 use crate::error::{Error, Result};
 
 /// The segment's bounds on `lastSeen` (microseconds), for `recency:*` segment ids of
@@ -21,11 +21,13 @@ fn segment_window(segment: &str, now_us: i64) -> Option<(Bound<i64>, Bound<i64>)
     }
 }
 
-/// Up to [`CANDIDATES`] customers of the segment, most recently seen first.
-pub(super) fn candidates(
+/// Up to `wanted` customers of the segment, most recently seen first (plans take
+/// [`CANDIDATES`](super::CANDIDATES); batch scoring up to 500).
+pub fn candidates(
     w: &WorkspaceTxn<'_, '_>,
     segment: Option<&str>,
     now_us: i64,
+    wanted: usize,
 ) -> Result<Vec<Node>> {
     let (lo, hi) = match segment {
         None => (Bound::Unbounded, Bound::Unbounded),
@@ -52,11 +54,7 @@ pub(super) fn candidates(
     };
     let stage = segment.and_then(|s| s.strip_prefix("lifecycle:"));
     // Scan more when a stage filter will drop some.
-    let limit = if stage.is_some() {
-        CANDIDATES * 10
-    } else {
-        CANDIDATES
-    };
+    let limit = if stage.is_some() { wanted * 10 } else { wanted };
     let ids = w
         .index_range(
             CUSTOMER,
@@ -78,7 +76,7 @@ pub(super) fn candidates(
         if in_stage && n.has_label(CUSTOMER) {
             out.push(n);
         }
-        if out.len() >= CANDIDATES {
+        if out.len() >= wanted {
             break;
         }
     }

@@ -16,6 +16,11 @@ pub(super) struct Step {
     pub(super) capability: Capability,
     pub(super) rationale: String,
     pub(super) input: Json,
+    /// The customer it acts on.
+    pub(super) customer_id: String,
+    /// The expected change of the goal's metric (in its unit) and how it was estimated; `None`
+    /// for a step that changes nothing by itself (reads, drafts, notes).
+    pub(super) effect: Option<(f64, String)>,
 }
 
 impl Step {
@@ -101,9 +106,56 @@ pub(super) struct Planner<'w, 't, 'a> {
     pub(super) now: OffsetDateTime,
     pub(super) steps: Vec<Step>,
     pub(super) based_on: Vec<Json>,
+    /// The metric and the customer's probabilities the effects of its steps are estimated from.
+    pub(super) basis: Basis,
 }
 
+/// What the expected effects of a customer's steps are estimated from.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Basis {
+    pub(super) metric: Option<Metric>,
+    pub(super) churn: f64,
+    pub(super) conversion: f64,
+    pub(super) amount: f64,
+}
+
+/// Assumed relative lift of one contact on the outcome it aims at (documented assumptions in
+/// docs/intelligence.md, not measured: the workspace's outcomes are not yet split by contact).
+pub(super) const EMAIL_UPLIFT: f64 = 0.10;
+pub(super) const CALL_UPLIFT: f64 = 0.20;
+
 impl Planner<'_, '_, '_> {
+    /// The expected change of the goal's metric from one contact with relative lift `lift`:
+    /// retention saves lift x churn probability customers, conversion and meetings gain lift x
+    /// conversion probability, pipeline gains that times the open amount, reply rate gains lift
+    /// x (1 - churn) replies.
+    fn effect(&self, lift: f64, what: &str) -> (f64, String) {
+        let b = self.basis;
+        let (value, basis) = match b.metric.unwrap_or(Metric::Conversion) {
+            Metric::Retention => (lift * b.churn, format!("{lift} x churn {:.2}", b.churn)),
+            Metric::PipelineArr => (
+                lift * b.conversion * b.amount,
+                format!(
+                    "{lift} x conversion {:.2} x amount {:.0}",
+                    b.conversion, b.amount
+                ),
+            ),
+            Metric::ReplyRate => (
+                lift * (1.0 - b.churn),
+                format!("{lift} x (1 - churn {:.2})", b.churn),
+            ),
+            Metric::Conversion | Metric::MeetingBooked => (
+                lift * b.conversion,
+                format!("{lift} x conversion {:.2}", b.conversion),
+            ),
+        };
+        let value = (value * 10_000.0).round() / 10_000.0;
+        (
+            value,
+            format!("assumed {what} lift {basis} (see docs/intelligence.md)"),
+        )
+    }
+
     /// The email steps: the draft to review, and the queue call carrying it (when the customer
     /// has an email address).
     fn email(&mut self, c: &Node, customer_id: &str, intent: &str, why: &str) -> Result<()> {
@@ -113,6 +165,8 @@ impl Planner<'_, '_, '_> {
             capability: Capability::DraftOutreach,
             rationale: format!("{why}: draft a {intent} email in the brand voice to review."),
             input: draft_input,
+            customer_id: customer_id.to_owned(),
+            effect: None,
         });
         if !has_prop(c, "email") {
             return Ok(());
@@ -127,6 +181,8 @@ impl Planner<'_, '_, '_> {
                 "subject": drafted["subject"],
                 "body": drafted["body_text"],
             }),
+            customer_id: customer_id.to_owned(),
+            effect: Some(self.effect(EMAIL_UPLIFT, "email")),
         });
         Ok(())
     }
@@ -155,6 +211,8 @@ impl Planner<'_, '_, '_> {
             capability: Capability::QueueCall,
             rationale: why.to_owned(),
             input: json!({"customer": customer_id, "script": script, "objective": objective}),
+            customer_id: customer_id.to_owned(),
+            effect: Some(self.effect(CALL_UPLIFT, "call")),
         });
     }
 
@@ -163,13 +221,19 @@ impl Planner<'_, '_, '_> {
         let id = a.customer_id.clone();
         let churn = a.churn.probability;
         let conv = a.conversion.probability;
+        self.basis = Basis {
+            metric: Some(goal.metric),
+            churn,
+            conversion: conv,
+            amount: a.features.opportunity.amount.unwrap_or(0.0),
+        };
         self.based_on.push(fact(
             "score",
             format!(
                 "{id}: churn {churn:.2} ({}), conversion {conv:.2} ({}), model {}",
                 scoring::band(churn),
                 scoring::band(conv),
-                scoring::PRIOR_VERSION
+                a.conversion_model.version
             ),
         ));
         for (name, value, _) in a.churn.factors.iter().take(2) {
@@ -192,6 +256,8 @@ impl Planner<'_, '_, '_> {
                  acting."
             ),
             input: json!({"customer": id}),
+            customer_id: id.clone(),
+            effect: None,
         });
         let f = &a.features;
         match situation(c, a) {
@@ -208,6 +274,8 @@ impl Planner<'_, '_, '_> {
                     input: json!({"customer": id, "kind": "decision",
                         "text": format!("No outreach toward the goal ({}): the customer is suppressed.",
                                         goal.metric.as_str())}),
+                    customer_id: id.clone(),
+                    effect: None,
                 });
             }
             Situation::AtRisk => {

@@ -12,7 +12,7 @@ fn planned(graph: &Graph, email: Option<&str>, input: Json) -> Json {
     };
     match email {
         Some(e) => with_customer(graph, e, move |w, c| {
-            plan(w, &brand, Some(c), &input, now())
+            plan(w, &brand, Some(c), &input, now(), &Means::unlimited())
         }),
         None => graph
             .write(move |tx| {
@@ -22,6 +22,7 @@ fn planned(graph: &Graph, email: Option<&str>, input: Json) -> Json {
                     None,
                     &input,
                     now(),
+                    &Means::unlimited(),
                 )
             })
             .expect("plan"),
@@ -176,6 +177,7 @@ fn a_segment_plan_acts_on_the_best_scoring_customers() {
             None,
             &json!({"goal": "x", "segment": "nope"}),
             now(),
+            &Means::unlimited(),
         )
         .is_err())
     });
@@ -183,4 +185,82 @@ fn a_segment_plan_acts_on_the_best_scoring_customers() {
     let (input, output) = example();
     validates(&input_schema(), &input);
     validates(&output_schema(), &output);
+}
+
+#[test]
+fn steps_are_priced_gated_and_cut_to_the_remaining_credits() {
+    let (_dir, graph) = open_graph();
+    two_customers(&graph);
+    let plan_with = |means: Means| {
+        with_customer(&graph, "cold@x.io", move |w, c| {
+            plan(
+                w,
+                &BrandContext::default(),
+                Some(c),
+                &json!({"goal": "reduce churn"}),
+                now(),
+                &means,
+            )
+        })
+    };
+    let full = plan_with(Means::unlimited());
+    validates(&output_schema(), &full);
+    let steps = full["steps"].as_array().expect("steps");
+    assert_eq!(steps.len(), 3);
+    let costs: Vec<u64> = steps
+        .iter()
+        .map(|s| s["credits"].as_u64().expect("credits"))
+        .collect();
+    let cost = |c: Capability| {
+        crate::gateway::registry::entry(c)
+            .expect("entry")
+            .descriptor
+            .action_credit_cost
+    };
+    assert_eq!(
+        costs,
+        vec![
+            cost(Capability::ContextGet),
+            cost(Capability::DraftOutreach),
+            cost(Capability::QueueOutreach)
+        ]
+    );
+    assert_eq!(full["credits"]["needed"], json!(costs.iter().sum::<u64>()));
+    assert_eq!(full["credits"]["remaining"], Json::Null);
+    let approvals: Vec<&str> = steps
+        .iter()
+        .map(|s| s["approval"].as_str().expect("approval"))
+        .collect();
+    assert_eq!(approvals, vec!["none", "none", "required"]);
+    assert_eq!(full["approvals_needed"], 1);
+    assert_eq!(steps[2]["expected_effect"]["metric"], "retention");
+    assert!(
+        steps[2]["expected_effect"]["value"]
+            .as_f64()
+            .expect("value")
+            > 0.0
+    );
+    assert_eq!(
+        full["customers"][0]["why"], "named in the request",
+        "{full}"
+    );
+
+    // Only what the credits cover, in order.
+    let budget = costs[0] + costs[1];
+    let cut = plan_with(Means {
+        remaining_credits: budget,
+        ..Means::unlimited()
+    });
+    validates(&output_schema(), &cut);
+    assert_eq!(
+        capabilities(&cut),
+        vec![Capability::ContextGet.id(), Capability::DraftOutreach.id()]
+    );
+    assert_eq!(cut["credits"]["fits"], json!(false));
+    assert_eq!(cut["credits"]["remaining"], json!(budget));
+    assert_eq!(
+        cut["credits"]["left_out"][0]["capability"],
+        Capability::QueueOutreach.id()
+    );
+    assert_eq!(cut["approvals_needed"], 0);
 }

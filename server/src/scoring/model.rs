@@ -23,25 +23,25 @@ pub struct PriorModel {
     pub terms: &'static [Term],
 }
 
-fn ln1p_u(v: u32) -> f64 {
+pub(super) fn ln1p_u(v: u32) -> f64 {
     f64::from(v).ln_1p()
 }
-fn flag(b: bool) -> f64 {
+pub(super) fn flag(b: bool) -> f64 {
     f64::from(u8::from(b))
 }
-fn recency_x(f: &Features) -> f64 {
+pub(super) fn recency_x(f: &Features) -> f64 {
     (f.days_since_last_activity / 7.0).ln_1p()
 }
-fn tenure_x(f: &Features) -> f64 {
+pub(super) fn tenure_x(f: &Features) -> f64 {
     f.days_since_first_seen.map_or(0.0, |d| (d / 30.0).ln_1p())
 }
-fn amount_x(f: &Features) -> f64 {
+pub(super) fn amount_x(f: &Features) -> f64 {
     match (f.opportunity.open, f.opportunity.amount) {
         (true, Some(a)) if a > 0.0 => (a / 1000.0).ln_1p(),
         _ => 0.0,
     }
 }
-fn opt(v: Option<f64>) -> Json {
+pub(super) fn opt(v: Option<f64>) -> Json {
     v.map_or(Json::Null, |x| json!(round(x, 2)))
 }
 

@@ -47,11 +47,16 @@ pub struct Opportunity {
     pub amount: Option<f64>,
     /// Stage progress 0..1: the opportunity's or its Stage's `progress` (percentages scaled).
     pub progress: Option<f64>,
+    /// The `status` property (`open`, `won` or `lost`), when set.
+    pub status: Option<String>,
 }
 
 impl Opportunity {
-    /// Won, lost or closed (reporting's rule: a word of the stage name).
+    /// Won, lost or closed: the `status`, else reporting's rule (a word of the stage name).
     pub fn is_closed(&self) -> bool {
+        if let Some(s) = self.status.as_deref() {
+            return matches!(s, "won" | "lost");
+        }
         self.stage.as_deref().is_some_and(|s| {
             s.to_ascii_lowercase()
                 .split(|c: char| !c.is_ascii_alphanumeric())
@@ -60,6 +65,9 @@ impl Opportunity {
     }
 
     pub fn is_won(&self) -> bool {
+        if let Some(s) = self.status.as_deref() {
+            return s == "won";
+        }
         self.stage
             .as_deref()
             .is_some_and(|s| s.to_ascii_lowercase().contains("won"))
@@ -164,5 +172,6 @@ fn opportunity<R: GraphRead + ?Sized>(r: &R, o: &Node) -> Result<Opportunity> {
             .iter()
             .find_map(|k| num(o.get(k))),
         progress: progress.map(|p| if p > 1.0 { p / 100.0 } else { p }.clamp(0.0, 1.0)),
+        status: string(o.get(crate::vocabulary::prop::STATUS)).map(|s| s.to_ascii_lowercase()),
     })
 }

@@ -105,13 +105,16 @@ pub(crate) fn run(
             Ok(Outcome::of(result, Some(id)))
         }
         Capability::ScoreChurn | Capability::ScoreConversion => {
-            let customer = customer_of(w, input)?;
-            let result = if c == Capability::ScoreChurn {
-                scoring::churn(w, &customer, ctx.now)?
+            let which = if c == Capability::ScoreChurn {
+                scoring::Which::Churn
             } else {
-                scoring::conversion(w, &customer, ctx.now)?
+                scoring::Which::Conversion
             };
-            Ok(Outcome::of(result, Some(ids::customer_id(customer.id))))
+            // A committed score refreshes the customers' score properties (derived data; a
+            // read-only workspace keeps its graph as it is).
+            let write_back = commit && !ctx.settings.read_only;
+            let (result, id) = scoring::invoke::run(w, which, input, write_back, ctx.now)?;
+            Ok(Outcome::of(result, id))
         }
         Capability::PlanGoal => {
             let customer = match str_field(input, "customer") {
@@ -119,7 +122,15 @@ pub(crate) fn run(
                 None => None,
             };
             let brand = brand::load_in(w, ctx.sealer)?;
-            let result = planning::plan(w, &brand, customer.as_ref(), input, ctx.now)?;
+            let means = planning::Means {
+                remaining_credits: ctx
+                    .budget
+                    .limit
+                    .saturating_sub(ctx.budget.used().saturating_add(ctx.cost)),
+                auto_run: ctx.key.auto_run,
+                auto_approve: ctx.settings.policy.auto_approve.clone(),
+            };
+            let result = planning::plan(w, &brand, customer.as_ref(), input, ctx.now, &means)?;
             Ok(Outcome::of(
                 result,
                 customer.map(|n| ids::customer_id(n.id)),

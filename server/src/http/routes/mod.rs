@@ -11,6 +11,7 @@ pub mod integrations;
 pub mod keys;
 pub mod mcp;
 pub mod members;
+pub mod models;
 pub mod outbound;
 pub mod playbooks;
 pub mod reporting;
