@@ -8,6 +8,7 @@
 //! `http::routes`, registered in `http::routes()`.
 
 pub mod accounts;
+pub mod agents;
 pub mod approvals;
 pub mod auth;
 pub mod brand;

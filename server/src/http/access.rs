@@ -249,6 +249,10 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     // Outbound actions: their records, and the providers' signed callbacks.
     ("GET", "/api/v1/outbox", OUTBOX),
     ("POST", "/api/webhooks/voice/{workspace_id}/status", SIGNED),
+    // Chat: a person talks to the buddies; the buddies act through the gateway themselves.
+    ("POST", "/v1/chat", JWT_WRITE),
+    ("GET", "/v1/chat/sessions", JWT_READ),
+    ("GET", "/v1/chat/sessions/{id}", JWT_READ),
 ];
 
 /// Rules by path, then method (built once; keyed by `&'static str` so a request's `&str`

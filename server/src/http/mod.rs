@@ -109,6 +109,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(reporting::summary))
         .routes(routes!(reporting::recent_reasoning))
         .routes(routes!(reporting::append_message))
+        .routes(routes!(routes::chat::chat))
+        .routes(routes!(routes::chat::list_sessions))
+        .routes(routes!(routes::chat::get_session))
         .split_for_parts()
 }
 

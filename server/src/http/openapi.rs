@@ -20,6 +20,7 @@ use super::error::{ErrorBody, ErrorDetail};
         (name = "auth", description = "Dashboard accounts and sessions (JWT)"),
         (name = "workspace", description = "Workspace settings (JWT)"),
         (name = "keys", description = "Agent keys: management (JWT) and whoami (agent key)"),
+        (name = "chat", description = "Chat with the orchestrator and its buddies (JWT; server-sent events)"),
     )
 )]
 pub struct ApiDoc;
