@@ -292,6 +292,14 @@ async fn builtin_agent_scores_real_customers_drafts_in_the_brand_voice_and_store
     for (name, email) in people {
         identify(&s, &key, json!({"email": email, "name": name})).await;
     }
+    // A customer whose churn score is already stored: read, not recomputed.
+    identify(
+        &s,
+        &key,
+        json!({"email": "stored@example.com", "name": "Stored Score",
+               "properties": {"churnScore": 0.99}}),
+    )
+    .await;
 
     let events = chat(
         &s,
@@ -311,6 +319,10 @@ async fn builtin_agent_scores_real_customers_drafts_in_the_brand_voice_and_store
     for (_, email) in people {
         assert!(answer.contains(email), "{email} missing from {answer}");
     }
+    assert!(
+        answer.contains("1. Stored Score <stored@example.com>: 0.99 (high)"),
+        "{answer}"
+    );
     let calls = t["tool_calls"].as_array().expect("tool calls");
     assert_eq!(calls.len(), 3, "{t}");
     assert_eq!(of(&events, "tool_call").len(), 3);
@@ -507,6 +519,23 @@ async fn builtin_agent_queues_outreach_for_approval_and_refuses_bad_requests() {
         .await
         .expect("chat");
     expect_error(resp, StatusCode::FORBIDDEN, "forbidden").await;
+
+    // A read-only workspace takes no turn, new session or not.
+    let session_id = str_at(&t, "/session_id");
+    put_json(&s, &a, "/api/v1/workspace", json!({"read_only": true})).await;
+    for body in [
+        json!({"message": "hi"}),
+        json!({"message": "hi", "session_id": session_id}),
+    ] {
+        let resp = s
+            .post("/v1/chat")
+            .bearer_auth(&a.token)
+            .json(&body)
+            .send()
+            .await
+            .expect("chat");
+        expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    }
 }
 
 // ---- a model behind the llm integration ----
@@ -737,4 +766,37 @@ async fn model_turns_stop_at_the_step_budget_and_at_the_provider_timeout() {
         .expect("stored");
     assert_eq!(last["role"], "assistant");
     assert_eq!(last["data"]["status"], "failed");
+
+    // A client that hangs up after the first event: the turn still finishes and is stored.
+    llm.script(vec![text("Finished without you.")]);
+    llm.delay(Duration::from_millis(400));
+    let mut resp = s
+        .post("/v1/chat")
+        .bearer_auth(&a.token)
+        .json(&json!({"message": "Still there?", "buddy": "insights"}))
+        .send()
+        .await
+        .expect("chat");
+    let first = resp.chunk().await.expect("read").expect("first event");
+    drop(resp);
+    let first = String::from_utf8_lossy(&first).into_owned();
+    assert!(first.contains("turn.started"), "{first}");
+    let data = first
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .expect("data line");
+    let started: Value = serde_json::from_str(data.trim()).expect("json");
+    let path = format!("/v1/chat/sessions/{}", str_at(&started, "/session_id"));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let view = get_ok(&s, &path, &a.token).await;
+        let last = view["messages"].as_array().and_then(|m| m.last().cloned());
+        if let Some(m) = last.filter(|m| m["role"] == "assistant") {
+            assert_eq!(m["text"], "Finished without you.");
+            assert_eq!(m["data"]["status"], "completed");
+            break;
+        }
+        assert!(Instant::now() < deadline, "the turn was not stored: {view}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

@@ -312,6 +312,14 @@ async fn draft_outcome(turn: &mut Turn, customer: &str, topic: &str) -> Result<J
     }
 }
 
+/// The customer as the user named them, with the id the draft resolved.
+fn named(customer: &str, draft: &Json) -> String {
+    match draft["customer_id"].as_str() {
+        Some(id) if id != customer => format!("{customer} ({id})"),
+        _ => customer.to_owned(),
+    }
+}
+
 async fn draft(turn: &mut Turn, customer: &str, topic: &str) -> String {
     let d = match draft_outcome(turn, customer, topic).await {
         Ok(d) => d,
@@ -321,7 +329,7 @@ async fn draft(turn: &mut Turn, customer: &str, topic: &str) -> String {
     format!(
         "a draft for {} ({}, in the brand voice: formality {}, humor {}, respect {}, energy \
          {} of 5). Nothing was sent.\n\nSubject: {}\n\n{}",
-        d["customer_id"].as_str().unwrap_or(customer),
+        named(customer, &d),
         d["intent"].as_str().unwrap_or("follow-up"),
         v["formality"],
         v["humor"],
@@ -352,7 +360,7 @@ async fn queue(turn: &mut Turn, customer: &str, topic: &str) -> String {
             "I drafted an email to {} (subject \"{}\") and queued it. It needs approval: \
              pending action {id} waits in Approvals (GET /api/v1/approvals) and nothing is \
              sent until a person approves it.",
-            d["customer_id"].as_str().unwrap_or(customer),
+            named(customer, &d),
             d["subject"].as_str().unwrap_or_default()
         ),
         (None, Some("integration_not_connected")) => format!(

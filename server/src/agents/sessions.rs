@@ -110,7 +110,8 @@ fn title_of(message: &str) -> String {
     t
 }
 
-/// The session to continue (it must exist in `ws`), or a new one titled by `first_message`.
+/// The session to continue (it must exist in `ws`), or a new one titled by `first_message`;
+/// refused in a read-only workspace.
 pub async fn open(
     store: &Store,
     ws: WorkspaceId,
@@ -119,10 +120,14 @@ pub async fn open(
     first_message: &str,
 ) -> Result<ChatSession> {
     if let Some(id) = session_id {
+        // A turn writes its messages: a read-only workspace refuses it before it starts.
         return store
-            .get::<ChatSession>(ws, id)
-            .await?
-            .ok_or_else(|| Error::not_found("chat session"));
+            .write(move |tx| {
+                ensure_writable(tx, ws)?;
+                tx.get::<ChatSession>(ws, &id)?
+                    .ok_or_else(|| Error::not_found("chat session"))
+            })
+            .await;
     }
     let now = clock::now_rfc3339();
     let session = ChatSession {
