@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod agents;
 pub mod approvals;
 pub mod auth;
 pub mod brand;

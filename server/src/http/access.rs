@@ -281,6 +281,10 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("POST", "/api/auth/accept-invite", PUBLIC),
     ("POST", "/api/v1/workspace/invites", OWNER_WRITE),
     ("GET", "/api/v1/workspace/members", JWT_READ),
+    // Chat: a person talks to the buddies; the buddies act through the gateway themselves.
+    ("POST", "/v1/chat", JWT_WRITE),
+    ("GET", "/v1/chat/sessions", JWT_READ),
+    ("GET", "/v1/chat/sessions/{id}", JWT_READ),
 ];
 
 /// Rules by path, then method (built once; keyed by `&'static str` so a request's `&str`

@@ -120,6 +120,9 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(members::invite))
         .routes(routes!(members::accept_invite))
         .routes(routes!(members::list_members))
+        .routes(routes!(routes::chat::chat))
+        .routes(routes!(routes::chat::list_sessions))
+        .routes(routes!(routes::chat::get_session))
         .split_for_parts()
 }
 

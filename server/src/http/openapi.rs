@@ -21,6 +21,7 @@ use super::error::{ErrorBody, ErrorDetail};
         (name = "workspace", description = "Workspace settings (JWT)"),
         (name = "keys", description = "Agent keys: management (JWT) and whoami (agent key)"),
         (name = "models", description = "Score models: versions, training size and metrics; retrain (JWT)"),
+        (name = "chat", description = "Chat with the orchestrator and its buddies (JWT; server-sent events)"),
     )
 )]
 pub struct ApiDoc;

@@ -93,6 +93,7 @@ pub enum Config {
     Smtp(SmtpConfig),
     Voice(VoiceConfig),
     Customerio(CustomerioConfig),
+    Llm(super::LlmConfig),
 }
 
 // Debug by hand: configs reach logs through `?`, secrets must not.
@@ -139,6 +140,7 @@ impl Config {
             Config::Smtp(_) => Kind::Smtp,
             Config::Voice(_) => Kind::Voice,
             Config::Customerio(_) => Kind::Customerio,
+            Config::Llm(_) => Kind::Llm,
         }
     }
 
@@ -166,6 +168,13 @@ impl Config {
                 };
                 CustomerioConfig::from_body(body, prev).map(Config::Customerio)
             }
+            Kind::Llm => {
+                let prev = match previous {
+                    Some(Config::Llm(c)) => Some(c),
+                    _ => None,
+                };
+                super::LlmConfig::from_body(body, prev).map(Config::Llm)
+            }
         }
     }
 
@@ -175,6 +184,7 @@ impl Config {
             Config::Smtp(c) => (json!(c), "password"),
             Config::Voice(c) => (json!(c), "auth_token"),
             Config::Customerio(c) => (json!(c), "api_key"),
+            Config::Llm(c) => (json!(c), "api_key"),
         };
         if let Some(obj) = value.as_object_mut() {
             if let Some(Json::String(s)) = obj.get(secret) {
@@ -191,6 +201,7 @@ impl Config {
             Config::Smtp(c) => c.password.as_deref().into_iter().collect(),
             Config::Voice(c) => vec![c.auth_token.as_str()],
             Config::Customerio(c) => vec![c.api_key.as_str()],
+            Config::Llm(c) => c.api_key.as_deref().into_iter().collect(),
         }
     }
 }
@@ -371,12 +382,12 @@ impl CustomerioConfig {
 }
 
 /// A PUT body being read: an object whose every key is one of `allowed`.
-struct Body<'a> {
+pub(super) struct Body<'a> {
     obj: &'a Map<String, Json>,
 }
 
 impl<'a> Body<'a> {
-    fn new(body: &'a Json, allowed: &[&str]) -> Result<Body<'a>> {
+    pub(super) fn new(body: &'a Json, allowed: &[&str]) -> Result<Body<'a>> {
         let obj = body
             .as_object()
             .ok_or_else(|| Error::invalid_input("the body must be a JSON object (the config)"))?;
@@ -395,7 +406,7 @@ impl<'a> Body<'a> {
 
     /// A trimmed string field; absent, `null` and empty read as `None`. Never echoes the value
     /// of a wrongly typed field (it might be a secret).
-    fn text(&self, key: &str, max: usize) -> Result<Option<String>> {
+    pub(super) fn text(&self, key: &str, max: usize) -> Result<Option<String>> {
         match self.obj.get(key) {
             None | Some(Json::Null) => Ok(None),
             Some(Json::String(s)) => {
@@ -412,13 +423,13 @@ impl<'a> Body<'a> {
         }
     }
 
-    fn required(&self, key: &str, max: usize) -> Result<String> {
+    pub(super) fn required(&self, key: &str, max: usize) -> Result<String> {
         self.text(key, max)?
             .ok_or_else(|| field_error(key, "required"))
     }
 
     /// An optional secret: absent or its masked form keeps `prev`, `null` or `""` clears it.
-    fn optional_secret(&self, key: &str, prev: Option<&str>) -> Result<Option<String>> {
+    pub(super) fn optional_secret(&self, key: &str, prev: Option<&str>) -> Result<Option<String>> {
         match self.obj.get(key) {
             None => Ok(prev.map(str::to_owned)),
             Some(Json::String(s)) if prev.is_some_and(|p| *s == mask(p)) => {
@@ -496,7 +507,7 @@ impl<'a> Body<'a> {
 }
 
 /// 400 naming the field, without its value.
-fn field_error(field: &str, why: &str) -> Error {
+pub(super) fn field_error(field: &str, why: &str) -> Error {
     Error::new(Code::InvalidInput, format!("{field}: {why}")).with_details(json!({"field": field}))
 }
 
@@ -524,7 +535,7 @@ fn is_host(s: &str) -> bool {
 
 /// An `http://` or `https://` URL without credentials, query or fragment; the trailing slash
 /// is dropped so paths can be appended.
-fn http_url(field: &str, value: &str) -> Result<String> {
+pub(super) fn http_url(field: &str, value: &str) -> Result<String> {
     let url = reqwest::Url::parse(value)
         .map_err(|e| Error::invalid_field(field, value, &format!("not a URL ({e})")))?;
     if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {

@@ -24,16 +24,19 @@ pub enum Kind {
     Voice,
     /// Customer.io's Track API: identify and track writes.
     Customerio,
+    /// An OpenAI-compatible chat completions API: the model behind chat (`docs/agents.md`).
+    Llm,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Smtp, Kind::Voice, Kind::Customerio];
+    pub const ALL: [Kind; 4] = [Kind::Smtp, Kind::Voice, Kind::Customerio, Kind::Llm];
 
     pub const fn as_str(self) -> &'static str {
         match self {
             Kind::Smtp => "smtp",
             Kind::Voice => "voice",
             Kind::Customerio => "customerio",
+            Kind::Llm => "llm",
         }
     }
 
@@ -47,6 +50,7 @@ impl Kind {
             Kind::Smtp => "SMTP",
             Kind::Voice => "voice (Twilio-compatible)",
             Kind::Customerio => "Customer.io",
+            Kind::Llm => "LLM (OpenAI-compatible)",
         }
     }
 

@@ -15,6 +15,7 @@ mod config;
 pub mod customerio;
 pub mod http;
 mod kind;
+mod llm;
 pub mod smtp;
 mod storage;
 pub mod voice;
@@ -27,6 +28,7 @@ pub use http::HttpClient;
 pub use kind::Kind;
 /// Master-key rotation (`crate::admin`).
 pub use storage::reseal;
+pub use llm::{LlmConfig, DEFAULT_LLM_TIMEOUT_S};
 pub use storage::{
     delete, list, load, load_customerio_in, load_in, load_smtp_in, load_voice_in, put, test,
     IntegrationList, IntegrationView, LastTest, TestResult,
@@ -94,7 +96,7 @@ mod tests {
         }
         assert_eq!(
             Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-            ["smtp", "voice", "customerio"]
+            ["smtp", "voice", "customerio", "llm"]
         );
         assert_eq!(Kind::parse("SMTP"), None);
         assert_eq!(

@@ -253,6 +253,7 @@ pub async fn test(
         Config::Smtp(c) => smtp::check(c).await,
         Config::Voice(c) => voice::check(http, c).await,
         Config::Customerio(c) => customerio::check(http, c).await,
+        Config::Llm(c) => crate::agents::llm::check(http, c).await,
     };
     let (ok, message) = match outcome {
         Ok(()) => (

@@ -456,6 +456,8 @@ pub async fn list(store: &Store, usage: &UsageTracker, ws: WorkspaceId) -> Resul
         ..RecordScan::default()
     };
     let mut keys = store.scan::<AgentKey>(ws, scan).await?;
+    // Buddies' internal principals are not keys anyone holds (docs/agents.md).
+    keys.retain(|k| k.kind != KeyKind::Internal);
     let has_more = keys.len() > MAX_LISTED;
     keys.truncate(MAX_LISTED);
     // Ids are random, so order by creation time (RFC 3339 UTC strings sort chronologically).
@@ -483,6 +485,7 @@ pub async fn revoke(
         .write(move |tx| {
             let mut key = tx
                 .get::<AgentKey>(ws, &key_id)?
+                .filter(|k| k.kind != KeyKind::Internal)
                 .ok_or_else(|| Error::not_found("key"))?;
             if key.revoked_at.is_none() {
                 key.revoked_at = Some(clock::now_rfc3339());

@@ -21,6 +21,9 @@ pub enum KeyKind {
     Agent,
     /// `dsk_` legacy dashboard key, accepted in `X-API-Key` on event and webhook routes only.
     Legacy,
+    /// A chat buddy's principal for the gateway (`agents::principal`): a stored key record
+    /// with no plaintext and no digest, so no request can ever present it.
+    Internal,
 }
 
 impl KeyKind {
@@ -28,6 +31,8 @@ impl KeyKind {
         match self {
             KeyKind::Agent => AGENT_PREFIX,
             KeyKind::Legacy => LEGACY_PREFIX,
+            // The id prefix of internal principals; no plaintext of this kind exists.
+            KeyKind::Internal => "int_",
         }
     }
 }

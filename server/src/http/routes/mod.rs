@@ -3,6 +3,7 @@
 pub mod approvals;
 pub mod auth;
 pub mod brand;
+pub mod chat;
 pub mod customers;
 pub mod events;
 pub mod gateway;
