@@ -89,6 +89,10 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(playbooks::get_run))
         .routes(routes!(playbooks::report_outcomes))
         .routes(routes!(playbooks::sync_run))
+        .routes(routes!(playbooks::pause_run))
+        .routes(routes!(playbooks::resume_run))
+        .routes(routes!(playbooks::cancel_run))
+        .routes(routes!(playbooks::list_run_leads))
         .routes(routes!(
             brand::get_brand,
             brand::put_brand,
@@ -143,6 +147,9 @@ where
     if let Ok(addr) = listener.local_addr() {
         state.bound_to(addr);
     }
+    // Running playbook runs continue (after the public URL is known: outbound uses it).
+    let resuming = state.clone();
+    tokio::spawn(async move { crate::playbooks::executor::resume_all(&resuming).await });
     let served = axum::serve(listener, app(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

@@ -1,8 +1,12 @@
 //! Adaptation decisions: when a run should pivot (SPEC.md "adaptation" fields).
 //!
-//! The service has no LLM provider to call, so every decision is made by the built-in
-//! statistical judge ([`BUILTIN_JUDGE`]); a spec's `judgeModel` is recorded on its pivots as the
-//! model that was asked for. The rules, in order:
+//! Who judges is behind the [`Judge`] trait, chosen per run by [`select`]: a connected model
+//! when `adaptation.judgeModel` is set and a model integration can serve it, else the built-in
+//! statistical judge ([`BUILTIN_JUDGE`]). This build has no model integration, so the
+//! statistical judge decides every run; the run records which judge it has and why, and a
+//! spec's `judgeModel` is recorded on each pivot as the model that was asked for.
+//!
+//! The statistical judge's rules, in order:
 //!
 //! 1. adaptation disabled, or no `successMetric` / `successTarget`: hold;
 //! 2. `maxPivotsPerWeek` pivots already in the last 7 days: hold;
@@ -58,6 +62,71 @@ impl Decision {
 
     pub fn is_pivot(&self) -> bool {
         self.action == "pivot"
+    }
+}
+
+/// What a judge decides on: the spec's adaptation and target, and the run's recent outcomes.
+#[derive(Clone, Copy, Debug)]
+pub struct JudgeInput<'a> {
+    pub adaptation: &'a Adaptation,
+    pub metric: Option<SuccessMetric>,
+    pub target: Option<f64>,
+    /// The run's pivots in the last 7 days.
+    pub pivots_last_week: usize,
+    pub window: Window,
+}
+
+/// A judge of a run's outcomes. Its [`Judge::name`] is recorded on every decision.
+///
+/// A model judge (an `llm` integration) implements this too; a model call is slow and
+/// fallible, so its implementation should fall back to [`StatisticalJudge`] (recording that)
+/// when the model does not answer in time.
+pub trait Judge: Send + Sync {
+    fn name(&self) -> String;
+    fn decide(&self, input: &JudgeInput<'_>) -> Decision;
+}
+
+/// The built-in statistical judge (the rules of this module's documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StatisticalJudge;
+
+impl Judge for StatisticalJudge {
+    fn name(&self) -> String {
+        BUILTIN_JUDGE.to_owned()
+    }
+    fn decide(&self, i: &JudgeInput<'_>) -> Decision {
+        decide(
+            i.adaptation,
+            i.metric,
+            i.target,
+            i.pivots_last_week,
+            i.window,
+        )
+    }
+}
+
+/// The judge a run uses and a note saying why. `model_available` answers whether a connected
+/// model integration can serve the named model; no such integration exists in this build, so
+/// callers pass `|_| false`.
+pub fn select(
+    adaptation: &Adaptation,
+    model_available: impl Fn(&str) -> bool,
+) -> (Box<dyn Judge>, Option<String>) {
+    match adaptation.judge_model.as_deref() {
+        Some(m) if model_available(m) => {
+            // Where the model judge plugs in (see the trait's documentation).
+            (
+                Box::new(StatisticalJudge),
+                Some(format!("model judge {m:?} is not wired yet; the statistical judge decides")),
+            )
+        }
+        Some(m) => (
+            Box::new(StatisticalJudge),
+            Some(format!(
+                "adaptation.judgeModel {m:?} was requested, but no connected model integration                  serves it; the built-in statistical judge decides"
+            )),
+        ),
+        None => (Box::new(StatisticalJudge), None),
     }
 }
 
