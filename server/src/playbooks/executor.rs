@@ -286,8 +286,13 @@ async fn step(
         return Ok(Next::Stop);
     }
     // Outcomes come back through ingestion (events attributed to the playbook's campaign);
-    // the judge may pivot, which changes the plan the next lead is worked with.
-    if last_sync.is_none_or(|t| t.elapsed() >= SYNC_EVERY) {
+    // the judge may pivot, which changes the plan the next lead is worked with. A run with
+    // no lead to work leaves its outcomes to `.../sync`.
+    let has_leads = run
+        .plan
+        .as_ref()
+        .is_some_and(|p| p.counts.taken > 0 || p.follow);
+    if has_leads && last_sync.is_none_or(|t| t.elapsed() >= SYNC_EVERY) {
         *last_sync = Some(Instant::now());
         let voice = voice_connected(state, ws).await?;
         if let Err(e) =
