@@ -162,8 +162,7 @@ pub fn steer(plan: &mut RunPlan, n: usize, voice_connected: bool) -> PivotChange
                 let from = plan.cadence_ms;
                 plan.cadence_ms = from
                     .saturating_mul(2)
-                    .max(CADENCE_PIVOT_FLOOR_MS)
-                    .min(CADENCE_MAX_MS);
+                    .clamp(CADENCE_PIVOT_FLOOR_MS, CADENCE_MAX_MS);
                 PivotChange {
                     field: "cadence".into(),
                     from: format!("{from}ms"),
