@@ -454,3 +454,68 @@ async fn a_paused_run_stays_paused_and_a_running_one_survives_a_restart_without_
     customers.dedup();
     assert_eq!(customers.len(), 4);
 }
+
+#[tokio::test]
+async fn execute_delivery_sends_when_policy_auto_approves_and_the_weekly_cap_skips_the_next_run() {
+    let smtp = SmtpSink::start();
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    let (status, v) = call(
+        &s,
+        Method::PUT,
+        "/api/v1/workspace",
+        &a.token,
+        Some(json!({"policy": {"auto_approve": ["execute.outreach"],
+                               "max_outreach_per_customer_per_week": 1}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    for email in ["e1@x.test", "e2@x.test"] {
+        customer(&s, &key, email).await;
+    }
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "manual", "query": "e1@x.test\ne2@x.test"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({"delivery": "execute"})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "completion", |r| {
+        r["status"] == "completed"
+    })
+    .await;
+    assert_eq!(counts(&r)["sent"], 2, "{r}");
+    assert_eq!(
+        r["plan"]["creditsCharged"], 14,
+        "2 x (draft 2 + execute 5): {r}"
+    );
+    let mut to: Vec<String> = smtp
+        .wait_for(2)
+        .await
+        .iter()
+        .flat_map(|m| m.recipients.clone())
+        .collect();
+    to.sort();
+    assert_eq!(to, ["e1@x.test", "e2@x.test"]);
+    assert!(pending_actions(&s, &a).await.is_empty());
+    let ls = leads(&s, &a, &pb, &run_id).await;
+    assert!(
+        ls.iter()
+            .all(|l| l["status"] == "sent" && l["capability"] == "execute.outreach"),
+        "{ls:?}"
+    );
+
+    // A second run this week: the cap (1 per customer) skips both, and charges nothing.
+    let second = start(&s, &a, &pb, json!({})).await;
+    let r = wait_run(&s, &a, &pb, &second, "completion", |r| {
+        r["status"] == "completed"
+    })
+    .await;
+    assert_eq!(counts(&r)["skipped"], 2, "{r}");
+    assert_eq!(r["plan"]["creditsCharged"], 0);
+    let ls = leads(&s, &a, &pb, &second).await;
+    assert!(ls.iter().all(|l| l["code"] == "frequency_capped"), "{ls:?}");
+    assert_eq!(smtp.messages().len(), 2);
+}

@@ -518,7 +518,7 @@ pub async fn start(
         lead_source::leads(snap, &source, now_us, limit)
     })
     .await?;
-    let (judge, judge_note) = judge::select(&pb.adaptation, |_| false);
+    let (judge, judge_note) = judge::select(&pb.adaptation, judge::no_model);
     let now = clock::now_rfc3339();
     let run_id = time_ordered_id("run");
     let skipped = found.iter().filter(|l| l.customer_id.is_none()).count() as u32;

@@ -105,29 +105,34 @@ impl Judge for StatisticalJudge {
     }
 }
 
-/// The judge a run uses and a note saying why. `model_available` answers whether a connected
-/// model integration can serve the named model; no such integration exists in this build, so
-/// callers pass `|_| false`.
+/// The judge a run uses, and a note saying why when a model was asked for but does not judge.
+///
+/// `model_judge` builds the judge of a named model when a connected model integration can
+/// serve it. This build has no model integration, so every caller passes [`no_model`] and the
+/// statistical judge decides; wiring one means passing a constructor here (and, the call
+/// being remote, deciding outside the write transaction: see `runs::apply_outcome`).
 pub fn select(
     adaptation: &Adaptation,
-    model_available: impl Fn(&str) -> bool,
+    model_judge: impl Fn(&str) -> Option<Box<dyn Judge>>,
 ) -> (Box<dyn Judge>, Option<String>) {
-    match adaptation.judge_model.as_deref() {
-        Some(m) if model_available(m) => {
-            // Where the model judge plugs in (see the trait's documentation).
-            (
-                Box::new(StatisticalJudge),
-                Some(format!("model judge {m:?} is not wired yet; the statistical judge decides")),
-            )
-        }
-        Some(m) => (
+    let Some(model) = adaptation.judge_model.as_deref() else {
+        return (Box::new(StatisticalJudge), None);
+    };
+    match model_judge(model) {
+        Some(judge) => (judge, None),
+        None => (
             Box::new(StatisticalJudge),
             Some(format!(
-                "adaptation.judgeModel {m:?} was requested, but no connected model integration                  serves it; the built-in statistical judge decides"
+                "adaptation.judgeModel {model:?} was requested, but no connected model \
+                 integration serves it; the built-in statistical judge decides"
             )),
         ),
-        None => (Box::new(StatisticalJudge), None),
     }
+}
+
+/// No model integration: [`select`] falls back to the statistical judge.
+pub fn no_model(_model: &str) -> Option<Box<dyn Judge>> {
+    None
 }
 
 /// Wilson score interval upper bound of a binomial proportion (one-sided, z = 1.645).
@@ -221,6 +226,19 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_requested_model_without_an_integration_falls_back_with_a_note() {
+        let (j, note) = select(&Adaptation::default(), no_model);
+        assert_eq!((j.name(), note), (BUILTIN_JUDGE.to_owned(), None));
+        let a = Adaptation {
+            judge_model: Some("judge-large".into()),
+            ..Adaptation::default()
+        };
+        let (j, note) = select(&a, no_model);
+        assert_eq!(j.name(), BUILTIN_JUDGE);
+        assert!(note.expect("note").contains("judge-large"));
+    }
 
     fn adaptation(min: u32, max_pivots: u32) -> Adaptation {
         Adaptation {

@@ -60,16 +60,11 @@ fn new_key(ws: WorkspaceId) -> AgentKey {
 /// The workspace's campaign buddy key, created on first use. A revoked key is refused
 /// (`forbidden`): the operator stopped the buddy.
 pub async fn campaign_buddy_key(store: &Store, ws: WorkspaceId) -> Result<AgentKey> {
-    let key = store
-        .write(move |tx| {
-            if let Some(k) = tx.get::<AgentKey>(ws, CAMPAIGN_BUDDY_KEY_ID)? {
-                return Ok(k);
-            }
-            let k = new_key(ws);
-            tx.put(ws, &k)?;
-            Ok(k)
-        })
-        .await?;
+    let stored = store.get::<AgentKey>(ws, CAMPAIGN_BUDDY_KEY_ID).await?;
+    let key = match stored {
+        Some(k) => k,
+        None => create(store, ws).await?,
+    };
     if key.is_revoked() {
         return Err(Error::new(
             Code::Forbidden,
@@ -80,6 +75,20 @@ pub async fn campaign_buddy_key(store: &Store, ws: WorkspaceId) -> Result<AgentK
         ));
     }
     Ok(key)
+}
+
+/// Creates the key unless a concurrent run just did.
+async fn create(store: &Store, ws: WorkspaceId) -> Result<AgentKey> {
+    store
+        .write(move |tx| {
+            if let Some(k) = tx.get::<AgentKey>(ws, CAMPAIGN_BUDDY_KEY_ID)? {
+                return Ok(k);
+            }
+            let k = new_key(ws);
+            tx.put(ws, &k)?;
+            Ok(k)
+        })
+        .await
 }
 
 #[cfg(test)]

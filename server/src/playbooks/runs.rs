@@ -360,7 +360,7 @@ pub fn apply_outcome(
                 .unwrap_or(true)
         })
         .count();
-    let (judge, _) = judge::select(a, |_| false);
+    let (judge, _) = judge::select(a, judge::no_model);
     let decision = judge.decide(&judge::JudgeInput {
         adaptation: a,
         metric,
