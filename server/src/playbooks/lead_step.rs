@@ -292,6 +292,17 @@ pub async fn work(
             ));
             finished(lead, lead_status::FAILED, None)
         }
+        _ if delivered == "unknown" => {
+            // The service stopped while the provider had the message (outbound recovery):
+            // it may have been sent, and it is never sent again by itself.
+            lead.code = Some("outcome_unknown".to_owned());
+            lead.reason = Some(
+                "the service stopped while the provider had the message; it may or may not \
+                 have been sent and is not retried"
+                    .to_owned(),
+            );
+            finished(lead, lead_status::FAILED, None)
+        }
         _ => finished(lead, lead_status::SENT, None),
     })
 }
