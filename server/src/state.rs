@@ -47,6 +47,8 @@ pub struct Inner {
     pub idempotency_in_flight: crate::gateway::idempotency::InFlightKeys,
     /// MCP sessions of `/mcp` (a transport detail; lost on restart by design).
     pub mcp_sessions: crate::mcp::Sessions,
+    /// The background tasks of running playbook runs (`playbooks::executor`).
+    pub playbook_runs: crate::playbooks::executor::Runner,
     /// See [`AppState::public_url`].
     public_url: parking_lot::RwLock<String>,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
@@ -114,6 +116,7 @@ impl AppState {
                 config,
                 idempotency_in_flight: Default::default(),
                 mcp_sessions: Default::default(),
+                playbook_runs: Default::default(),
                 public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),
@@ -193,6 +196,8 @@ impl AppState {
     /// Stops the flusher, writes pending key usage and closes the store. Call after the HTTP
     /// server has drained its in-flight requests.
     pub async fn shutdown(&self) -> Result<()> {
+        // Playbook runs stop between two steps (they resume at the next start).
+        self.playbook_runs.shutdown().await;
         let flusher = self.flusher.lock().take();
         if let Some((stop, handle)) = flusher {
             let _ = stop.send(true);

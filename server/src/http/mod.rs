@@ -95,6 +95,10 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(playbooks::get_run))
         .routes(routes!(playbooks::report_outcomes))
         .routes(routes!(playbooks::sync_run))
+        .routes(routes!(playbooks::pause_run))
+        .routes(routes!(playbooks::resume_run))
+        .routes(routes!(playbooks::cancel_run))
+        .routes(routes!(playbooks::list_run_leads))
         .routes(routes!(
             brand::get_brand,
             brand::put_brand,
@@ -192,6 +196,9 @@ where
     L::Addr: std::fmt::Debug,
     F: Future<Output = ()> + Send + 'static,
 {
+    // Running playbook runs continue (after the public URL is known: outbound uses it).
+    let resuming = state.clone();
+    tokio::spawn(async move { crate::playbooks::executor::resume_all(&resuming).await });
     let served = axum::serve(listener, app(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

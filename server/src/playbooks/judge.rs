@@ -1,8 +1,12 @@
 //! Adaptation decisions: when a run should pivot (SPEC.md "adaptation" fields).
 //!
-//! The service has no LLM provider to call, so every decision is made by the built-in
-//! statistical judge ([`BUILTIN_JUDGE`]); a spec's `judgeModel` is recorded on its pivots as the
-//! model that was asked for. The rules, in order:
+//! Who judges is behind the [`Judge`] trait, chosen per run by [`select`]: a connected model
+//! when `adaptation.judgeModel` is set and a model integration can serve it, else the built-in
+//! statistical judge ([`BUILTIN_JUDGE`]). This build has no model integration, so the
+//! statistical judge decides every run; the run records which judge it has and why, and a
+//! spec's `judgeModel` is recorded on each pivot as the model that was asked for.
+//!
+//! The statistical judge's rules, in order:
 //!
 //! 1. adaptation disabled, or no `successMetric` / `successTarget`: hold;
 //! 2. `maxPivotsPerWeek` pivots already in the last 7 days: hold;
@@ -59,6 +63,76 @@ impl Decision {
     pub fn is_pivot(&self) -> bool {
         self.action == "pivot"
     }
+}
+
+/// What a judge decides on: the spec's adaptation and target, and the run's recent outcomes.
+#[derive(Clone, Copy, Debug)]
+pub struct JudgeInput<'a> {
+    pub adaptation: &'a Adaptation,
+    pub metric: Option<SuccessMetric>,
+    pub target: Option<f64>,
+    /// The run's pivots in the last 7 days.
+    pub pivots_last_week: usize,
+    pub window: Window,
+}
+
+/// A judge of a run's outcomes. Its [`Judge::name`] is recorded on every decision.
+///
+/// A model judge (an `llm` integration) implements this too; a model call is slow and
+/// fallible, so its implementation should fall back to [`StatisticalJudge`] (recording that)
+/// when the model does not answer in time.
+pub trait Judge: Send + Sync {
+    fn name(&self) -> String;
+    fn decide(&self, input: &JudgeInput<'_>) -> Decision;
+}
+
+/// The built-in statistical judge (the rules of this module's documentation).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StatisticalJudge;
+
+impl Judge for StatisticalJudge {
+    fn name(&self) -> String {
+        BUILTIN_JUDGE.to_owned()
+    }
+    fn decide(&self, i: &JudgeInput<'_>) -> Decision {
+        decide(
+            i.adaptation,
+            i.metric,
+            i.target,
+            i.pivots_last_week,
+            i.window,
+        )
+    }
+}
+
+/// The judge a run uses, and a note saying why when a model was asked for but does not judge.
+///
+/// `model_judge` builds the judge of a named model when a connected model integration can
+/// serve it. This build has no model integration, so every caller passes [`no_model`] and the
+/// statistical judge decides; wiring one means passing a constructor here (and, the call
+/// being remote, deciding outside the write transaction: see `runs::apply_outcome`).
+pub fn select(
+    adaptation: &Adaptation,
+    model_judge: impl Fn(&str) -> Option<Box<dyn Judge>>,
+) -> (Box<dyn Judge>, Option<String>) {
+    let Some(model) = adaptation.judge_model.as_deref() else {
+        return (Box::new(StatisticalJudge), None);
+    };
+    match model_judge(model) {
+        Some(judge) => (judge, None),
+        None => (
+            Box::new(StatisticalJudge),
+            Some(format!(
+                "adaptation.judgeModel {model:?} was requested, but no connected model \
+                 integration serves it; the built-in statistical judge decides"
+            )),
+        ),
+    }
+}
+
+/// No model integration: [`select`] falls back to the statistical judge.
+pub fn no_model(_model: &str) -> Option<Box<dyn Judge>> {
+    None
 }
 
 /// Wilson score interval upper bound of a binomial proportion (one-sided, z = 1.645).
@@ -152,6 +226,19 @@ pub fn decide(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_requested_model_without_an_integration_falls_back_with_a_note() {
+        let (j, note) = select(&Adaptation::default(), no_model);
+        assert_eq!((j.name(), note), (BUILTIN_JUDGE.to_owned(), None));
+        let a = Adaptation {
+            judge_model: Some("judge-large".into()),
+            ..Adaptation::default()
+        };
+        let (j, note) = select(&a, no_model);
+        assert_eq!(j.name(), BUILTIN_JUDGE);
+        assert!(note.expect("note").contains("judge-large"));
+    }
 
     fn adaptation(min: u32, max_pivots: u32) -> Adaptation {
         Adaptation {

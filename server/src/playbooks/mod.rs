@@ -3,10 +3,19 @@
 //! [`judge`]. No HTTP types.
 //!
 //! Records: `playbook` keyed by a time-ordered `pb_` id (a scan lists them in creation order);
-//! runs are `playbook_run` records keyed `<playbook id>/<run id>` (see [`runs`]).
+//! runs are `playbook_run` records keyed `<playbook id>/<run id>` (see [`runs`]), their leads
+//! `playbook_run_lead` records (see [`leads`]). Runs are executed in the background by
+//! [`executor`]: leads from [`lead_source`], each worked by [`lead_step`] as the campaign
+//! buddy ([`principal`]), pivots steering the plan ([`run_plan`]).
 
 pub mod attribution;
+pub mod executor;
 pub mod judge;
+pub mod lead_source;
+pub mod lead_step;
+pub mod leads;
+pub mod principal;
+pub mod run_plan;
 pub mod runs;
 
 use serde::{Deserialize, Serialize};

@@ -6,13 +6,18 @@
 //!
 //! Outcomes are kept per hour (and per pivot epoch) for the last 91 days, which bounds a run's
 //! record while covering the longest `pivotWindowDays` (90).
+//!
+//! Runs started since the executor exists carry a `plan` (see [`super::run_plan`] and
+//! [`super::executor`]); a pivot of such a run also changes its plan (variant, channel or
+//! cadence), recorded on the pivot as `change`.
 
 use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 
 use super::attribution::{self, Attributed};
 use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
-use super::{ensure_writable, time_ordered_id, Playbook};
+use super::run_plan::{self, PivotChange, RunPlan};
+use super::{ensure_writable, Playbook};
 use crate::clock;
 use crate::error::{Error, Result};
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
@@ -43,7 +48,7 @@ pub struct RunMetrics {
 pub struct Pivot {
     pub at: String,
     pub reason: String,
-    /// Who decided: `builtin-statistical` (see `playbooks::judge`).
+    /// Who decided: `builtin-statistical` or a model's name (see `playbooks::judge`).
     pub judge: String,
     /// The spec's `adaptation.judgeModel` when one was set (no model provider is configured,
     /// so the built-in judge decided).
@@ -52,6 +57,9 @@ pub struct Pivot {
     pub samples: u64,
     pub successes: u64,
     pub window_days: u32,
+    /// What the pivot changed in an executing run (absent for runs without a plan).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change: Option<PivotChange>,
 }
 
 /// Outcomes reported within one hour since the run's latest pivot.
@@ -74,7 +82,8 @@ pub struct PlaybookRun {
     /// `run_...`, time-ordered.
     pub id: String,
     pub playbook_id: String,
-    /// `running` (the only status so far).
+    /// `running`, `paused`, `cancelled`, `completed`, `blocked_credits` or `failed` (see
+    /// `playbooks::run_plan::status`).
     pub status: String,
     pub started_at: String,
     pub started_by: String,
@@ -85,12 +94,24 @@ pub struct PlaybookRun {
     /// Totals of campaign-attributed events already folded into the run (see `attribution`).
     #[serde(default)]
     pub synced: Attributed,
+    /// The executor's plan and progress; absent on runs recorded before the executor existed
+    /// (those only record outcomes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<RunPlan>,
 }
 
 impl Record for PlaybookRun {
     const KIND: &'static str = "playbook_run";
     fn id(&self) -> String {
         format!("{}/{}", self.playbook_id, self.id)
+    }
+    /// `active` lists the runs the executor must drive (resumed at start-up).
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        if self.plan.is_some() && self.status == run_plan::status::RUNNING {
+            vec![("active", "running".to_owned())]
+        } else {
+            Vec::new()
+        }
     }
 }
 
@@ -152,37 +173,13 @@ impl OutcomeReport {
     }
 }
 
-fn run_key(playbook_id: &str, run_id: &str) -> String {
+pub fn run_key(playbook_id: &str, run_id: &str) -> String {
     format!("{playbook_id}/{run_id}")
 }
 
-pub async fn start(
-    store: &Store,
-    ws: WorkspaceId,
-    playbook_id: String,
-    actor: String,
-) -> Result<PlaybookRun> {
-    store
-        .write(move |tx| {
-            ensure_writable(tx, ws)?;
-            if tx.get::<Playbook>(ws, &playbook_id)?.is_none() {
-                return Err(Error::not_found("playbook"));
-            }
-            let run = PlaybookRun {
-                id: time_ordered_id("run"),
-                playbook_id,
-                status: "running".into(),
-                started_at: clock::now_rfc3339(),
-                started_by: actor,
-                metrics: RunMetrics::default(),
-                pivots: Vec::new(),
-                outcomes: Vec::new(),
-                synced: Attributed::default(),
-            };
-            tx.put(ws, &run)?;
-            Ok(run)
-        })
-        .await
+/// Every run the executor must drive (status `running`, with a plan), across the workspace.
+pub async fn active(store: &Store, ws: WorkspaceId) -> Result<Vec<PlaybookRun>> {
+    store.find::<PlaybookRun>(ws, "active", "running").await
 }
 
 /// The runs of an existing playbook, by `startedAt`.
@@ -238,12 +235,14 @@ pub async fn record_outcome(
     playbook_id: String,
     run_id: String,
     report: OutcomeReport,
+    voice_connected: bool,
 ) -> Result<OutcomeResult> {
     let value = report.validate()?;
     store
         .write(move |tx| {
             let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
             let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
+            steer_on_pivot(&mut run, &decision, voice_connected);
             tx.put(ws, &run)?;
             Ok(OutcomeResult { run, decision })
         })
@@ -257,6 +256,7 @@ pub async fn sync_attributed(
     ws: WorkspaceId,
     playbook_id: String,
     run_id: String,
+    voice_connected: bool,
 ) -> Result<OutcomeResult> {
     store
         .write(move |tx| {
@@ -278,10 +278,29 @@ pub async fn sync_attributed(
             let value = report.value.unwrap_or(0.0);
             run.synced = now;
             let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
+            steer_on_pivot(&mut run, &decision, voice_connected);
             tx.put(ws, &run)?;
             Ok(OutcomeResult { run, decision })
         })
         .await
+}
+
+/// A pivot of an executing run changes what it does next (`run_plan::steer`); the change is
+/// recorded on the pivot. Runs that are over keep their plan as it ended.
+fn steer_on_pivot(run: &mut PlaybookRun, decision: &Decision, voice_connected: bool) {
+    if !decision.is_pivot() {
+        return;
+    }
+    let n = run.pivots.iter().filter(|p| p.change.is_some()).count();
+    let (Some(plan), Some(pivot)) = (run.plan.as_mut(), run.pivots.last_mut()) else {
+        return;
+    };
+    if run_plan::status::is_final(&run.status) {
+        return;
+    }
+    let change = run_plan::steer(plan, n, voice_connected);
+    plan.updated_at = clock::now_rfc3339();
+    pivot.change = Some(change);
 }
 
 /// Adds the report to the run's totals and hourly buckets, runs the judge on the window, and
@@ -341,13 +360,14 @@ pub fn apply_outcome(
                 .unwrap_or(true)
         })
         .count();
-    let decision = judge::decide(
-        a,
+    let (judge, _) = judge::select(a, judge::no_model);
+    let decision = judge.decide(&judge::JudgeInput {
+        adaptation: a,
         metric,
-        pb.strategy.success_target,
+        target: pb.strategy.success_target,
         pivots_last_week,
         window,
-    );
+    });
     if decision.is_pivot() {
         run.pivots.push(Pivot {
             at: clock::rfc3339(now),
@@ -358,6 +378,7 @@ pub fn apply_outcome(
             samples: window.samples,
             successes: window.successes,
             window_days: a.pivot_window_days,
+            change: None,
         });
     }
     decision
@@ -392,6 +413,7 @@ mod tests {
             pivots: Vec::new(),
             outcomes: Vec::new(),
             synced: Attributed::default(),
+            plan: None,
         }
     }
 

@@ -1,14 +1,19 @@
-//! `/v1/playbooks` (bearer token: JWT or agent key): specs, runs and outcome reports.
+//! `/v1/playbooks` (bearer token: JWT or agent key): specs, runs (started, paused, resumed,
+//! cancelled; executed by `playbooks::executor`), their leads and outcome reports.
 
+use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 use serde_json::Value as Json;
 
 use crate::auth::Principal;
-use crate::error::Error;
+use crate::error::{Code, Error};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
+use crate::playbooks::executor::{self, Control};
+use crate::playbooks::lead_source::RunRequest;
+use crate::playbooks::leads::{self, LeadList};
 use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use crate::playbooks::{self, PlaybookEnvelope, PlaybookList};
 use crate::state::AppState;
@@ -19,6 +24,16 @@ fn actor(p: &Principal) -> String {
         Principal::User(s) => s.user.id.clone(),
         Principal::Key(k) => k.id.clone(),
     }
+}
+
+/// Whether a pivot may move a run to the call channel.
+async fn voice_connected(state: &AppState, p: &Principal) -> Result<bool, Error> {
+    let kind = crate::integrations::Kind::Voice;
+    Ok(
+        crate::integrations::load(&state.store, &state.sealer, p.workspace(), kind)
+            .await?
+            .is_some(),
+    )
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -114,10 +129,16 @@ pub async fn delete_playbook(
     Ok(ApiJson(Deleted { ok: true }))
 }
 
-/// Record that a run started (status `running`, metrics 0); the agent itself runs in the client.
+/// Start a run: the executor works the lead source's customers in the background as the
+/// campaign buddy (draft, then queue or send, within credits, consent and approvals); the
+/// judge's pivots change the variant, channel or cadence. The body is optional (see
+/// `RunRequest`: `leads`, `csv`, `delivery`, `intent`, `follow`, `cadenceMs`).
 #[utoipa::path(post, path = "/v1/playbooks/{id}/run", tag = "playbooks",
-    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)")),
+    request_body(content = RunRequest, description = "Optional; an empty body takes the spec's lead source"),
+    responses(
     (status = 201, body = RunEnvelope),
+    (status = 400, description = "invalid request, or a lead source this service cannot read (cio-segment, orange-slice without leads or csv)", body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 403, description = "read-only workspace", body = ErrorBody),
     (status = 404, body = ErrorBody),
@@ -126,9 +147,106 @@ pub async fn start_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
+    body: Bytes,
 ) -> Result<(StatusCode, ApiJson<RunEnvelope>), Error> {
-    let run = runs::start(&state.store, p.workspace(), id, actor(&p)).await?;
+    let req = if body.iter().all(u8::is_ascii_whitespace) {
+        RunRequest::default()
+    } else {
+        serde_json::from_slice::<RunRequest>(&body).map_err(|e| {
+            if e.is_syntax() || e.is_eof() {
+                Error::new(Code::InvalidJson, e.to_string())
+            } else {
+                Error::invalid_input(e.to_string())
+            }
+        })?
+    };
+    let run = executor::start(&state, p.workspace(), id, actor(&p), req).await?;
     Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))
+}
+
+async fn control(
+    state: &AppState,
+    p: &Principal,
+    id: String,
+    run_id: String,
+    action: Control,
+) -> Result<ApiJson<RunEnvelope>, Error> {
+    let run = executor::control(state, p.workspace(), id, run_id, action).await?;
+    Ok(ApiJson(RunEnvelope { run }))
+}
+
+/// Pause a running run: it stops before its next lead (a lead under way finishes).
+#[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/pause", tag = "playbooks",
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = RunEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, description = "the run is not running (or predates the executor)", body = ErrorBody),
+))]
+pub async fn pause_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<RunEnvelope>, Error> {
+    control(&state, &p, id, run_id, Control::Pause).await
+}
+
+/// Resume a `paused`, `blocked_credits` or `failed` run where it stopped.
+#[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/resume", tag = "playbooks",
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = RunEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, description = "the run is cancelled or completed", body = ErrorBody),
+))]
+pub async fn resume_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<RunEnvelope>, Error> {
+    control(&state, &p, id, run_id, Control::Resume).await
+}
+
+/// Cancel a run for good (final; queued outreach stays in the approval queue).
+#[utoipa::path(post, path = "/v1/playbooks/{id}/runs/{run_id}/cancel", tag = "playbooks",
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = RunEnvelope),
+    (status = 401, body = ErrorBody),
+    (status = 403, description = "read-only workspace", body = ErrorBody),
+    (status = 404, body = ErrorBody),
+    (status = 409, description = "the run is completed", body = ErrorBody),
+))]
+pub async fn cancel_run(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<RunEnvelope>, Error> {
+    control(&state, &p, id, run_id, Control::Cancel).await
+}
+
+/// The run's leads in the order they are worked, each with its status (`pending`, `working`,
+/// `queued`, `sent`, `skipped`, `failed`), reason, variant, channel and request ids.
+#[utoipa::path(get, path = "/v1/playbooks/{id}/runs/{run_id}/leads", tag = "playbooks",
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
+           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+    (status = 200, body = LeadList),
+    (status = 401, body = ErrorBody),
+    (status = 404, body = ErrorBody),
+))]
+pub async fn list_run_leads(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    ApiPath((id, run_id)): ApiPath<(String, String)>,
+) -> Result<ApiJson<LeadList>, Error> {
+    runs::get(&state.store, p.workspace(), &id, &run_id).await?;
+    Ok(ApiJson(
+        leads::list(&state.store, p.workspace(), &id, &run_id).await?,
+    ))
 }
 
 /// The playbook's runs ordered by `startedAt` (404 once the playbook is deleted).
@@ -181,8 +299,9 @@ pub async fn report_outcomes(
     ApiPath((id, run_id)): ApiPath<(String, String)>,
     ApiJson(report): ApiJson<OutcomeReport>,
 ) -> Result<ApiJson<OutcomeResult>, Error> {
+    let voice = voice_connected(&state, &p).await?;
     Ok(ApiJson(
-        runs::record_outcome(&state.store, p.workspace(), id, run_id, report).await?,
+        runs::record_outcome(&state.store, p.workspace(), id, run_id, report, voice).await?,
     ))
 }
 
@@ -202,7 +321,8 @@ pub async fn sync_run(
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
 ) -> Result<ApiJson<OutcomeResult>, Error> {
+    let voice = voice_connected(&state, &p).await?;
     Ok(ApiJson(
-        runs::sync_attributed(&state.store, p.workspace(), id, run_id).await?,
+        runs::sync_attributed(&state.store, p.workspace(), id, run_id, voice).await?,
     ))
 }
