@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use rand::Rng;
 use serde_json::{json, Value};
-use support::{json_body, send, start};
+use support::{admin, json_body, send, start};
 use svc_engine::{Graph, GraphOptions, GraphRead, RecordScan, Value as GraphValue, WorkspaceId};
 use svc_server::ledger::LedgerRow;
 
@@ -248,6 +248,23 @@ fn acknowledged_events_survive_sigkill_exactly_once() {
     let jwt = format!("Bearer {}", account["token"].as_str().expect("token"));
     let ws = svc_server::workspaces::parse_id(account["workspace"]["id"].as_str().expect("ws"))
         .expect("workspace id");
+    // The load spends far more credits than any plan's month: only the operator raises that.
+    let raised = admin(
+        dir.path(),
+        &[
+            "workspace",
+            "set-plan",
+            account["workspace"]["id"].as_str().expect("ws"),
+            "enterprise",
+            "--monthly-credit-limit",
+            "100000000",
+        ],
+    );
+    assert!(
+        raised.status.success(),
+        "{}",
+        String::from_utf8_lossy(&raised.stderr)
+    );
     let created = send(
         &addr,
         "POST",
@@ -255,7 +272,7 @@ fn acknowledged_events_survive_sigkill_exactly_once() {
         &[("Authorization", &jwt)],
         &json!({"name": "ingest", "grants": ["capability:events.ingest"],
                 "allowed_modes": ["dry_run", "queue", "execute"],
-                "rate_limit_per_min": 1_000_000, "quota_override_monthly": 100_000_000})
+                "rate_limit_per_min": 1_000_000})
         .to_string(),
     );
     assert!(created.starts_with("HTTP/1.1 201"), "{created}");

@@ -10,27 +10,13 @@
 mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use support::{send, start, wait};
-
-/// Runs `svcd admin --data-dir <dir> <args>`.
-fn admin(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_svcd"))
-        .arg("admin")
-        .arg("--data-dir")
-        .arg(dir)
-        .args(args)
-        .env_remove("SVC_DATA_DIR")
-        .env_remove("SVC_MASTER_KEY")
-        .env_remove("SVC_MASTER_KEYS_RETIRED")
-        .output()
-        .expect("run svcd admin")
-}
+use support::{admin, send, start, wait};
 
 /// The JSON an admin command printed; panics (with its stderr) unless it succeeded.
 fn admin_ok(dir: &Path, args: &[&str], route: &str) -> Value {

@@ -113,3 +113,18 @@ pub fn wait(mut child: std::process::Child) -> std::process::ExitStatus {
     let _ = child.kill();
     panic!("svcd did not stop within 30 s of SIGTERM");
 }
+
+/// Runs `svcd admin --data-dir <dir> <args>` (over the running service's socket, or on the
+/// stopped directory), without the environment's data directory or keys.
+pub fn admin(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_svcd"))
+        .arg("admin")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .env_remove("SVC_DATA_DIR")
+        .env_remove("SVC_MASTER_KEY")
+        .env_remove("SVC_MASTER_KEYS_RETIRED")
+        .output()
+        .expect("run svcd admin")
+}
