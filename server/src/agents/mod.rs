@@ -45,11 +45,17 @@ const EVENT_BUFFER: usize = 64;
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatRequest {
-    /// 1 to 8000 characters.
+    /// 1 to 8000 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 8000)]
     pub message: String,
     /// Continue this session; a new one is opened when absent.
     pub session_id: Option<String>,
-    /// Ask one specialist directly: `insights`, `prospect`, `campaign` or `pipeline`.
+    /// Ask one specialist directly: `insights`, `prospect`, `campaign` or `pipeline`; empty or
+    /// `orchestrator` lets the orchestrator route.
+    #[schema(
+        pattern = r"^\s*(|orchestrator|insights|prospect|campaign|pipeline)\s*$",
+        nullable
+    )]
     pub buddy: Option<String>,
 }
 

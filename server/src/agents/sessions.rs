@@ -45,6 +45,7 @@ impl Record for ChatSession {
 /// What a stored message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ChatRole)]
 pub enum Role {
     User,
     /// The orchestrator's routing decision.
@@ -90,6 +91,7 @@ pub struct SessionList {
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ChatSessionView)]
 pub struct SessionView {
     pub session: ChatSession,
     /// Oldest first.
