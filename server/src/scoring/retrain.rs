@@ -13,7 +13,6 @@
 //! - `POST /v1/models/retrain` retrains at once (same label thresholds).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -127,15 +126,21 @@ pub struct RetrainReport {
     pub written_back: usize,
 }
 
-/// Workspaces with a retrain running (one at a time per workspace).
-static RUNNING: LazyLock<Mutex<HashSet<WorkspaceId>>> = LazyLock::new(Default::default);
+/// The background job's memory, one per service (held by `AppState`, so two services in one
+/// process never share it): the workspaces with a retrain running (one at a time per
+/// workspace), and when each was last (attempted to be) trained with its touchpoints then.
+#[derive(Debug, Default)]
+pub struct Retrains {
+    running: Mutex<HashSet<WorkspaceId>>,
+    attempts: Mutex<HashMap<WorkspaceId, (Instant, u64)>>,
+}
 
-struct Running(WorkspaceId);
+struct Running<'a>(&'a Retrains, WorkspaceId);
 
-impl Running {
-    fn claim(ws: WorkspaceId) -> Result<Running> {
-        if RUNNING.lock().insert(ws) {
-            Ok(Running(ws))
+impl Retrains {
+    fn claim(&self, ws: WorkspaceId) -> Result<Running<'_>> {
+        if self.running.lock().insert(ws) {
+            Ok(Running(self, ws))
         } else {
             Err(Error::new(
                 Code::Conflict,
@@ -143,11 +148,17 @@ impl Running {
             ))
         }
     }
+
+    fn note_attempt(&self, ws: WorkspaceId, touchpoints: u64) {
+        self.attempts
+            .lock()
+            .insert(ws, (Instant::now(), touchpoints));
+    }
 }
 
-impl Drop for Running {
+impl Drop for Running<'_> {
     fn drop(&mut self) {
-        RUNNING.lock().remove(&self.0);
+        self.0.running.lock().remove(&self.1);
     }
 }
 
@@ -159,8 +170,13 @@ async fn blocking<R: Send + 'static>(f: impl FnOnce() -> Result<R> + Send + 'sta
 
 /// Trains the workspace's models as of `now` (cut-off `now - HORIZON_DAYS`), publishes them
 /// when at least one score could be fitted, and writes every customer's scores back.
-pub async fn retrain(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<RetrainReport> {
-    let _running = Running::claim(ws)?;
+pub async fn retrain(
+    store: &Store,
+    retrains: &Retrains,
+    ws: WorkspaceId,
+    now: OffsetDateTime,
+) -> Result<RetrainReport> {
+    let _running = retrains.claim(ws)?;
     let graph = store.graph()?;
     let cutoff = now - time::Duration::days(i64::from(HORIZON_DAYS));
     let (mut model, touchpoints) = blocking(move || {
@@ -181,7 +197,7 @@ pub async fn retrain(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Res
         Ok((fit(&set, now, cutoff, HORIZON_DAYS), touchpoints))
     })
     .await?;
-    note_attempt(ws, touchpoints);
+    retrains.note_attempt(ws, touchpoints);
     if model.churn.is_none() && model.conversion.is_none() {
         return Ok(RetrainReport {
             status: "skipped".to_owned(),
@@ -280,17 +296,9 @@ pub async fn list(store: &Store, ws: WorkspaceId) -> Result<(Option<String>, Vec
     Ok((current, models))
 }
 
-/// When each workspace was last (attempted to be) trained, and its touchpoints then.
-static ATTEMPTS: LazyLock<Mutex<HashMap<WorkspaceId, (Instant, u64)>>> =
-    LazyLock::new(Default::default);
-
-fn note_attempt(ws: WorkspaceId, touchpoints: u64) {
-    ATTEMPTS.lock().insert(ws, (Instant::now(), touchpoints));
-}
-
 /// Whether the background job should retrain `ws` now (see the module's thresholds).
-async fn due(store: &Store, ws: WorkspaceId) -> Result<bool> {
-    let last = ATTEMPTS.lock().get(&ws).copied();
+async fn due(store: &Store, retrains: &Retrains, ws: WorkspaceId) -> Result<bool> {
+    let last = retrains.attempts.lock().get(&ws).copied();
     if last.is_some_and(|(at, _)| at.elapsed() < MIN_INTERVAL) {
         return Ok(false);
     }
@@ -313,7 +321,7 @@ async fn due(store: &Store, ws: WorkspaceId) -> Result<bool> {
 }
 
 /// One tick of the background job: retrains every workspace that is due.
-pub async fn run_due(store: &Store) {
+pub async fn run_due(store: &Store, retrains: &Retrains) {
     let all = match crate::workspaces::all_ids(store).await {
         Ok(all) => all,
         Err(e) => {
@@ -322,9 +330,9 @@ pub async fn run_due(store: &Store) {
         }
     };
     for ws in all {
-        match due(store, ws).await {
+        match due(store, retrains, ws).await {
             Ok(true) => {
-                if let Err(e) = retrain(store, ws, clock::now()).await {
+                if let Err(e) = retrain(store, retrains, ws, clock::now()).await {
                     tracing::warn!(workspace = %ws, error = %e, "retraining failed; will retry");
                 }
             }
@@ -367,24 +375,30 @@ mod tests {
         for i in 0..12 {
             ingest(&store, ws, format!("c{i}@x.io"), 40 + i, now).await;
         }
-        let report = retrain(&store, ws, now).await.expect("retrain");
+        let retrains = Retrains::default();
+        let report = retrain(&store, &retrains, ws, now).await.expect("retrain");
         assert_eq!(report.status, "skipped");
         assert_eq!((report.labelled, report.written_back), (12, 0));
         assert!(report.notes[0].contains("at least 200"), "{report:?}");
         let (current, models) = list(&store, ws).await.expect("list");
         assert_eq!((current, models.len()), (None, 0));
         // Not due again until the touchpoints grow by GROWTH (and the interval has passed).
-        assert!(!due(&store, ws).await.expect("due"));
+        assert!(!due(&store, &retrains, ws).await.expect("due"));
         store.close();
     }
 
     #[test]
     fn one_retrain_at_a_time_per_workspace() {
         let ws = WorkspaceId(77);
-        let first = Running::claim(ws).expect("first");
-        let second = Running::claim(ws).map(|_| ()).expect_err("busy");
+        let retrains = Retrains::default();
+        let first = retrains.claim(ws).expect("first");
+        let second = retrains.claim(ws).map(|_| ()).expect_err("busy");
         assert_eq!(second.code, Code::Conflict);
         drop(first);
-        assert!(Running::claim(ws).is_ok());
+        assert!(retrains.claim(ws).is_ok());
+        // Another service's job (another AppState) is not blocked by this one's.
+        let other = Retrains::default();
+        let _held = retrains.claim(ws).expect("again");
+        assert!(other.claim(ws).is_ok());
     }
 }
