@@ -69,7 +69,7 @@ pub struct GraphExport {
     pub relationships: Vec<GraphRelationship>,
 }
 
-fn properties_json(p: &svc_engine::Properties) -> Map<String, Json> {
+pub(crate) fn properties_json(p: &svc_engine::Properties) -> Map<String, Json> {
     p.iter()
         .map(|(k, v)| (k.clone(), value_to_json(v)))
         .collect()

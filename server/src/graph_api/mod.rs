@@ -2,6 +2,7 @@
 //! the blocking pool, the read-only guard inside write transactions, and node rendering.
 
 pub mod export;
+pub mod path;
 pub mod query;
 
 use svc_engine::{GraphRead, Node, NodeId, Snapshot, WorkspaceTxn};

@@ -246,6 +246,7 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     // read (decided from the parse tree by graph_api::query).
     ("GET", "/v1/graph", GRAPH.anonymous(Anonymous::Demo)),
     ("POST", "/v1/graph/query", Rule::keyed(Write, &[GraphRead])),
+    ("GET", "/v1/graph/path", GRAPH),
     // Playbooks and brand: agents read, people write.
     ("GET", "/v1/playbooks", PLAYBOOKS),
     ("POST", "/v1/playbooks", JWT_WRITE),

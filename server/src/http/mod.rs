@@ -76,6 +76,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(customers::list_products))
         .routes(routes!(graph::get_graph))
         .routes(routes!(graph::query_graph))
+        .routes(routes!(graph::graph_path))
         .routes(routes!(stream::stream))
         .routes(routes!(stream::ticket))
         .routes(routes!(webhooks::receive))

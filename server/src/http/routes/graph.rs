@@ -12,7 +12,9 @@ use axum::response::{IntoResponse, Response};
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::graph_api::export::{self, ExportMode, GraphExport};
+use crate::graph_api::path::{self, GraphPath};
 use crate::graph_api::query::{self, Access, QueryRequest};
+use crate::graph_api::with_snapshot;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, OptionalAuth};
 use crate::state::AppState;
@@ -90,4 +92,46 @@ pub async fn query_graph(
     Ok(ApiJson(
         query::run(&state.store, p.workspace(), access, req).await?,
     ))
+}
+
+/// The shortest path between two nodes (`cus_<n>`, `tp_<n>` or `node_<n>`), relationships
+/// taken in either direction, within `max_hops` (1 to 8, default 6) and a bounded subgraph
+/// (`graph_api::path`). `found: false` when there is none within the limits.
+#[utoipa::path(get, path = "/v1/graph/path", tag = "graph",
+    params(
+        ("from" = String, Query, description = "node id the path starts at"),
+        ("to" = String, Query, description = "node id the path ends at"),
+        ("max_hops" = Option<u32>, Query, minimum = 1, maximum = 8,
+            description = "most relationships on the path (default 6)"),
+    ),
+    responses(
+    (status = 200, body = GraphPath),
+    (status = 400, description = "a malformed node id or max_hops", body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 404, description = "no such node in this workspace", body = ErrorBody),
+))]
+pub async fn graph_path(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<ApiJson<GraphPath>, Error> {
+    let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let required = |name: &str| {
+        params
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::invalid_input(format!("{name}: a node id is required")))
+    };
+    let (from, to) = (required("from")?, required("to")?);
+    let max_hops = match params.get("max_hops") {
+        None => path::DEFAULT_HOPS,
+        Some(v) => v.parse().map_err(|_| {
+            Error::invalid_field("max_hops", v, &format!("must be 1 to {}", path::MAX_HOPS))
+        })?,
+    };
+    let found = with_snapshot(&state.store, p.workspace(), move |snap| {
+        path::shortest_path(snap, &from, &to, max_hops)
+    })
+    .await?;
+    Ok(ApiJson(found))
 }
