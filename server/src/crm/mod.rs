@@ -107,11 +107,9 @@ pub async fn resolve(
     ws: WorkspaceId,
     reference: String,
 ) -> Result<String> {
-    let graph = store.graph()?;
-    tokio::task::spawn_blocking(move || {
-        let snap = graph.snapshot(ws);
-        find_customer(&snap, &reference).map(|n| ids::customer_id(n.id))
-    })
-    .await
-    .map_err(|e| Error::internal(format!("customer lookup failed: {e}")))?
+    store
+        .read(ws, move |snap| {
+            find_customer(snap, &reference).map(|n| ids::customer_id(n.id))
+        })
+        .await
 }

@@ -162,12 +162,6 @@ impl Drop for Running<'_> {
     }
 }
 
-async fn blocking<R: Send + 'static>(f: impl FnOnce() -> Result<R> + Send + 'static) -> Result<R> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::internal(format!("model task failed: {e}")))?
-}
-
 /// Trains the workspace's models as of `now` (cut-off `now - HORIZON_DAYS`), publishes them
 /// when at least one score could be fitted, and writes every customer's scores back.
 pub async fn retrain(
@@ -177,26 +171,25 @@ pub async fn retrain(
     now: OffsetDateTime,
 ) -> Result<RetrainReport> {
     let _running = retrains.claim(ws)?;
-    let graph = store.graph()?;
     let cutoff = now - time::Duration::days(i64::from(HORIZON_DAYS));
-    let (mut model, touchpoints) = blocking(move || {
-        let snap = graph.snapshot(ws);
-        let customers = snap.label_scan(CUSTOMER)?;
-        let touchpoints = snap.label_count(TOUCHPOINT)?;
-        let set = training_set(&snap, &customers, cutoff, HORIZON_DAYS)?;
-        if set.labelled < MIN_LABELLED {
-            let mut m = fit(&TrainingSet::default(), now, cutoff, HORIZON_DAYS);
-            m.labelled = set.labelled;
-            m.notes = vec![format!(
+    let (mut model, touchpoints) = store
+        .read(ws, move |snap| {
+            let customers = snap.label_scan(CUSTOMER)?;
+            let touchpoints = snap.label_count(TOUCHPOINT)?;
+            let set = training_set(snap, &customers, cutoff, HORIZON_DAYS)?;
+            if set.labelled < MIN_LABELLED {
+                let mut m = fit(&TrainingSet::default(), now, cutoff, HORIZON_DAYS);
+                m.labelled = set.labelled;
+                m.notes = vec![format!(
                 "{} labelled customer(s); at least {MIN_LABELLED} are needed: both scores stay \
                  on their priors",
                 set.labelled
             )];
-            return Ok((m, touchpoints));
-        }
-        Ok((fit(&set, now, cutoff, HORIZON_DAYS), touchpoints))
-    })
-    .await?;
+                return Ok((m, touchpoints));
+            }
+            Ok((fit(&set, now, cutoff, HORIZON_DAYS), touchpoints))
+        })
+        .await?;
     retrains.note_attempt(ws, touchpoints);
     if model.churn.is_none() && model.conversion.is_none() {
         return Ok(RetrainReport {
@@ -235,19 +228,18 @@ pub async fn retrain(
 /// Scores every customer with the current models (one snapshot) and writes the scores back in
 /// chunks of [`WRITE_BACK_CHUNK`]. A read-only workspace is left as it is.
 pub async fn write_back_all(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<usize> {
-    let graph = store.graph()?;
-    let scores = blocking(move || {
-        let snap = graph.snapshot(ws);
-        let models = Models::current_at(&snap)?;
-        let mut out = Vec::new();
-        for id in snap.label_scan(CUSTOMER)? {
-            let Some(c) = snap.node(id)? else { continue };
-            let a = assess_with(&snap, &c, now, &models)?;
-            out.push((id, a.churn.probability, a.conversion.probability));
-        }
-        Ok(out)
-    })
-    .await?;
+    let scores = store
+        .read(ws, move |snap| {
+            let models = Models::current_at(snap)?;
+            let mut out = Vec::new();
+            for id in snap.label_scan(CUSTOMER)? {
+                let Some(c) = snap.node(id)? else { continue };
+                let a = assess_with(snap, &c, now, &models)?;
+                out.push((id, a.churn.probability, a.conversion.probability));
+            }
+            Ok(out)
+        })
+        .await?;
     let mut written = 0;
     for chunk in scores.chunks(WRITE_BACK_CHUNK) {
         let chunk = chunk.to_vec();
@@ -302,12 +294,11 @@ async fn due(store: &Store, retrains: &Retrains, ws: WorkspaceId) -> Result<bool
     if last.is_some_and(|(at, _)| at.elapsed() < MIN_INTERVAL) {
         return Ok(false);
     }
-    let graph = store.graph()?;
-    let (customers, touchpoints) = blocking(move || {
-        let snap = graph.snapshot(ws);
-        Ok((snap.label_count(CUSTOMER)?, snap.label_count(TOUCHPOINT)?))
-    })
-    .await?;
+    let (customers, touchpoints) = store
+        .read(ws, move |snap| {
+            Ok((snap.label_count(CUSTOMER)?, snap.label_count(TOUCHPOINT)?))
+        })
+        .await?;
     let current = store.get::<CurrentModel>(ws, "current").await?;
     let baseline = match (&current, last) {
         (_, Some((_, attempted))) => Some(attempted),

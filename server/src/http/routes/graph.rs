@@ -8,6 +8,7 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 
 use crate::auth::Principal;
 use crate::error::Error;
@@ -38,29 +39,48 @@ pub async fn get_graph(
     let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
     let mode = ExportMode::parse(params.get("mode").map(String::as_str))?;
     match auth {
-        Some(p) => stream_export(&state, p.workspace(), mode),
+        Some(p) => stream_export(&state, p.workspace(), mode).await,
         None => Ok(ApiJson(export::demo(mode)?).into_response()),
     }
 }
 
 /// Chunks of the export travel from a blocking task (which holds the snapshot) through a small
 /// channel, so memory stays bounded whatever the graph's size and a client that stops reading
-/// stops the export. A failure after the first chunk can only cut the response short.
-fn stream_export(state: &AppState, ws: WorkspaceId, mode: ExportMode) -> Result<Response, Error> {
-    let graph = state.store.graph()?;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
-    tokio::task::spawn_blocking(move || {
-        let snap = graph.snapshot(ws);
-        let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
-        if let Err(e) = export::export_chunks(&snap, mode, 64 * 1024, &mut sink) {
+/// stops the export. The first chunk is awaited before answering, so a store that cannot be
+/// read is an error status, not an empty 200; a failure after it can only cut the response
+/// short.
+async fn stream_export(
+    state: &AppState,
+    ws: WorkspaceId,
+    mode: ExportMode,
+) -> Result<Response, Error> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
+    let store = state.store.clone();
+    let export = tokio::spawn(async move {
+        store
+            .read(ws, move |snap| {
+                let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
+                export::export_chunks(snap, mode, 64 * 1024, &mut sink)
+            })
+            .await
+    });
+    let Some(first) = rx.recv().await else {
+        export
+            .await
+            .map_err(|e| Error::internal(format!("graph export task failed: {e}")))??;
+        return Err(Error::internal("the graph export produced nothing"));
+    };
+    tokio::spawn(async move {
+        if let Ok(Err(e)) = export.await {
             tracing::error!(error = %e, "graph export failed mid-stream");
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(Bytes::from(chunk)), rx))
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
     });
+    let body = futures_util::stream::once(async move { first })
+        .chain(rest)
+        .map(|chunk| Ok::<_, std::convert::Infallible>(Bytes::from(chunk)));
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         Body::from_stream(body),
