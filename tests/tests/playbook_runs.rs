@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use svc_integration_tests::llm::{text, tool_call, LlmServer};
 use svc_integration_tests::providers::SmtpSink;
 use svc_integration_tests::{get_ok, read, str_at, track, Account, TestServer};
 
@@ -518,4 +519,139 @@ async fn execute_delivery_sends_when_policy_auto_approves_and_the_weekly_cap_ski
     let ls = leads(&s, &a, &pb, &second).await;
     assert!(ls.iter().all(|l| l["code"] == "frequency_capped"), "{ls:?}");
     assert_eq!(smtp.messages().len(), 2);
+}
+
+/// `POST .../outcomes` with `samples` sends and no success; returns the response.
+async fn report(s: &TestServer, a: &Account, pb: &str, run_id: &str, samples: u64) -> Value {
+    let (status, v) = call(
+        s,
+        Method::POST,
+        &format!("/v1/playbooks/{pb}/runs/{run_id}/outcomes"),
+        &a.token,
+        Some(json!({"samples": samples, "successes": 0})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn connect_llm(s: &TestServer, a: &Account, config: Value) {
+    let (status, v) = call(
+        s,
+        Method::PUT,
+        "/api/v1/integrations/llm",
+        &a.token,
+        Some(config),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "connect llm: {v}");
+}
+
+#[tokio::test]
+async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provider_fall_back() {
+    let smtp = SmtpSink::start();
+    let llm = LlmServer::start().await;
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    connect_llm(&s, &a, llm.config(5)).await;
+    for email in ["j1@x.test", "j2@x.test"] {
+        customer(&s, &key, email).await;
+    }
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "crm-segment", "query": "MATCH (c:Customer) RETURN c", "sampleSize": 10},
+               "adaptation": {"minSampleSize": 3, "maxPivotsPerWeek": 5, "judgeModel": "judge-large"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({"follow": true})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "two queued", |r| {
+        counts(r)["queued"] == 2
+    })
+    .await;
+    assert_eq!(r["plan"]["judge"], "judge-large", "{r}");
+    assert!(r["plan"]["judgeNote"].is_null(), "{r}");
+    // The executor's own syncs bring no new outcomes: the model is not asked for them.
+    assert!(llm.take_requests().is_empty());
+
+    // 1. The model's pivot is applied as it said.
+    llm.script(vec![tool_call(
+        "judge_run",
+        json!({"action": "pivot", "reason": "no replies after 5 sends: try a warmer tone",
+               "field": "variant", "to": "warm"}),
+    )]);
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "model", "{v}");
+    assert_eq!(v["decision"]["judge"], "judge-large", "{v}");
+    let asked = llm.take_requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["model"], "judge-large");
+    assert_eq!(asked[0]["tools"][0]["function"]["name"], "judge_run");
+    let situation: Value = serde_json::from_str(&str_at(&asked[0], "/messages/1/content"))
+        .expect("the situation is JSON");
+    assert_eq!(situation["window"]["samples"], 5, "{situation}");
+    assert_eq!(situation["current"]["variant"], "brand", "{situation}");
+    let r = run(&s, &a, &pb, &run_id).await;
+    let pivot = &r["pivots"][0];
+    assert_eq!(pivot["judge"], "judge-large", "{r}");
+    assert_eq!(pivot["judgedBy"], "model", "{r}");
+    assert_eq!(
+        pivot["change"],
+        json!({"field": "variant", "from": "brand", "to": "warm"})
+    );
+    assert_eq!(r["plan"]["variant"], "warm");
+    assert!(r["judgeFallback"].is_null(), "{r}");
+
+    // 2. A pivot the run cannot apply (the call channel without voice): the statistical judge
+    // decides (0 of 5 against 50% pivots), with the reason on the decision, pivot and run.
+    llm.script(vec![tool_call(
+        "judge_run",
+        json!({"action": "pivot", "reason": "call them", "field": "channel", "to": "call"}),
+    )]);
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    let why = str_at(&v, "/decision/fallbackReason");
+    assert!(
+        why.starts_with("invalid_answer") && why.contains("call"),
+        "{why}"
+    );
+    let r = run(&s, &a, &pb, &run_id).await;
+    assert_eq!(r["pivots"][1]["judge"], "builtin-statistical", "{r}");
+    assert_eq!(r["pivots"][1]["judgedBy"], "statistical");
+    assert_eq!(r["pivots"][1]["fallbackReason"], json!(why));
+    assert_eq!(r["pivots"][1]["change"]["field"], "cadence", "{r}");
+    assert_eq!(r["judgeFallback"]["reason"], json!(why));
+    assert_eq!(r["judgeFallback"]["model"], "judge-large");
+
+    // 3. A model slower than timeout_s.
+    connect_llm(&s, &a, llm.config(1)).await;
+    llm.script(vec![text("too late")]);
+    llm.delay(Duration::from_millis(2500));
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    assert!(
+        str_at(&v, "/decision/fallbackReason").starts_with("provider_timeout"),
+        "{v}"
+    );
+
+    // 4. The provider is down (nothing listens at its address).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dead = format!("http://{}/v1", closed.local_addr().expect("addr"));
+    drop(closed);
+    let mut config = llm.config(5);
+    config["base_url"] = json!(dead);
+    connect_llm(&s, &a, config).await;
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    let why = str_at(&v, "/decision/fallbackReason");
+    assert!(why.starts_with("provider_error"), "{why}");
+    let r = run(&s, &a, &pb, &run_id).await;
+    assert_eq!(r["pivots"].as_array().map(Vec::len), Some(4), "{r}");
+    assert_eq!(r["judgeFallback"]["reason"], json!(why), "{r}");
+    assert_eq!(r["status"], "running");
 }
