@@ -235,6 +235,9 @@ async fn a_segment_run_queues_one_outreach_per_eligible_customer_and_skips_the_s
         .iter()
         .all(|p| p["agent"] == "campaign" && p["capability"] == "queue.outreach"));
     assert!(smtp.messages().is_empty());
+    // Runs act as the campaign buddy's internal principal: no agent key is created for them.
+    let keys = get_ok(&s, "/api/v1/keys", &a.token).await.to_string();
+    assert!(!keys.contains("key_buddy_campaign"), "{keys}");
 
     // A person approves one: it is sent with the buddy's stored key.
     let id = str_at(&pending[0], "/id");
@@ -654,4 +657,117 @@ async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provide
     assert_eq!(r["pivots"].as_array().map(Vec::len), Some(4), "{r}");
     assert_eq!(r["judgeFallback"]["reason"], json!(why), "{r}");
     assert_eq!(r["status"], "running");
+}
+
+/// The agent key runs acted as before they used the campaign buddy's principal, as that
+/// release stored it.
+fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::AgentKey {
+    use svc_server::keys::{AgentKey, KeyKind};
+    AgentKey {
+        id: "key_buddy_campaign".into(),
+        workspace: ws.0,
+        kind: KeyKind::Agent,
+        name: "Campaign buddy (playbook runs)".into(),
+        agent: "campaign".into(),
+        scopes: Vec::new(),
+        grants: ["draft.outreach", "queue.outreach", "execute.outreach"]
+            .iter()
+            .map(|c| format!("capability:{c}"))
+            .collect(),
+        allowed_modes: vec!["dry_run".into(), "queue".into(), "execute".into()],
+        auto_run: true,
+        rate_limit_per_min: svc_server::keys::DEFAULT_RATE_LIMIT_PER_MIN,
+        quota_override_monthly: None,
+        prefix: "internal".into(),
+        last_four: String::new(),
+        created_at: "2026-01-01T00:00:00.000Z".into(),
+        created_by: "system".into(),
+        last_used_at: None,
+        revoked_at: None,
+    }
+}
+
+#[tokio::test]
+async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_action_still_runs() {
+    let smtp = SmtpSink::start();
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let agent = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    for email in ["old@x.test", "new@x.test"] {
+        customer(&s, &agent, email).await;
+    }
+
+    // A workspace upgraded from the release whose runs acted as `key_buddy_campaign`: the key
+    // record and an outreach it queued are stored (planted as that release wrote them).
+    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let legacy = legacy_campaign_key(ws);
+    let planted = legacy.clone();
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &planted))
+        .await
+        .expect("plant the legacy key");
+    let queued = svc_server::gateway::invoke(
+        s.state(),
+        &legacy,
+        "queue.outreach",
+        svc_server::gateway::InvokeRequest {
+            mode: Some("queue".into()),
+            source: Some("internal".into()),
+            idempotency_key: Some("pbrun:run_old:x:email".into()),
+            input: Some(json!({"customer": "old@x.test", "subject": "Hello",
+                                "body": "Queued before the upgrade."})),
+        },
+        svc_server::ids::request_id(),
+    )
+    .await
+    .expect("the legacy key queues");
+    let queued: Value = serde_json::from_str(&queued.body).expect("envelope");
+    let legacy_pa = str_at(&queued, "/pending_action_id");
+
+    // A run now acts as `int_campaign`: its ledger rows and receipts name it.
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "manual", "query": "new@x.test"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "completion", |r| {
+        r["status"] == "completed"
+    })
+    .await;
+    assert_eq!(counts(&r)["queued"], 1, "{r}");
+    let lead = &leads(&s, &a, &pb, &run_id).await[0];
+    assert_eq!(lead["keyId"], "int_campaign", "{lead}");
+    let receipt = get_ok(
+        &s,
+        &format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(lead, "/requestId")
+        ),
+        &agent,
+    )
+    .await;
+    assert_eq!(receipt["ledger_row"]["key_id"], "int_campaign", "{receipt}");
+    assert_eq!(receipt["ledger_row"]["source"], "internal", "{receipt}");
+    // The legacy record is kept (never re-created elsewhere), the internal principal unlisted.
+    let keys = get_ok(&s, "/api/v1/keys", &a.token).await.to_string();
+    assert!(
+        keys.contains("key_buddy_campaign") && !keys.contains("int_campaign"),
+        "{keys}"
+    );
+
+    // Approving the action the legacy key queued re-reads that key and sends.
+    let resp = s
+        .post(&format!("/api/v1/approvals/{legacy_pa}/approve"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("approve");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let sent = smtp.wait_for(1).await;
+    assert_eq!(sent[0].recipients, ["old@x.test"]);
 }

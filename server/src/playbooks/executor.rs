@@ -11,7 +11,7 @@
 //!   the plan's cadence. With no lead left it completes the run, or, following a segment, takes
 //!   the segment's new members (polling every second) until `sampleSize`.
 //! - Stops: `quota_exceeded` before or during a lead stops the run `blocked_credits` with
-//!   that lead still to do; run-level refusals (integration, read-only, policy, revoked key)
+//!   that lead still to do; run-level refusals (integration, read-only, policy)
 //!   stop it `failed`. Pause and cancel set the status; the task sees it before its next lead
 //!   (a lead already under way finishes).
 //! - Restarts: runs with status `running` are indexed (`active`) and [`resume_all`] starts
@@ -322,18 +322,8 @@ async fn step(
         record_lead(state, ws, lead, false).await?;
         return Ok(Next::Wait(Duration::ZERO));
     }
-    let key = match principal::campaign_buddy_key(store, ws).await {
-        Ok(k) => k,
-        Err(e) if e.code == Code::Forbidden => {
-            let error = RunError {
-                code: e.code.as_str().to_owned(),
-                message: e.message,
-            };
-            stop_run(state, ws, playbook_id, run_id, status::FAILED, Some(error)).await?;
-            return Ok(Next::Stop);
-        }
-        Err(e) => return Err(e),
-    };
+    let campaign = principal::campaign_principal(store, ws).await?;
+    let key = principal::key_for_lead(store, ws, &campaign, &lead).await?;
     match lead_step::work(state, &key, &run, &plan, lead).await? {
         LeadOutcome::Done(lead) => {
             record_lead(state, ws, *lead, true).await?;
