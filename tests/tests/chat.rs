@@ -504,6 +504,39 @@ async fn model_routes_calls_tools_through_the_gateway_and_leaves_gated_actions_p
     assert_eq!(status, StatusCode::OK, "{done}");
     assert_eq!(done["status"], "executed", "{done}");
 
+    // The buddies' principals have auto_run (docs/agents.md): once the workspace's policy
+    // auto-approves crm.mutate, the buddy's execute commits without waiting.
+    put_json(
+        &s,
+        &a,
+        "/api/v1/workspace",
+        json!({"policy": {"auto_approve": ["crm.mutate"]}}),
+    )
+    .await;
+    llm.script(vec![
+        tool_call(
+            "mutate_crm",
+            json!({"customer": cid, "set": {"tier": "platinum"}, "_mode": "execute"}),
+        ),
+        text("Done: Ada is platinum."),
+    ]);
+    let events = chat(
+        &s,
+        &a,
+        json!({"message": "Make Ada platinum", "buddy": "pipeline"}),
+    )
+    .await;
+    let results = of(&events, "tool_result");
+    assert_eq!(results[0]["capability"], "crm.mutate");
+    assert_eq!(
+        results[0]["status"], "committed",
+        "auto-approved: {results:?}"
+    );
+    assert!(turn(&events)["pending_action_ids"]
+        .as_array()
+        .is_some_and(Vec::is_empty));
+    llm.take_requests();
+
     // A brand change applies from the next turn: the prompt is assembled at each turn.
     assert!(!system.contains("Zephyr Labs"));
     put_json(
