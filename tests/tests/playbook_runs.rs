@@ -771,3 +771,109 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
     let sent = smtp.wait_for(1).await;
     assert_eq!(sent[0].recipients, ["old@x.test"]);
 }
+
+#[tokio::test]
+async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it() {
+    use svc_server::playbooks::leads::{lead_key, RunLead};
+    let smtp = SmtpSink::start();
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let agent = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    for email in ["m1@x.test", "m2@x.test"] {
+        customer(&s, &agent, email).await;
+    }
+    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let legacy = legacy_campaign_key(ws);
+    let planted = legacy.clone();
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &planted))
+        .await
+        .expect("plant the legacy key");
+
+    // The first lead is worked, then the run is paused before the second.
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "manual", "query": "m1@x.test\nm2@x.test"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({"cadenceMs": 60_000})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "the first lead", |r| {
+        counts(r)["queued"] == 1
+    })
+    .await;
+    let (status, v) = control(&s, &a, &pb, &run_id, "pause").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+
+    // As the previous release left it: the second lead `working`, its draft made by
+    // key_buddy_campaign (stored answer under that key), the outreach not yet.
+    let id = lead_key(&pb, &run_id, 1);
+    let mut lead: RunLead = s
+        .state()
+        .store
+        .get(ws, id)
+        .await
+        .expect("read")
+        .expect("lead");
+    let cid = lead.customer_id.clone().expect("customer");
+    lead.status = "working".into();
+    lead.variant = Some("brand".into());
+    lead.channel = Some("email".into());
+    lead.key_id = None;
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &lead))
+        .await
+        .expect("plant the lead");
+    let draft = svc_server::gateway::invoke(
+        s.state(),
+        &legacy,
+        "draft.outreach",
+        svc_server::gateway::InvokeRequest {
+            mode: Some("execute".into()),
+            source: Some("internal".into()),
+            idempotency_key: Some(format!("pbrun:{run_id}:{cid}:draft")),
+            input: Some(json!({"customer": cid, "intent": r["plan"]["intent"],
+                                "channel": "email"})),
+        },
+        svc_server::ids::request_id(),
+    )
+    .await
+    .expect("the legacy key drafts");
+    let draft: Value = serde_json::from_str(&draft.body).expect("envelope");
+
+    // Resumed: the lead replays the stored draft and queues as the legacy key; nothing twice.
+    let (status, v) = control(&s, &a, &pb, &run_id, "resume").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r = wait_run(&s, &a, &pb, &run_id, "the second lead", |r| {
+        counts(r)["queued"] == 2
+    })
+    .await;
+    assert_eq!(
+        r["plan"]["creditsCharged"], 8,
+        "5 + the queue step's 3: {r}"
+    );
+    let ls = leads(&s, &a, &pb, &run_id).await;
+    assert_eq!(ls[0]["keyId"], "int_campaign");
+    assert_eq!(ls[1]["draftRequestId"], draft["request_id"], "{ls:?}");
+    assert_eq!(
+        ls[1]["credits"], 3,
+        "the replayed draft is not charged again: {ls:?}"
+    );
+    let receipt = get_ok(
+        &s,
+        &format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(&ls[1], "/requestId")
+        ),
+        &agent,
+    )
+    .await;
+    assert_eq!(
+        receipt["ledger_row"]["key_id"], "key_buddy_campaign",
+        "{receipt}"
+    );
+    assert_eq!(pending_actions(&s, &a).await.len(), 2);
+}
