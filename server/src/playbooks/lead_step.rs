@@ -175,9 +175,11 @@ async fn start_lead(
     state: &AppState,
     ws: WorkspaceId,
     plan: &RunPlan,
+    key_id: &str,
     mut lead: RunLead,
 ) -> Result<Option<RunLead>> {
     lead.status = lead_status::WORKING.into();
+    lead.key_id = Some(key_id.to_owned());
     lead.variant = Some(plan.variant.clone());
     lead.channel = Some(plan.channel.clone());
     lead.updated_at = clock::now_rfc3339();
@@ -215,7 +217,7 @@ pub async fn work(
         if let Err(e) = precheck(state, key, &customer_id, cost).await? {
             return classify(lead, e);
         }
-        match start_lead(state, ws, plan, lead).await? {
+        match start_lead(state, ws, plan, &key.id, lead).await? {
             Some(l) => l,
             None => return Ok(LeadOutcome::Stopped),
         }

@@ -14,6 +14,7 @@ pub mod judge;
 pub mod lead_source;
 pub mod lead_step;
 pub mod leads;
+pub mod model_judge;
 pub mod principal;
 pub mod run_plan;
 pub mod runs;
