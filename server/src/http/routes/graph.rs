@@ -119,8 +119,10 @@ pub async fn query_graph(
 /// (`graph_api::path`). `found: false` when there is none within the limits.
 #[utoipa::path(get, path = "/v1/graph/path", tag = "graph",
     params(
-        ("from" = String, Query, description = "node id the path starts at"),
-        ("to" = String, Query, description = "node id the path ends at"),
+        ("from" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+            description = "node id the path starts at"),
+        ("to" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+            description = "node id the path ends at"),
         ("max_hops" = Option<u32>, Query, minimum = 1, maximum = 8,
             description = "most relationships on the path (default 6)"),
     ),
