@@ -105,7 +105,7 @@ fn main() -> ExitCode {
         .master_key
         .iter()
         .chain(&args.retired_master_keys)
-        .map(|k| svc_server::sealed::parse_key_hex(k).map(Vec::from))
+        .map(|k| svc_server::plumbing::sealed::parse_key_hex(k).map(Vec::from))
         .collect::<Result<Vec<_>, _>>();
     match keys {
         Ok(mut keys) => {

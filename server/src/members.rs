@@ -10,9 +10,9 @@ use sha2::{Digest, Sha256};
 use crate::accounts::{self, Role, TokenResponse, User, UserView, WORKSPACE_INDEX};
 use crate::auth::jwt::JwtKeys;
 use crate::auth::{password, UserSession};
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, Store, WorkspaceId};
 use crate::workspaces::{self, WorkspaceEntry};
 

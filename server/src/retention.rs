@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use svc_engine::{RecordScan, WorkspaceId};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::Result;
+use crate::plumbing::clock;
 use crate::store::{Record, Store};
 
 /// Width of a retention bucket.

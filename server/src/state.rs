@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::events::Realtime;
 use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
+use crate::plumbing::sealed::Sealer;
+use crate::plumbing::secrets;
 use crate::ratelimit::RateLimiter;
-use crate::sealed::Sealer;
-use crate::secrets;
 use crate::store::Store;
 
 /// Cheap-to-clone handle to everything request handlers share.

@@ -148,7 +148,7 @@ impl Store {
     /// Proves the store accepts durable writes (readiness): rewrites one small record.
     pub async fn probe_write(&self) -> Result<()> {
         let probe = Probe {
-            at: crate::clock::now_rfc3339(),
+            at: crate::plumbing::clock::now_rfc3339(),
         };
         self.write(move |tx| tx.put(WorkspaceId::GLOBAL, &probe))
             .await

@@ -719,7 +719,7 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
             input: Some(json!({"customer": "old@x.test", "subject": "Hello",
                                 "body": "Queued before the upgrade."})),
         },
-        svc_server::ids::request_id(),
+        svc_server::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key queues");
@@ -838,7 +838,7 @@ async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it(
             input: Some(json!({"customer": cid, "intent": r["plan"]["intent"],
                                 "channel": "email"})),
         },
-        svc_server::ids::request_id(),
+        svc_server::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key drafts");

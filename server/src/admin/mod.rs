@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Code, Error, Result};
 use crate::keys::{self, AgentKey};
-use crate::sealed::{self, Sealer};
+use crate::plumbing::sealed::{self, Sealer};
 use crate::state::AppState;
 use crate::store::{RecordScan, Store, WorkspaceId};
 use crate::workspaces::{self, Plan};

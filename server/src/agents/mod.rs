@@ -131,7 +131,7 @@ async fn connected_model(state: &AppState, ws: WorkspaceId) -> Option<LlmConfig>
 }
 
 async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
-    let started_at = crate::clock::now_rfc3339();
+    let started_at = crate::plumbing::clock::now_rfc3339();
     let state = turn.state.clone();
     let llm_config = connected_model(&state, turn.ws).await;
     let history = match &llm_config {
@@ -238,7 +238,7 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
         usage: turn.usage,
         error,
         started_at,
-        completed_at: crate::clock::now_rfc3339(),
+        completed_at: crate::plumbing::clock::now_rfc3339(),
     };
     let data = serde_json::to_value(&summary).unwrap_or(Json::Null);
     let stored = turn.message(

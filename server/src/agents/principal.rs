@@ -16,10 +16,10 @@
 //! Playbook runs act as the campaign buddy's principal (`playbooks::principal`).
 
 use crate::capabilities::{grant_for, Capability, Mode};
-use crate::clock;
 use crate::error::Result;
 use crate::keys::{AgentKey, KeyKind, DEFAULT_RATE_LIMIT_PER_MIN};
 use crate::playbooks::Buddy;
+use crate::plumbing::clock;
 use crate::store::{Store, WorkspaceId};
 
 /// The gateway `source` of every call a buddy makes.

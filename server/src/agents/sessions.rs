@@ -8,9 +8,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::playbooks::{ensure_writable, time_ordered_id};
+use crate::plumbing::clock;
 use crate::reporting::AssistantMessage;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 

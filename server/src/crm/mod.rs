@@ -11,9 +11,9 @@ use serde_json::Value;
 use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, WorkspaceId};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 
 pub fn str_field<'v>(input: &'v Value, name: &str) -> Option<&'v str> {
     input.get(name).and_then(Value::as_str)

@@ -13,8 +13,10 @@
 //! function), `prepare` (the setup shared with approved actions), `idempotency`, `receipts`
 //! (receipts and usage), `outbound_flow`, `sanitize`.
 
+pub mod approvals;
 pub(crate) mod executors;
 pub mod idempotency;
+pub mod ledger;
 mod outbound_flow;
 mod prepare;
 mod receipts;
@@ -29,18 +31,17 @@ pub use sanitize::sanitize;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::approvals;
 use crate::capabilities::Mode;
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow, Quota};
 use crate::outbound;
+use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::Tx;
 use crate::workspaces::WorkspaceSettings;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
+use ledger::{LedgerRow, Quota};
 use outbound_flow::{finish_delivery, Delivery};
 use receipts::ReceiptRecord;
 use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};

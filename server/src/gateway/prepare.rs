@@ -8,8 +8,8 @@ use time::OffsetDateTime;
 use super::executors;
 use super::registry::Descriptor;
 use crate::error::{Code, Error, Result};
+use crate::gateway::ledger;
 use crate::keys::AgentKey;
-use crate::ledger;
 use crate::state::AppState;
 use crate::store::Tx;
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
@@ -17,7 +17,7 @@ use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 /// What executors reach besides the transaction: secrets and the public URL.
 #[derive(Clone, Debug)]
 pub(crate) struct Deps {
-    pub sealer: crate::sealed::Sealer,
+    pub sealer: crate::plumbing::sealed::Sealer,
     pub public_url: String,
 }
 

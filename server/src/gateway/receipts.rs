@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use svc_engine::WorkspaceTxn;
 
-use crate::approvals;
 use crate::error::{Error, Result};
+use crate::gateway::approvals;
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
 use crate::store::{Record, Store};
 use crate::workspaces::WorkspaceSettings;
 

@@ -10,7 +10,7 @@ use svc_engine::{Direction, GraphRead, NodeId};
 
 use crate::error::{Error, Result};
 use crate::events::value_to_json;
-use crate::ids;
+use crate::plumbing::ids;
 
 /// Which entities an export holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -16,7 +16,7 @@ use svc_engine::{Direction, EdgeId, GraphRead, NodeId};
 
 use super::export::{properties_json, GraphNode, GraphRelationship};
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::ids;
 
 /// Most hops a path may have (and the default).
 pub const MAX_HOPS: u32 = 8;

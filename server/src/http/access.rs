@@ -20,10 +20,10 @@ use serde_json::{json, Value};
 
 use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, STREAM_TICKET, WEBHOOK_TOKEN};
 use crate::auth::{self, Legacy, Presented, Principal};
-use crate::clock;
 use crate::error::{Code, Error};
 use crate::events::webhooks;
 use crate::keys::{AgentKey, KeyKind, RouteGrant};
+use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 

@@ -35,9 +35,9 @@ use super::model_judge::Judging;
 use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARIANTS};
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
 use super::{ensure_writable, judge, principal, time_ordered_id, Playbook};
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::graph_api::with_snapshot;
+use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 
@@ -453,7 +453,7 @@ async fn take_new_members(
                 if plan.counts.taken >= plan.sample_size {
                     break;
                 }
-                let customer = crate::ids::customer_id(id);
+                let customer = crate::plumbing::ids::customer_id(id);
                 let index = leads::customer_key(&playbook_id, &run_id, &customer);
                 if !tx.find::<RunLead>(ws, "customer", &index)?.is_empty() {
                     continue;

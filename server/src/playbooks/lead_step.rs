@@ -14,16 +14,17 @@ use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
 use crate::capabilities::Capability;
-use crate::clock;
+use crate::crm;
 use crate::error::{Code, Error, Result};
+use crate::gateway::ledger;
 use crate::gateway::{self, Envelope, InvokeRequest};
 use crate::keys::AgentKey;
-use crate::ledger;
 use crate::outbound::consent;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
-use crate::{crm, ids};
 
 /// The `source` of the runs' invocations (ledger rows and receipts show it).
 pub const SOURCE: &str = "internal";

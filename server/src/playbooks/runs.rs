@@ -19,8 +19,8 @@ use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::model_judge::{self, Judging, Verdict};
 use super::run_plan::{self, PivotChange, RunPlan};
 use super::{ensure_writable, Playbook};
-use crate::clock;
 use crate::error::{Error, Result};
+use crate::plumbing::clock;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 
 /// Largest `samples` one outcome report may carry.

@@ -24,8 +24,8 @@ use time::OffsetDateTime;
 use super::labels::example;
 use super::trained::{version_of, CurrentModel, Fitted, ScoreModel};
 use super::{assess_with, neighbourhood, vector, write_back, Models};
-use crate::clock;
 use crate::error::{Code, Error, Result};
+use crate::plumbing::clock;
 use crate::store::{Store, WorkspaceId};
 
 /// The outcome window: conversion within it, churn as no activity within it.

@@ -73,7 +73,7 @@ pub async fn retrain_models(
             &state.store,
             &state.retrains,
             s.workspace,
-            crate::clock::now(),
+            crate::plumbing::clock::now(),
         )
         .await?,
     ))

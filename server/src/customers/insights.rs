@@ -19,7 +19,7 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use crate::error::Result;
 use crate::graph_api::{node_with_label, with_snapshot};
-use crate::ids;
+use crate::plumbing::ids;
 use crate::store::{Store, WorkspaceId};
 use crate::vocabulary::{prop, AT_STAGE, STAGE};
 
@@ -381,7 +381,7 @@ fn compute_products<R: GraphRead + ?Sized>(r: &R) -> Result<ProductList> {
 }
 
 pub async fn segments(store: &Store, ws: WorkspaceId) -> Result<SegmentList> {
-    let now_us = crate::events::micros(crate::clock::now())?;
+    let now_us = crate::events::micros(crate::plumbing::clock::now())?;
     with_snapshot(store, ws, move |snap| compute_segments(snap, now_us)).await
 }
 

@@ -16,14 +16,14 @@ use serde_json::{json, Value};
 use svc_engine::{WorkspaceId, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::gateway::executors::{self, Phase};
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::gateway::{self, registry};
-use crate::ids;
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, Delivered};
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::state::AppState;
 use crate::store::{Record, RecordScan, Store, Tx};
 
