@@ -4,13 +4,14 @@
 pub mod jwt;
 pub mod login_limiter;
 pub mod password;
+pub mod user;
 
-use crate::accounts::User;
 use crate::error::{Code, Error, Result};
 use crate::keys::{self, AgentKey, KeyKind};
 use crate::store::{Store, WorkspaceId};
 use crate::workspaces;
 use jwt::JwtKeys;
+use user::User;
 
 /// The credential headers of a request, as sent.
 #[derive(Clone, Copy, Debug, Default)]

@@ -12,7 +12,6 @@ use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, Work
 use time::OffsetDateTime;
 
 use crate::error::{Error, Result};
-use crate::plumbing::clock;
 use crate::plumbing::ids;
 
 pub fn str_field<'v>(input: &'v Value, name: &str) -> Option<&'v str> {
@@ -78,15 +77,7 @@ pub fn customer_label(node: &Node) -> String {
         .unwrap_or_else(|| ids::customer_id(node.id))
 }
 
-pub fn micros_of(t: OffsetDateTime) -> i64 {
-    i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
-}
-
-pub fn micros_rfc3339(us: i64) -> String {
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
-        .map(clock::rfc3339)
-        .unwrap_or_else(|_| us.to_string())
-}
+pub use crate::plumbing::clock::{micros_of, micros_rfc3339};
 
 pub const DAY_US: i64 = 86_400 * 1_000_000;
 

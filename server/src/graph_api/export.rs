@@ -8,8 +8,8 @@ use serde_json::{Map, Value as Json};
 use svc_engine::schema::TOUCHPOINT;
 use svc_engine::{Direction, GraphRead, NodeId};
 
+use super::values::value_to_json;
 use crate::error::{Error, Result};
-use crate::events::value_to_json;
 use crate::plumbing::ids;
 
 /// Which entities an export holds.

@@ -4,6 +4,7 @@
 pub mod export;
 pub mod path;
 pub mod query;
+pub mod values;
 
 use svc_engine::{GraphRead, Node, NodeId, Snapshot, WorkspaceTxn};
 

@@ -10,9 +10,9 @@ use serde_json::{Map, Value as Json};
 use svc_engine::ErrorKind;
 use svc_query::{Limits, Params, QueryError, QueryResult};
 
+use super::values::json_to_value;
 use super::{ensure_writable, with_snapshot};
 use crate::error::{Code, Error, Result};
-use crate::events::json_to_value;
 use crate::store::{Store, WorkspaceId};
 
 /// The request body.

@@ -28,6 +28,18 @@ pub fn unix_rfc3339(secs: i64) -> String {
         .unwrap_or_else(|_| secs.to_string())
 }
 
+/// Engine time (microseconds since the epoch) of `t`, saturating.
+pub fn micros_of(t: OffsetDateTime) -> i64 {
+    i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
+}
+
+/// RFC 3339 rendering of engine microseconds (the number itself when out of range).
+pub fn micros_rfc3339(us: i64) -> String {
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(us) * 1000)
+        .map(rfc3339)
+        .unwrap_or_else(|_| us.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
