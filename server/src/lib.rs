@@ -20,6 +20,7 @@ pub mod config;
 pub mod crm;
 pub mod customers;
 pub mod customers_insights;
+pub mod dashboard;
 pub mod error;
 pub mod events;
 pub mod fields;

@@ -1,0 +1,200 @@
+//! The Cypher console: a query box; results as a table and, when they hold nodes or
+//! relationships, as a Cytoscape.js graph; EXPLAIN / PROFILE plans as a tree. Queries run with
+//! the session's rights (a person may write, as with a JWT on `/v1/graph/query`).
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
+use maud::{html, Markup};
+use serde::Deserialize;
+use serde_json::{json, Value as Json};
+use svc_query::{PlanTree, QueryResult, ResultValue};
+
+use super::assets::CYTOSCAPE;
+use super::layout::{alert, csrf_input, json_script, page as shell};
+use super::session::Session;
+use super::{is_htmx, Failure};
+use crate::graph_api::query::{self, Access, QueryRequest};
+use crate::state::AppState;
+
+const EXAMPLE: &str =
+    "MATCH (c:Customer)-[r:HAS_TOUCHPOINT]->(t:Touchpoint) RETURN c, r, t LIMIT 25";
+
+#[derive(Debug, Deserialize)]
+pub struct QueryForm {
+    #[serde(default)]
+    pub query: String,
+}
+
+/// `GET /app/graph`.
+pub async fn page(Extension(s): Extension<Session>) -> Markup {
+    render(&s, EXAMPLE, html! {})
+}
+
+/// `POST /app/graph`: run the query; the result block alone for htmx.
+pub async fn run(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    headers: HeaderMap,
+    Form(f): Form<QueryForm>,
+) -> Result<Response, Failure> {
+    let req = QueryRequest {
+        query: f.query.clone(),
+        params: None,
+    };
+    let (status, block) =
+        match query::run(&state.store, s.user.workspace, Access::ReadWrite, req).await {
+            Ok(r) => (StatusCode::OK, result_block(&r)),
+            Err(e) if e.code.status() < 500 => {
+                let mut msg = e.message.clone();
+                if let Some(d) = &e.details {
+                    if let (Some(l), Some(c)) = (d.get("line"), d.get("column")) {
+                        msg = format!("{msg} (line {l}, column {c})");
+                    }
+                }
+                (StatusCode::BAD_REQUEST, alert(&msg))
+            }
+            Err(e) => return Err(super::failed(&s, e)),
+        };
+    if is_htmx(&headers) {
+        // htmx swaps 2xx only; errors are shown as 200 fragments with role=alert.
+        return Ok(block.into_response());
+    }
+    Ok((status, render(&s, &f.query, block)).into_response())
+}
+
+fn render(s: &Session, text: &str, result: Markup) -> Markup {
+    shell(
+        Some(s),
+        "Cypher console",
+        "/app/graph",
+        &[CYTOSCAPE],
+        html! {
+            form.card method="post" action="/app/graph" hx-post="/app/graph" hx-target="#result" hx-swap="innerHTML" {
+                (csrf_input(s))
+                label for="query" { "Query " span.hint { "(prefix with EXPLAIN or PROFILE to see the plan)" } }
+                textarea id="query" name="query" rows="4" spellcheck="false" required { (text) }
+                button.primary type="submit" { "Run" }
+            }
+            div id="result" aria-live="polite" { (result) }
+        },
+    )
+}
+
+fn result_block(r: &QueryResult) -> Markup {
+    let graph = graph_elements(r);
+    html! {
+        p.hint.stats {
+            (r.stats.rows) " rows in " (r.stats.elapsed_us) " µs"
+            @if r.stats.contains_updates() {
+                " · " (r.stats.nodes_created) " nodes created, " (r.stats.relationships_created)
+                " relationships created, " (r.stats.properties_set) " properties set"
+            }
+        }
+        @if let Some(plan) = &r.plan {
+            section.card aria-labelledby="plan-h" {
+                h2 id="plan-h" { "Plan" }
+                ul.plan { (plan_node(plan)) }
+            }
+        }
+        @if !r.columns.is_empty() {
+            div.table-wrap {
+                table id="result-table" {
+                    thead { tr { @for c in &r.columns { th scope="col" { (c) } } } }
+                    tbody {
+                        @for row in &r.rows {
+                            tr { @for v in row { td { (cell(v)) } } }
+                        }
+                    }
+                }
+            }
+        }
+        @if !graph.is_empty() {
+            figure.card {
+                figcaption { "As a graph" }
+                div.graph id="graph" role="img" aria-label=(format!("Graph of {} elements from the result", graph.len())) {}
+            }
+            (json_script("graph-data", &Json::Array(graph)))
+        }
+    }
+}
+
+fn plan_node(p: &PlanTree) -> Markup {
+    html! {
+        li {
+            strong { (p.operator) } " " (p.details)
+            @if let Some(rows) = p.rows { " · " (rows) " rows" }
+            @if let Some(t) = p.time_us { " · " (t) " µs" }
+            @if !p.children.is_empty() { ul { @for c in &p.children { (plan_node(c)) } } }
+        }
+    }
+}
+
+fn cell(v: &ResultValue) -> String {
+    match v {
+        ResultValue::Null => "null".to_owned(),
+        ResultValue::String(s) => s.clone(),
+        ResultValue::Node(n) => {
+            format!("({}:{} {})", n.id, n.labels.join(":"), short(&n.properties))
+        }
+        ResultValue::Relationship(r) => format!("[{}:{} {}→{}]", r.id, r.rel_type, r.start, r.end),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
+}
+
+fn short(props: &std::collections::BTreeMap<String, ResultValue>) -> String {
+    let text = serde_json::to_string(props).unwrap_or_default();
+    if text.chars().count() > 80 {
+        format!("{}…", text.chars().take(80).collect::<String>())
+    } else {
+        text
+    }
+}
+
+/// Cytoscape elements of the nodes and relationships anywhere in the result (deduplicated;
+/// relationships only between nodes that are shown).
+pub fn graph_elements(r: &QueryResult) -> Vec<Json> {
+    let mut nodes = std::collections::BTreeMap::new();
+    let mut rels = std::collections::BTreeMap::new();
+    fn walk<'a>(
+        v: &'a ResultValue,
+        nodes: &mut std::collections::BTreeMap<u64, &'a svc_query::ResultNode>,
+        rels: &mut std::collections::BTreeMap<u64, &'a svc_query::ResultRelationship>,
+    ) {
+        match v {
+            ResultValue::Node(n) => {
+                nodes.insert(n.id, n);
+            }
+            ResultValue::Relationship(r) => {
+                rels.insert(r.id, r);
+            }
+            ResultValue::List(l) => l.iter().for_each(|v| walk(v, nodes, rels)),
+            ResultValue::Map(m) => m.values().for_each(|v| walk(v, nodes, rels)),
+            _ => {}
+        }
+    }
+    r.rows
+        .iter()
+        .flatten()
+        .for_each(|v| walk(v, &mut nodes, &mut rels));
+    let label = |n: &svc_query::ResultNode| -> String {
+        ["name", "email", "action", "campaignId"]
+            .iter()
+            .find_map(|k| match n.properties.get(*k) {
+                Some(ResultValue::String(s)) => Some(s.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| n.labels.first().cloned().unwrap_or_default())
+    };
+    let mut out: Vec<Json> = nodes
+        .values()
+        .map(|n| json!({"data": {"id": format!("n{}", n.id), "label": label(n), "kind": n.labels.first()}}))
+        .collect();
+    out.extend(
+        rels.values()
+            .filter(|r| nodes.contains_key(&r.start) && nodes.contains_key(&r.end))
+            .map(|r| json!({"data": {"id": format!("r{}", r.id), "source": format!("n{}", r.start), "target": format!("n{}", r.end), "label": r.rel_type}})),
+    );
+    out
+}

@@ -1,0 +1,99 @@
+//! The dashboard: a web client served by svcd itself under `/app` (see docs/dashboard.md).
+//! Server-rendered HTML (maud templates) with htmx for partial updates, Chart.js and
+//! Cytoscape.js for charts and graphs, all embedded in the binary.
+//!
+//! Access: these routes are not part of the API, its OpenAPI document or `http::access::RULES`.
+//! They are merged outside the API's access layer and carry their own rule: the sign-in pages
+//! and the assets are public; everything else passes [`session::require_session`] (a valid
+//! `svc_session` cookie, plus the CSRF token on every non-GET request). Handlers are thin: they
+//! call the same domain functions as the JSON API's handlers, never the API over the network.
+
+pub mod approvals;
+pub mod assets;
+pub mod auth_pages;
+pub mod console;
+pub mod customers;
+pub mod home;
+pub mod keys;
+pub mod layout;
+pub mod session;
+pub mod settings;
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use axum::Router;
+
+use crate::error::Error;
+use crate::state::AppState;
+use session::Session;
+
+/// The dashboard's routes (merged into the service's router by `http::app`).
+pub fn router(state: AppState) -> Router<AppState> {
+    let signed_in = Router::new()
+        .route("/app/home", get(home::page))
+        .route("/app/stream-ticket", post(home::stream_ticket))
+        .route("/app/customers", get(customers::list))
+        .route("/app/customers/{id}", get(customers::profile))
+        .route("/app/approvals", get(approvals::inbox))
+        .route("/app/approvals/{id}/{decision}", post(approvals::decide))
+        .route("/app/keys", get(keys::page).post(keys::create))
+        .route("/app/keys/{id}/revoke", post(keys::revoke))
+        .route("/app/graph", get(console::page).post(console::run))
+        .route("/app/settings", get(settings::page).post(settings::save))
+        .route("/app/logout", post(auth_pages::logout))
+        .route_layer(axum::middleware::from_fn_with_state(
+            state,
+            session::require_session,
+        ));
+    Router::new()
+        .route("/app", get(|| async { Redirect::to("/app/home") }))
+        .route("/app/", get(|| async { Redirect::to("/app/home") }))
+        .route(
+            "/app/login",
+            get(auth_pages::login_page).post(auth_pages::login),
+        )
+        .route(
+            "/app/signup",
+            get(auth_pages::signup_page).post(auth_pages::signup),
+        )
+        .route("/app/assets/{name}", get(assets::serve))
+        .merge(signed_in)
+}
+
+/// A failed page: the error's status and message as an HTML page.
+#[derive(Debug)]
+pub struct Failure(Response);
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        self.0
+    }
+}
+
+/// The page for a domain error, with its status (an internal error's detail stays in the log).
+pub fn failed(session: &Session, e: Error) -> Failure {
+    let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let message = if status.is_server_error() {
+        tracing::error!(error = %e.message, "dashboard page failed");
+        "Something went wrong on our side; try again.".to_owned()
+    } else {
+        e.message
+    };
+    Failure(
+        (
+            status,
+            layout::error_page(
+                Some(session),
+                status.canonical_reason().unwrap_or("Error"),
+                &message,
+            ),
+        )
+            .into_response(),
+    )
+}
+
+/// Whether the request came from htmx (which then gets a fragment, not a page).
+pub fn is_htmx(headers: &axum::http::HeaderMap) -> bool {
+    headers.contains_key("hx-request")
+}
