@@ -1,0 +1,249 @@
+//! The dashboard in a real headless Chromium (see `svc_integration_tests::browser`): sign up,
+//! create an agent key, watch ingested events arrive live, open a customer's timeline, approve
+//! a queued email in the inbox (and see it delivered by a real SMTP server), run Cypher, sign
+//! out. Writes a screenshot of each main page to docs/screenshots/.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{json, Value};
+use svc_integration_tests::browser::Browser;
+use svc_integration_tests::providers::SmtpSink;
+use svc_integration_tests::{invoke_path, read, str_at, unique, Capability, TestServer};
+
+fn screenshots() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots")
+}
+
+/// Signs up in the browser; returns the email and password.
+async fn sign_up(s: &TestServer, b: &Browser) -> (String, String) {
+    let email = format!("ada-{}@example.com", unique());
+    let password = "correct horse battery".to_owned();
+    b.goto(&s.url("/app/home")).await;
+    b.wait_for_path("/app/login").await;
+    b.click_on("a[href='/app/signup']").await;
+    b.fill_in("#name", "Ada Lovelace").await;
+    b.fill_in("#email", &email).await;
+    b.fill_in("#password", &password).await;
+    b.click_on("form button[type=submit]").await;
+    b.wait_for_path("/app/home").await;
+    (email, password)
+}
+
+/// The session cookie as the browser holds it.
+async fn session_cookie(b: &Browser) -> Value {
+    b.cookies()
+        .await
+        .into_iter()
+        .find(|c| c["name"] == "svc_session")
+        .expect("svc_session cookie")
+}
+
+#[tokio::test]
+async fn the_dashboard_works_end_to_end_in_a_browser() {
+    let started = Instant::now();
+    let smtp = SmtpSink::start();
+    let (s, b) = tokio::join!(TestServer::start(), Browser::start());
+    let shots = screenshots();
+
+    // 1. Sign up; the JWT is in an HttpOnly, SameSite=Strict cookie.
+    let (email, password) = sign_up(&s, &b).await;
+    let cookie = session_cookie(&b).await;
+    assert_eq!(cookie["httpOnly"], true, "{cookie}");
+    assert_eq!(cookie["sameSite"], "Strict", "{cookie}");
+    let jwt = cookie["value"].as_str().expect("cookie value").to_owned();
+    // The JSON API does not take the cookie, and dashboard writes need the CSRF token.
+    let resp = s
+        .get("/api/v1/workspace")
+        .header("cookie", format!("svc_session={jwt}"))
+        .send()
+        .await
+        .expect("api");
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let resp = s
+        .post("/app/settings")
+        .header("cookie", format!("svc_session={jwt}"))
+        .form(&[("read_only", "on")])
+        .send()
+        .await
+        .expect("settings");
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    // The same credentials work on the API.
+    let (status, login) = read(
+        s.post("/api/auth/login")
+            .json(&json!({"email": email, "password": password}))
+            .send()
+            .await
+            .expect("login"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{login}");
+    let token = str_at(&login, "/token");
+
+    // 2. Create an agent key; its plaintext is shown once.
+    b.click_on("nav a[href='/app/keys']").await;
+    b.fill_in("#key-name", "sdr bot").await;
+    for id in [
+        "#g-events-ingest",
+        "#g-queue-outreach",
+        "#r-customers-read",
+        "#r-events-write",
+        "#m-queue",
+    ] {
+        b.click_on(id).await;
+    }
+    b.click_on("form[action='/app/keys'] button[type=submit]")
+        .await;
+    let field = b.wait_for("#new-key").await;
+    let key = b
+        .property(&field, "value")
+        .await
+        .as_str()
+        .expect("key")
+        .to_owned();
+    assert!(key.starts_with("svc_live_"), "{key}");
+    b.wait_for_text("#keys", "sdr bot").await;
+    b.screenshot(&shots.join("keys.png")).await;
+
+    // 3. Home: events ingested through the API appear live.
+    b.click_on("nav a[href='/app/home']").await;
+    b.wait_for("#live-feed[data-connected='true']").await;
+    for (event, who) in [
+        ("pricing_viewed", "grace@example.com"),
+        ("demo_requested", "grace@example.com"),
+    ] {
+        let resp = s
+            .post("/api/v1/events/track")
+            .bearer_auth(&key)
+            .json(&json!({"event": event, "email": who}))
+            .send()
+            .await
+            .expect("track");
+        assert_eq!(resp.status(), StatusCode::OK);
+    }
+    b.wait_for_text("#live-feed", "pricing_viewed").await;
+    b.wait_for_text("#live-feed", "demo_requested").await;
+    let newest = b.text(&b.wait_for("#live-feed li").await).await;
+    assert!(newest.contains("demo_requested"), "newest first: {newest}");
+    b.wait_for("#chart-activity").await;
+    let charts = b
+        .execute(
+            "return ['chart-activity','chart-pipeline','chart-credits'].map(id => !!Chart.getChart(id));",
+            json!([]),
+        )
+        .await;
+    assert_eq!(charts, json!([true, true, true]));
+    b.screenshot(&shots.join("home.png")).await;
+
+    // 4. Customers: search, open the profile, see the timeline and scores.
+    b.click_on("nav a[href='/app/customers']").await;
+    b.wait_for_text("#customer-rows", "grace@example.com").await;
+    b.fill_in("#q", "nobody-matches").await;
+    b.wait_for_text("#customer-rows", "No customers match")
+        .await;
+    b.fill_in("#q", "grace").await;
+    b.wait_for_text("#customer-rows", "grace@example.com").await;
+    b.click_on("#customer-rows a").await;
+    b.wait_for_path("/app/customers/cus_").await;
+    b.wait_for_text("#timeline", "demo_requested").await;
+    b.wait_for_text("main", "Churn risk").await;
+    b.wait_for_text("main", "Open loops").await;
+    b.screenshot(&shots.join("customer.png")).await;
+
+    // 5. Approvals: an email queued through the API is previewed and approved in the inbox.
+    let resp = s
+        .request(reqwest::Method::PUT, "/api/v1/integrations/smtp")
+        .bearer_auth(&token)
+        .json(&smtp.config(&smtp.password))
+        .send()
+        .await
+        .expect("connect smtp");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let (status, queued) = read(
+        s.post(&invoke_path(Capability::QueueOutreach))
+            .bearer_auth(&key)
+            .json(
+                &json!({"mode": "queue", "input": {"customer": "grace@example.com",
+                "subject": "Your demo, Grace", "body": "Hi Grace,\n\n<b>Tuesday</b> works."}}),
+            )
+            .send()
+            .await
+            .expect("queue"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{queued}");
+    let pending = str_at(&queued, "/pending_action_id");
+    b.click_on("nav a[href='/app/approvals']").await;
+    let card = format!("article[id='{pending}']");
+    b.wait_for_text(&format!("{card} .subject"), "Your demo, Grace")
+        .await;
+    b.wait_for_text(&format!("{card} .email-body"), "<b>Tuesday</b> works.")
+        .await;
+    b.wait_for_text(&format!("{card} time.countdown"), "m ")
+        .await;
+    b.screenshot(&shots.join("approvals.png")).await;
+    b.click_on(&format!("{card} button.primary")).await;
+    b.wait_for_text(&format!("{card} .status"), "executed")
+        .await;
+    let sent = smtp.wait_for(1).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].recipients, ["grace@example.com"]);
+
+    // 6. Cypher console: a table, a graph, and an EXPLAIN plan.
+    b.click_on("nav a[href='/app/graph']").await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for_text("#result-table", "Customer").await;
+    b.wait_for("#graph canvas").await;
+    b.screenshot(&shots.join("graph.png")).await;
+    b.fill_in("#query", "MATCH (c:Customer) RETURN c.email AS email")
+        .await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for_text("#result-table", "grace@example.com").await;
+    b.fill_in("#query", "EXPLAIN MATCH (c:Customer) RETURN c.email")
+        .await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for(".plan li").await;
+    b.fill_in("#query", "MATCH (c:Customer RETURN c").await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for("#result .alert").await;
+
+    // 7. Settings save through the form (with its CSRF token).
+    b.click_on("nav a[href='/app/settings']").await;
+    b.fill_in("#cap", "5").await;
+    b.click_on("form[action='/app/settings'] button[type=submit]")
+        .await;
+    b.wait_for_text("main", "Settings saved.").await;
+    let ws: Value = s
+        .get("/api/v1/workspace")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("workspace")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        ws["policy"]["max_outreach_per_customer_per_week"], 5,
+        "{ws}"
+    );
+    b.screenshot(&shots.join("settings.png")).await;
+
+    // 8. Sign out: the cookie is gone and pages send you to the login form.
+    b.click_on("form[action='/app/logout'] button").await;
+    b.wait_for_path("/app/login").await;
+    assert!(b.cookies().await.iter().all(|c| c["name"] != "svc_session"));
+    b.goto(&s.url("/app/customers")).await;
+    b.wait_for_path("/app/login").await;
+
+    b.close().await;
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the dashboard test took {:?}",
+        started.elapsed()
+    );
+}
