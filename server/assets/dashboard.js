@@ -74,6 +74,12 @@
         who.textContent = ev.customer_id;
         li.append(time, " ", name, " · ", who);
         feed.prepend(li);
+        var activity = window.Chart && Chart.getChart("chart-activity");
+        if (activity) {
+          var series = activity.data.datasets[0].data;
+          series[series.length - 1] += 1;
+          activity.update();
+        }
         var fig = document.getElementById("fig-signals");
         if (fig && /^\d+$/.test(fig.textContent)) fig.textContent = String(Number(fig.textContent) + 1);
       };

@@ -134,6 +134,17 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         )
         .await;
     assert_eq!(charts, json!([true, true, true]));
+    let live_total = b
+        .execute(
+            "return Chart.getChart('chart-activity').data.datasets[0].data.reduce((a, b) => a + b, 0);",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        live_total,
+        json!(2),
+        "the activity chart counts live events"
+    );
     b.screenshot(&shots.join("home.png")).await;
 
     // 4. Customers: search, open the profile, see the timeline and scores.
@@ -189,6 +200,11 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     let sent = smtp.wait_for(1).await;
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].recipients, ["grace@example.com"]);
+    // The customer's timeline shows the agent's action with its receipt.
+    b.click_on("nav a[href='/app/customers']").await;
+    b.click_on("#customer-rows a").await;
+    b.wait_for_text("#timeline .action", "queue.outreach").await;
+    b.wait_for_text("#timeline", "email_sent").await;
 
     // 6. Cypher console: a table, a graph, and an EXPLAIN plan.
     b.click_on("nav a[href='/app/graph']").await;
@@ -196,6 +212,11 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await;
     b.wait_for_text("#result-table", "Customer").await;
     b.wait_for("#graph canvas").await;
+    b.execute(
+        "document.getElementById('graph').scrollIntoView();",
+        json!([]),
+    )
+    .await;
     b.screenshot(&shots.join("graph.png")).await;
     b.fill_in("#query", "MATCH (c:Customer) RETURN c.email AS email")
         .await;

@@ -240,8 +240,8 @@ pub async fn profile(
                     }
                 }
                 @if let Some(a) = &extras.scores {
-                    (score_card("Churn risk", &a.churn, &a.churn_model.kind))
-                    (score_card("Conversion", &a.conversion, &a.conversion_model.kind))
+                    (score_card("Churn risk", &a.churn, a.churn_model.kind, true))
+                    (score_card("Conversion", &a.conversion, a.conversion_model.kind, false))
                 }
             }
             section.card aria-labelledby="tl-h" {
@@ -279,7 +279,8 @@ pub async fn profile(
     ))
 }
 
-fn score_card(title: &str, score: &scoring::Score, kind: &str) -> Markup {
+/// A score with its top factors; `higher_is_worse` colours factors that raise it as bad.
+fn score_card(title: &str, score: &scoring::Score, kind: &str, higher_is_worse: bool) -> Markup {
     html! {
         section.card.score aria-label=(title) {
             h2 { (title) }
@@ -293,7 +294,7 @@ fn score_card(title: &str, score: &scoring::Score, kind: &str) -> Markup {
                         tr {
                             td { (name) }
                             td { (shown(value)) }
-                            td class=(if *c >= 0.0 { "up" } else { "down" }) { (format!("{c:+.2}")) }
+                            td class=(if (*c >= 0.0) == higher_is_worse { "worse" } else { "better" }) { (format!("{c:+.2}")) }
                         }
                     }
                 }

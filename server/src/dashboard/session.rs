@@ -255,9 +255,12 @@ mod tests {
     #[test]
     fn cookie_attributes() {
         let c = set_cookie("t", true);
-        let c = c.to_str().unwrap();
+        let c = c.to_str().expect("text");
         assert!(c.contains("HttpOnly") && c.contains("SameSite=Strict") && c.contains("Secure"));
-        assert!(!set_cookie("t", false).to_str().unwrap().contains("Secure"));
+        assert!(!set_cookie("t", false)
+            .to_str()
+            .expect("text")
+            .contains("Secure"));
     }
 
     #[test]
