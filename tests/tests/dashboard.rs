@@ -1,7 +1,7 @@
 //! The dashboard in a real headless Chromium (see `svc_integration_tests::browser`): sign up,
 //! create an agent key, watch ingested events arrive live, open a customer's timeline, approve
-//! a queued email in the inbox (and see it delivered by a real SMTP server), run Cypher, sign
-//! out. Writes a screenshot of each main page to docs/screenshots/.
+//! a queued email in the inbox (and see it delivered by a real SMTP server), connect SMTP and
+//! run its action playbook card, run Cypher, sign out. Writes a screenshot of each main page to docs/screenshots/.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -162,15 +162,36 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.wait_for_text("main", "Open loops").await;
     b.screenshot(&shots.join("customer.png")).await;
 
-    // 5. Approvals: an email queued through the API is previewed and approved in the inbox.
-    let resp = s
-        .request(reqwest::Method::PUT, "/api/v1/integrations/smtp")
-        .bearer_auth(&token)
-        .json(&smtp.config(&smtp.password))
-        .send()
-        .await
-        .expect("connect smtp");
-    assert_eq!(resp.status(), StatusCode::OK);
+    // 5. Integrations: no action playbook card until SMTP is connected (in the browser).
+    b.click_on("nav a[href='/app/integrations']").await;
+    b.wait_for("#no-cards").await;
+    assert!(b.find("#card-win-back-email").await.is_none());
+    b.fill_in("#smtp-host", "127.0.0.1").await;
+    b.fill_in("#smtp-port", &smtp.port.to_string()).await;
+    b.execute(
+        "document.getElementById('smtp-security').value = 'none';",
+        json!([]),
+    )
+    .await;
+    b.fill_in("#smtp-username", &smtp.user).await;
+    b.fill_in("#smtp-password", &smtp.password).await;
+    b.fill_in("#smtp-from", "Acme Growth <growth@acme.test>")
+        .await;
+    b.click_on("form[action='/app/integrations/smtp'] button[type=submit]")
+        .await;
+    b.wait_for_text("#integration-smtp .state", "connected")
+        .await;
+    b.click_on("form[action='/app/integrations/smtp/test'] button")
+        .await;
+    b.wait_for_text("#integration-smtp", "test passed").await;
+    b.wait_for_text("#card-win-back-email", "Win back").await;
+    assert!(
+        b.find("#card-call-warm-lead").await.is_none(),
+        "voice is not connected"
+    );
+    b.screenshot(&shots.join("integrations.png")).await;
+
+    // 6. Approvals: an email queued through the API is previewed and approved in the inbox.
     let (status, queued) = read(
         s.post(&invoke_path(Capability::QueueOutreach))
             .bearer_auth(&key)
@@ -206,7 +227,29 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.wait_for_text("#timeline .action", "queue.outreach").await;
     b.wait_for_text("#timeline", "email_sent").await;
 
-    // 6. Cypher console: a table, a graph, and an EXPLAIN plan.
+    // The action playbook card queues through the gateway as the campaign buddy; reject it.
+    b.click_on("nav a[href='/app/integrations']").await;
+    b.click_on("#card-win-back-email button[type=submit]").await;
+    b.wait_for_path("/app/approvals").await;
+    let queued_card = b.wait_for_text("article.approval", "by campaign").await;
+    let card_id = b
+        .property(&queued_card, "id")
+        .await
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let card = format!("article[id='{card_id}']");
+    b.wait_for_text(
+        &format!("{card} .subject"),
+        "We would love to have you back",
+    )
+    .await;
+    b.click_on(&format!("{card} button.danger")).await;
+    b.wait_for_text(&format!("{card} .status"), "rejected")
+        .await;
+    assert_eq!(smtp.messages().len(), 1, "a rejected email is not sent");
+
+    // 7. Cypher console: a table, a graph, and an EXPLAIN plan.
     b.click_on("nav a[href='/app/graph']").await;
     b.click_on("form[action='/app/graph'] button[type=submit]")
         .await;
@@ -233,7 +276,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await;
     b.wait_for("#result .alert").await;
 
-    // 7. Settings save through the form (with its CSRF token).
+    // 8. Settings save through the form (with its CSRF token).
     b.click_on("nav a[href='/app/settings']").await;
     b.fill_in("#cap", "5").await;
     b.click_on("form[action='/app/settings'] button[type=submit]")
@@ -254,7 +297,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     );
     b.screenshot(&shots.join("settings.png")).await;
 
-    // 8. Sign out: the cookie is gone and pages send you to the login form.
+    // 9. Sign out: the cookie is gone and pages send you to the login form.
     b.click_on("form[action='/app/logout'] button").await;
     b.wait_for_path("/app/login").await;
     assert!(b.cookies().await.iter().all(|c| c["name"] != "svc_session"));

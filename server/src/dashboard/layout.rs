@@ -13,6 +13,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/app/approvals", "Approvals"),
     ("/app/keys", "Agent keys"),
     ("/app/graph", "Cypher console"),
+    ("/app/integrations", "Integrations"),
     ("/app/settings", "Settings"),
 ];
 

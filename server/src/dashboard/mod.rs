@@ -14,8 +14,10 @@ pub mod auth_pages;
 pub mod console;
 pub mod customers;
 pub mod home;
+pub mod integrations;
 pub mod keys;
 pub mod layout;
+pub mod playbook_cards;
 pub mod session;
 pub mod settings;
 
@@ -41,6 +43,14 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/keys/{id}/revoke", post(keys::revoke))
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/settings", get(settings::page).post(settings::save))
+        .route("/app/integrations", get(integrations::page))
+        .route("/app/integrations/{kind}", post(integrations::connect))
+        .route("/app/integrations/{kind}/test", post(integrations::test))
+        .route(
+            "/app/integrations/{kind}/disconnect",
+            post(integrations::disconnect),
+        )
+        .route("/app/action-cards/{id}", post(playbook_cards::run))
         .route("/app/logout", post(auth_pages::logout))
         .route_layer(axum::middleware::from_fn_with_state(
             state,
