@@ -302,6 +302,16 @@ impl Browser {
         .await
     }
 
+    /// Resizes the window (CSS pixels).
+    pub async fn set_window_size(&self, width: u32, height: u32) {
+        self.session_command(
+            "POST",
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
     /// The browser's cookies for the current page (HttpOnly ones included).
     pub async fn cookies(&self) -> Vec<Value> {
         self.session_command("GET", "/cookie", Value::Null)

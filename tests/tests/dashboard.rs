@@ -275,6 +275,37 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.click_on("form[action='/app/graph'] button[type=submit]")
         .await;
     b.wait_for("#result .alert").await;
+    // A person may write: a second record with Grace's email, for de-duplication below.
+    b.fill_in(
+        "#query",
+        "CREATE (:Customer {email: 'GRACE@example.com', name: 'Grace (import)'})",
+    )
+    .await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for_text("#result", "1 nodes created").await;
+
+    // De-duplication: the plan first, then the merge.
+    b.click_on("nav a[href='/app/customers']").await;
+    b.click_on("form[action='/app/customers/dedupe'] button")
+        .await;
+    b.wait_for_text(
+        "#dedupe-summary",
+        "Plan: 1 records would be merged into 1 customers",
+    )
+    .await;
+    b.click_on("#dedupe-result button.danger").await;
+    b.wait_for_text("#dedupe-summary", "Merged 1 records").await;
+    b.click_on("form[action='/app/customers/dedupe'] button")
+        .await;
+    b.wait_for("#dedupe-none").await;
+
+    // The catalogue and the month's credits.
+    b.click_on("nav a[href='/app/capabilities']").await;
+    b.wait_for_text("#usage-total", "of 100 action credits used")
+        .await;
+    b.wait_for_text("article[id='cap-queue.outreach']", "Input schema")
+        .await;
 
     // 8. Settings save through the form (with its CSRF token).
     b.click_on("nav a[href='/app/settings']").await;
@@ -296,6 +327,60 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         "{ws}"
     );
     b.screenshot(&shots.join("settings.png")).await;
+
+    // Themes and a phone's width: the toggle is remembered, nothing overflows at 360 px.
+    b.click_on("nav a[href='/app/home']").await;
+    let before = b
+        .execute(
+            "return getComputedStyle(document.body).backgroundColor;",
+            json!([]),
+        )
+        .await;
+    b.click_on("#theme-toggle").await;
+    let after = b
+        .execute(
+            "return getComputedStyle(document.body).backgroundColor;",
+            json!([]),
+        )
+        .await;
+    assert_ne!(before, after, "the toggle changes the theme");
+    b.goto(&s.url("/app/home")).await;
+    let theme = b
+        .execute(
+            "return document.documentElement.dataset.theme || '';",
+            json!([]),
+        )
+        .await;
+    assert!(theme == "dark" || theme == "light", "remembered: {theme}");
+    b.set_window_size(360, 780).await;
+    for path in [
+        "/app/home",
+        "/app/customers",
+        "/app/approvals",
+        "/app/keys",
+        "/app/graph",
+    ] {
+        b.goto(&s.url(path)).await;
+        b.wait_for("main h1").await;
+        let overflow = b
+            .execute(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+                json!([]),
+            )
+            .await;
+        let widest = b
+            .execute(
+                "let w = [...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > document.documentElement.clientWidth && !e.closest('.table-wrap')); return w.slice(0, 6).map(e => e.tagName + '.' + e.className + '#' + e.id);",
+                json!([]),
+            )
+            .await;
+        assert!(
+            overflow.as_i64().is_some_and(|o| o <= 0),
+            "{path} overflows at 360 px by {overflow}: {widest}"
+        );
+    }
+    b.screenshot(&shots.join("phone.png")).await;
+    b.set_window_size(1280, 900).await;
 
     // 9. Sign out: the cookie is gone and pages send you to the login form.
     b.click_on("form[action='/app/logout'] button").await;

@@ -125,6 +125,7 @@ pub async fn list(
                     tbody id="customer-rows" { (rows) }
                 }
             }
+            (super::dedupe::section(&s))
         },
     )
     .into_response())

@@ -14,6 +14,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/app/keys", "Agent keys"),
     ("/app/graph", "Cypher console"),
     ("/app/integrations", "Integrations"),
+    ("/app/capabilities", "Capabilities"),
     ("/app/settings", "Settings"),
 ];
 

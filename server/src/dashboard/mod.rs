@@ -11,8 +11,10 @@
 pub mod approvals;
 pub mod assets;
 pub mod auth_pages;
+pub mod catalogue;
 pub mod console;
 pub mod customers;
+pub mod dedupe;
 pub mod home;
 pub mod integrations;
 pub mod keys;
@@ -36,6 +38,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/home", get(home::page))
         .route("/app/stream-ticket", post(home::stream_ticket))
         .route("/app/customers", get(customers::list))
+        .route("/app/customers/dedupe", post(dedupe::run))
         .route("/app/customers/{id}", get(customers::profile))
         .route("/app/approvals", get(approvals::inbox))
         .route("/app/approvals/{id}/{decision}", post(approvals::decide))
@@ -43,6 +46,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/keys/{id}/revoke", post(keys::revoke))
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/settings", get(settings::page).post(settings::save))
+        .route("/app/capabilities", get(catalogue::page))
         .route("/app/integrations", get(integrations::page))
         .route("/app/integrations/{kind}", post(integrations::connect))
         .route("/app/integrations/{kind}/test", post(integrations::test))
