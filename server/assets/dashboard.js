@@ -146,6 +146,15 @@
     }
   });
 
+  // Range inputs show their value next to their label.
+  document.addEventListener("input", function (e) {
+    var t = e.target;
+    if (t.dataset && t.dataset.output) {
+      var out = document.getElementById(t.dataset.output);
+      if (out) out.textContent = t.value;
+    }
+  });
+
   document.addEventListener("DOMContentLoaded", function () {
     charts();
     liveFeed();

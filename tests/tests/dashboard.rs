@@ -160,6 +160,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.wait_for_text("#timeline", "demo_requested").await;
     b.wait_for_text("main", "Churn risk").await;
     b.wait_for_text("main", "Open loops").await;
+    b.wait_for("#graph canvas").await;
     b.screenshot(&shots.join("customer.png")).await;
 
     // 5. Integrations: no action playbook card until SMTP is connected (in the browser).
@@ -327,6 +328,42 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         "{ws}"
     );
     b.screenshot(&shots.join("settings.png")).await;
+
+    // Brand voice: save the profile, then preview an email drafted in it.
+    b.click_on("nav a[href='/app/brand']").await;
+    b.fill_in("#brand-businessName", "Acme Growth").await;
+    b.execute(
+        "const d = document.getElementById('dial-formality'); d.value = '5'; d.dispatchEvent(new Event('input', {bubbles: true}));",
+        json!([]),
+    )
+    .await;
+    b.wait_for_text("#dial-formality-value", "5").await;
+    b.click_on("form[action='/app/brand'] button[type=submit]")
+        .await;
+    b.wait_for_text("main", "Brand voice saved.").await;
+    let brand: Value = s
+        .get("/v1/brand-context")
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("brand")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(brand["context"]["businessName"], "Acme Growth", "{brand}");
+    assert_eq!(brand["context"]["voice"]["formality"], 5, "{brand}");
+    b.click_on("form[action='/app/brand/preview'] button").await;
+    let frame = b.wait_for("#draft iframe").await;
+    let html = b.property(&frame, "srcdoc").await;
+    assert!(
+        html.as_str().is_some_and(|h| h.contains("Acme Growth")),
+        "{html}"
+    );
+    assert!(!b
+        .text(&b.wait_for("#draft .subject").await)
+        .await
+        .is_empty());
+    b.screenshot(&shots.join("brand.png")).await;
 
     // Themes and a phone's width: the toggle is remembered, nothing overflows at 360 px.
     b.click_on("nav a[href='/app/home']").await;

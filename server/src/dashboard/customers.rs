@@ -10,11 +10,13 @@ use maud::{html, Markup};
 use serde::Deserialize;
 use serde_json::Value as Json;
 
-use super::layout::page;
+use super::assets::CYTOSCAPE;
+use super::layout::{json_script, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
 use crate::customers::{self, CustomerView};
 use crate::error::Error;
+use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::graph_api::{node_with_label, with_snapshot};
 use crate::ledger::{self, LedgerRow};
 use crate::scoring::{self, Models};
@@ -206,6 +208,7 @@ pub async fn profile(
     })
     .await
     .map_err(|e| failed(&s, e))?;
+    let graph = neighbourhood(&state, &s, &profile.customer.id).await;
     let mut entries: Vec<Entry> = timeline
         .touchpoints
         .iter()
@@ -219,7 +222,7 @@ pub async fn profile(
         Some(&s),
         &title,
         "/app/customers",
-        &[],
+        &[CYTOSCAPE],
         html! {
             div.columns {
                 section.card aria-labelledby="id-h" {
@@ -244,6 +247,13 @@ pub async fn profile(
                     (score_card("Churn risk", &a.churn, a.churn_model.kind, true))
                     (score_card("Conversion", &a.conversion, a.conversion_model.kind, false))
                 }
+            }
+            @if !graph.is_empty() {
+                figure.card {
+                    figcaption { "Neighbourhood" }
+                    div.graph id="graph" role="img" aria-label=(format!("The customer and its {} nearest relationships", graph.len())) {}
+                }
+                (json_script("graph-data", &Json::Array(graph)))
             }
             section.card aria-labelledby="tl-h" {
                 h2 id="tl-h" { "Timeline" }
@@ -281,6 +291,27 @@ pub async fn profile(
 }
 
 /// A score with its top factors; `higher_is_worse` colours factors that raise it as bad.
+/// The customer's neighbourhood (its relationships and their other ends, at most 60) as
+/// Cytoscape elements, by a read-only Cypher query; empty when the query fails.
+async fn neighbourhood(state: &AppState, s: &Session, customer_id: &str) -> Vec<Json> {
+    let Some(node) = ids::parse_customer_id(customer_id) else {
+        return Vec::new();
+    };
+    let mut params = serde_json::Map::new();
+    params.insert("id".into(), Json::from(node.0));
+    let req = QueryRequest {
+        query: "MATCH (c:Customer)-[r]-(n) WHERE id(c) = $id RETURN c, r, n LIMIT 60".into(),
+        params: Some(params),
+    };
+    match query::run(&state.store, s.user.workspace, Access::ReadOnly, req).await {
+        Ok(r) => super::console::graph_elements(&r),
+        Err(e) => {
+            tracing::warn!(error = %e.message, "customer neighbourhood query failed");
+            Vec::new()
+        }
+    }
+}
+
 fn score_card(title: &str, score: &scoring::Score, kind: &str, higher_is_worse: bool) -> Markup {
     html! {
         section.card.score aria-label=(title) {

@@ -15,6 +15,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/app/graph", "Cypher console"),
     ("/app/integrations", "Integrations"),
     ("/app/capabilities", "Capabilities"),
+    ("/app/brand", "Brand voice"),
     ("/app/settings", "Settings"),
 ];
 

@@ -11,6 +11,7 @@
 pub mod approvals;
 pub mod assets;
 pub mod auth_pages;
+pub mod brand;
 pub mod catalogue;
 pub mod console;
 pub mod customers;
@@ -47,6 +48,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/settings", get(settings::page).post(settings::save))
         .route("/app/capabilities", get(catalogue::page))
+        .route("/app/brand", get(brand::page).post(brand::save))
+        .route("/app/brand/preview", post(brand::preview))
         .route("/app/integrations", get(integrations::page))
         .route("/app/integrations/{kind}", post(integrations::connect))
         .route("/app/integrations/{kind}/test", post(integrations::test))
