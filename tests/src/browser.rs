@@ -194,8 +194,9 @@ impl Browser {
             }
             assert!(
                 Instant::now() < deadline,
-                "no element {css:?} within {WAIT:?} on {}",
-                self.current_url().await
+                "no element {css:?} within {WAIT:?} on {}; page text: {}",
+                self.current_url().await,
+                self.page_text().await
             );
             tokio::time::sleep(POLL).await;
         }

@@ -69,6 +69,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await
         .expect("settings");
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(resp.text().await.expect("body").contains("security token"));
     // The same credentials work on the API.
     let (status, login) = read(
         s.post("/api/auth/login")
@@ -365,6 +366,32 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .is_empty());
     b.screenshot(&shots.join("brand.png")).await;
 
+    // Playbooks: the service's validation message, then a spec and a run on one lead.
+    b.click_on("nav a[href='/app/playbooks']").await;
+    b.click_on("form[action='/app/playbooks'] button[type=submit]")
+        .await;
+    b.wait_for("#playbook-notice .alert").await;
+    b.fill_in("#pb-name", "Demo follow-up").await;
+    b.fill_in(
+        "#pb-hypothesis",
+        "People who asked for a demo answer a short note",
+    )
+    .await;
+    b.click_on("form[action='/app/playbooks'] button[type=submit]")
+        .await;
+    b.wait_for_text("#playbook-notice", "created").await;
+    b.click_on("article.playbook details summary").await;
+    b.fill_in("article.playbook textarea[name=leads]", "grace@example.com")
+        .await;
+    b.click_on("article.playbook details button[type=submit]")
+        .await;
+    b.wait_for_text("#playbook-notice", "started").await;
+    let status = b
+        .text(&b.wait_for("article.playbook td.run-status").await)
+        .await;
+    assert!(!status.is_empty(), "the run is listed with its status");
+    b.screenshot(&shots.join("playbooks.png")).await;
+
     // Themes and a phone's width: the toggle is remembered, nothing overflows at 360 px.
     b.click_on("nav a[href='/app/home']").await;
     let before = b
@@ -425,6 +452,17 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     assert!(b.cookies().await.iter().all(|c| c["name"] != "svc_session"));
     b.goto(&s.url("/app/customers")).await;
     b.wait_for_path("/app/login").await;
+    // A wrong password is refused on the form, which keeps the email.
+    b.fill_in("#email", &email).await;
+    b.fill_in("#password", "not the password").await;
+    b.click_on("form button[type=submit]").await;
+    b.wait_for("main .alert").await;
+    let kept = b.property(&b.wait_for("#email").await, "value").await;
+    assert_eq!(kept, json!(email));
+    // And the right one signs in again.
+    b.fill_in("#password", &password).await;
+    b.click_on("form button[type=submit]").await;
+    b.wait_for_path("/app/home").await;
 
     b.close().await;
     assert!(

@@ -14,6 +14,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/app/keys", "Agent keys"),
     ("/app/graph", "Cypher console"),
     ("/app/integrations", "Integrations"),
+    ("/app/playbooks", "Playbooks"),
     ("/app/capabilities", "Capabilities"),
     ("/app/brand", "Brand voice"),
     ("/app/settings", "Settings"),

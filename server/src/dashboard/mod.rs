@@ -21,6 +21,7 @@ pub mod integrations;
 pub mod keys;
 pub mod layout;
 pub mod playbook_cards;
+pub mod playbooks;
 pub mod session;
 pub mod settings;
 
@@ -48,6 +49,15 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/settings", get(settings::page).post(settings::save))
         .route("/app/capabilities", get(catalogue::page))
+        .route(
+            "/app/playbooks",
+            get(playbooks::page).post(playbooks::create),
+        )
+        .route("/app/playbooks/{id}/run", post(playbooks::run))
+        .route(
+            "/app/playbooks/{id}/runs/{run_id}/{verb}",
+            post(playbooks::control),
+        )
         .route("/app/brand", get(brand::page).post(brand::save))
         .route("/app/brand/preview", post(brand::preview))
         .route("/app/integrations", get(integrations::page))
