@@ -146,6 +146,73 @@
     }
   });
 
+  // Chat: the turn's server-sent events, read from the POST response as they arrive.
+  function chat() {
+    var form = document.getElementById("chat-form");
+    if (!form) return;
+    var log = document.getElementById("chat-log");
+    function bubble(cls, text) {
+      var li = document.createElement("li");
+      li.className = cls;
+      var meta = document.createElement("span");
+      meta.className = "meta";
+      var body = document.createElement("span");
+      body.className = "text";
+      body.textContent = text || "";
+      li.append(meta, body);
+      log.append(li);
+      return li;
+    }
+    form.addEventListener("submit", function (e) {
+      e.preventDefault();
+      var data = new URLSearchParams(new FormData(form));
+      var text = form.elements.message.value;
+      if (!text.trim()) return;
+      bubble("you", text).querySelector(".meta").textContent = "You";
+      var answer = bubble("buddy", "");
+      answer.dataset.state = "streaming";
+      var meta = answer.querySelector(".meta"), body = answer.querySelector(".text");
+      meta.textContent = "…";
+      form.elements.message.value = "";
+      var button = form.querySelector("button[type=submit]");
+      button.disabled = true;
+      function handle(name, payload) {
+        var d = null;
+        try { d = JSON.parse(payload); } catch (err) { return; }
+        if (name === "turn.started" && d.session_id) document.getElementById("chat-session").value = d.session_id;
+        if (name === "route") meta.textContent = (d.buddy_id || d.buddy || "orchestrator") + (d.reason ? " — " + d.reason : "");
+        if (name === "tool_call") meta.textContent += " · " + (d.capability || "tool");
+        if (name === "message.delta") body.textContent += d.text || "";
+        if (name === "turn.completed") {
+          if (!body.textContent) body.textContent = d.message || "";
+          answer.dataset.state = d.status || "completed";
+        }
+      }
+      fetch("/app/chat", { method: "POST", body: data, credentials: "same-origin" }).then(function (r) {
+        if (!r.ok || !r.body) return r.text().then(function (t) { answer.dataset.state = "failed"; body.innerHTML = t; });
+        var reader = r.body.getReader(), decoder = new TextDecoder(), buffer = "";
+        function pump() {
+          return reader.read().then(function (chunk) {
+            if (chunk.done) return;
+            buffer += decoder.decode(chunk.value, { stream: true });
+            var frames = buffer.split("\n\n");
+            buffer = frames.pop();
+            frames.forEach(function (frame) {
+              var name = "message", lines = [];
+              frame.split("\n").forEach(function (line) {
+                if (line.indexOf("event:") === 0) name = line.slice(6).trim();
+                else if (line.indexOf("data:") === 0) lines.push(line.slice(5).replace(/^ /, ""));
+              });
+              if (lines.length) handle(name, lines.join("\n"));
+            });
+            return pump();
+          });
+        }
+        return pump();
+      }).catch(function () { answer.dataset.state = "failed"; }).then(function () { button.disabled = false; });
+    });
+  }
+
   // Range inputs show their value next to their label.
   document.addEventListener("input", function (e) {
     var t = e.target;
@@ -160,6 +227,7 @@
     liveFeed();
     countdowns();
     graph();
+    chat();
   });
   document.addEventListener("htmx:afterSettle", function () { graph(); });
 })();

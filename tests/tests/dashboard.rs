@@ -392,6 +392,25 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     assert!(!status.is_empty(), "the run is listed with its status");
     b.screenshot(&shots.join("playbooks.png")).await;
 
+    // Chat: the answer streams into the page.
+    b.click_on("nav a[href='/app/chat']").await;
+    b.fill_in("#chat-message", "How likely is grace@example.com to churn?")
+        .await;
+    b.click_on("#chat-form button[type=submit]").await;
+    let answer = b
+        .wait_for("#chat-log li.buddy[data-state='completed']")
+        .await;
+    let said = b.text(&answer).await;
+    assert!(said.len() > 20, "an answer: {said}");
+    let session = b
+        .property(&b.wait_for("#chat-session").await, "value")
+        .await;
+    assert!(
+        session.as_str().is_some_and(|v| v.starts_with("chs_")),
+        "{session}"
+    );
+    b.screenshot(&shots.join("chat.png")).await;
+
     // Themes and a phone's width: the toggle is remembered, nothing overflows at 360 px.
     b.click_on("nav a[href='/app/home']").await;
     let before = b

@@ -17,6 +17,7 @@ pub const NAV: &[(&str, &str)] = &[
     ("/app/playbooks", "Playbooks"),
     ("/app/capabilities", "Capabilities"),
     ("/app/brand", "Brand voice"),
+    ("/app/chat", "Chat"),
     ("/app/settings", "Settings"),
 ];
 

@@ -13,6 +13,7 @@ pub mod assets;
 pub mod auth_pages;
 pub mod brand;
 pub mod catalogue;
+pub mod chat;
 pub mod console;
 pub mod customers;
 pub mod dedupe;
@@ -49,6 +50,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/settings", get(settings::page).post(settings::save))
         .route("/app/capabilities", get(catalogue::page))
+        .route("/app/chat", get(chat::page).post(chat::send))
         .route(
             "/app/playbooks",
             get(playbooks::page).post(playbooks::create),
