@@ -490,3 +490,80 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         started.elapsed()
     );
 }
+
+/// Without a browser: over TLS the session cookie is `Secure`; assets are embedded, versioned
+/// and cached for a year; pages behind sign-in redirect to the login form.
+#[tokio::test]
+async fn cookies_are_secure_over_tls_and_assets_are_immutable() {
+    let s = TestServer::start_tls().await;
+    let resp = s.client.get(s.url("/app/home")).send().await.expect("home");
+    assert_eq!(
+        resp.url().path(),
+        "/app/login",
+        "redirected to the login form"
+    );
+    let page = resp.text().await.expect("login page");
+    // No redirects followed: the Set-Cookie is on the 303.
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .add_root_certificate(
+            reqwest::Certificate::from_pem(
+                &std::fs::read(s.tls_cert.as_ref().expect("cert")).expect("read cert"),
+            )
+            .expect("pem"),
+        )
+        .build()
+        .expect("client");
+    let resp = no_redirect
+        .post(s.url("/app/signup"))
+        .form(&[
+            ("name", "Tls User"),
+            ("email", &format!("tls-{}@example.com", unique())),
+            ("password", "long enough password"),
+        ])
+        .send()
+        .await
+        .expect("signup");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let cookie = resp
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .expect("set-cookie")
+        .to_owned();
+    for attribute in [
+        "svc_session=",
+        "HttpOnly",
+        "SameSite=Strict",
+        "Path=/",
+        "Secure",
+    ] {
+        assert!(cookie.contains(attribute), "{attribute} missing: {cookie}");
+    }
+
+    // Every asset the login page names is served from the binary with a year of caching.
+    let assets: Vec<&str> = page
+        .split('"')
+        .filter(|p| p.starts_with("/app/assets/"))
+        .collect();
+    assert!(assets.len() >= 3, "{page}");
+    for path in assets {
+        let resp = s.get(path).send().await.expect("asset");
+        assert_eq!(resp.status(), StatusCode::OK, "{path}");
+        let cache = resp.headers()["cache-control"]
+            .to_str()
+            .expect("text")
+            .to_owned();
+        assert!(
+            cache.contains("max-age=31536000") && cache.contains("immutable"),
+            "{cache}"
+        );
+        assert!(!resp.bytes().await.expect("body").is_empty());
+    }
+    let resp = s
+        .get("/app/assets/htmx-0.0.0.min.js")
+        .send()
+        .await
+        .expect("missing");
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
