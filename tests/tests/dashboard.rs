@@ -146,7 +146,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         json!(2),
         "the activity chart counts live events"
     );
-    b.screenshot(&shots.join("home.png")).await;
+    b.screenshot(&shots.join("home-first.png")).await;
 
     // 4. Customers: search, open the profile, see the timeline and scores.
     b.click_on("nav a[href='/app/customers']").await;
@@ -287,6 +287,18 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await;
     b.wait_for_text("#result", "1 nodes created").await;
 
+    // Pipeline for Home's chart: two open opportunities of Grace at two stages.
+    b.fill_in(
+        "#query",
+        "MATCH (c:Customer) WHERE c.email = 'grace@example.com' \
+         CREATE (c)-[:HAS_OPPORTUNITY]->(:Opportunity {name: 'Pro plan', amount: 12000})-[:AT_STAGE]->(:Stage {name: 'proposal'}), \
+                (c)-[:HAS_OPPORTUNITY]->(:Opportunity {name: 'Add-on', amount: 4000})-[:AT_STAGE]->(:Stage {name: 'discovery'})",
+    )
+    .await;
+    b.click_on("form[action='/app/graph'] button[type=submit]")
+        .await;
+    b.wait_for_text("#result", "4 nodes created").await;
+
     // De-duplication: the plan first, then the merge.
     b.click_on("nav a[href='/app/customers']").await;
     b.click_on("form[action='/app/customers/dedupe'] button")
@@ -410,6 +422,27 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         "{session}"
     );
     b.screenshot(&shots.join("chat.png")).await;
+
+    // Home again: the pipeline by stage, the credits used, and one more live event.
+    b.click_on("nav a[href='/app/home']").await;
+    b.wait_for("#live-feed[data-connected='true']").await;
+    let stages = b
+        .execute(
+            "return Chart.getChart('chart-pipeline').data.labels;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(stages, json!(["discovery", "proposal"]));
+    let resp = s
+        .post("/api/v1/events/track")
+        .bearer_auth(&key)
+        .json(&json!({"event": "pricing_viewed", "email": "grace@example.com"}))
+        .send()
+        .await
+        .expect("track");
+    assert_eq!(resp.status(), StatusCode::OK);
+    b.wait_for_text("#live-feed", "pricing_viewed").await;
+    b.screenshot(&shots.join("home.png")).await;
 
     // Themes and a phone's width: the toggle is remembered, nothing overflows at 360 px.
     b.click_on("nav a[href='/app/home']").await;
