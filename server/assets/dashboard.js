@@ -230,4 +230,18 @@
     chat();
   });
   document.addEventListener("htmx:afterSettle", function () { graph(); });
+  // htmx swaps nothing on an error answer: show the page's message instead.
+  document.addEventListener("htmx:responseError", function (e) {
+    var toast = document.getElementById("toast");
+    if (!toast) return;
+    var text = "The request failed (" + e.detail.xhr.status + ").";
+    try {
+      var doc = new DOMParser().parseFromString(e.detail.xhr.responseText, "text/html");
+      var alert = doc.querySelector("main .alert") || doc.querySelector(".alert");
+      if (alert) text = alert.textContent;
+    } catch (err) { /* keep the generic text */ }
+    toast.textContent = text;
+    toast.hidden = false;
+    setTimeout(function () { toast.hidden = true; }, 8000);
+  });
 })();

@@ -403,6 +403,34 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await;
     assert!(!status.is_empty(), "the run is listed with its status");
     b.screenshot(&shots.join("playbooks.png")).await;
+    // The run queues its message for approval. Someone rejects it through the API meanwhile:
+    // the stale Approve button then shows the service's refusal instead of doing nothing.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let queued_by_run = loop {
+        b.goto(&s.url("/app/approvals")).await;
+        if let Some(card) = b.find("article.approval[data-status='pending']").await {
+            break b
+                .property(&card, "id")
+                .await
+                .as_str()
+                .expect("id")
+                .to_owned();
+        }
+        assert!(Instant::now() < deadline, "the run queued no message");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let resp = s
+        .post(&format!("/api/v1/approvals/{queued_by_run}/reject"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .expect("reject");
+    assert_eq!(resp.status(), StatusCode::OK);
+    b.click_on(&format!("article[id='{queued_by_run}'] button.primary"))
+        .await;
+    b.wait_for("#toast:not([hidden])").await;
+    b.wait_for_text("#toast", "the action is rejected, not pending")
+        .await;
 
     // Chat: the answer streams into the page.
     b.click_on("nav a[href='/app/chat']").await;

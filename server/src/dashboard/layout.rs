@@ -71,6 +71,8 @@ pub fn page(
                     }
                     button.theme type="button" id="theme-toggle" aria-label="Switch between light and dark theme" { "◐" }
                 }
+                // Errors of htmx requests (which swap nothing) are shown here by dashboard.js.
+                div.toast id="toast" role="alert" hidden {}
                 main id="main" tabindex="-1" {
                     h1 { (title) }
                     (body)

@@ -176,16 +176,11 @@ async fn check_csrf(session: &Session, req: Request) -> (bool, Request) {
     let Ok(bytes) = to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
         return (false, Request::from_parts(parts, Body::empty()));
     };
-    let fields: HashMap<String, String> = serde_urlencoded_pairs(&bytes);
+    let fields: HashMap<String, String> = form_urlencoded_parse(&bytes).into_iter().collect();
     let ok = fields
         .get(CSRF_FIELD)
         .is_some_and(|v| csrf_valid(&session.token, v));
     (ok, Request::from_parts(parts, Body::from(bytes)))
-}
-
-/// Form fields of an `application/x-www-form-urlencoded` body (last value of a name wins).
-fn serde_urlencoded_pairs(bytes: &[u8]) -> HashMap<String, String> {
-    form_urlencoded_parse(bytes).into_iter().collect()
 }
 
 /// `name=value&...` pairs, percent- and plus-decoded.
