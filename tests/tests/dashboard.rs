@@ -314,6 +314,13 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
         .await;
     b.wait_for("#dedupe-none").await;
 
+    // The explorer: a customer's neighbourhood from the console's starting points.
+    b.click_on("nav a[href='/app/graph']").await;
+    b.click_on("ul.explore a").await;
+    b.wait_for_path("/app/graph?explore=cus_").await;
+    b.wait_for_text("#result-table", "HAS_TOUCHPOINT").await;
+    b.wait_for("#graph canvas").await;
+
     // The catalogue and the month's credits.
     b.click_on("nav a[href='/app/capabilities']").await;
     b.wait_for_text("#usage-total", "of 100 action credits used")

@@ -2,7 +2,7 @@
 //! relationships, as a Cytoscape.js graph; EXPLAIN / PROFILE plans as a tree. Queries run with
 //! the session's rights (a person may write, as with a JWT on `/v1/graph/query`).
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
@@ -15,6 +15,7 @@ use super::assets::CYTOSCAPE;
 use super::layout::{alert, csrf_input, json_script, page as shell};
 use super::session::Session;
 use super::{is_htmx, Failure};
+
 use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::state::AppState;
 
@@ -27,9 +28,69 @@ pub struct QueryForm {
     pub query: String,
 }
 
-/// `GET /app/graph`.
-pub async fn page(Extension(s): Extension<Session>) -> Markup {
-    render(&s, EXAMPLE, html! {})
+#[derive(Debug, Default, Deserialize)]
+pub struct ExploreQuery {
+    /// A node's wire id (`cus_12`, `node_7`, `tp_3`): show its neighbourhood.
+    #[serde(default)]
+    pub explore: String,
+}
+
+/// The query that shows a node's neighbourhood (relationships and their other ends).
+pub const NEIGHBOURHOOD: &str = "MATCH (a)-[r]-(n) WHERE id(a) = $id RETURN a, r, n LIMIT 60";
+
+/// The engine id in a wire id: the digits after the last `_`.
+pub fn engine_id(wire: &str) -> Option<u64> {
+    let digits = wire.rsplit_once('_')?.1;
+    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| digits.parse().ok())
+        .flatten()
+}
+
+/// `GET /app/graph`: the console, with the explorer's starting points; `?explore=<id>` shows
+/// that node's neighbourhood (a read-only query).
+pub async fn page(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Query(q): Query<ExploreQuery>,
+) -> Result<Markup, Failure> {
+    let ws = s.user.workspace;
+    let customers = crate::customers::list(&state.store, ws)
+        .await
+        .map_err(|e| super::failed(&s, e))?;
+    let campaigns = crate::customers::campaigns(&state.store, ws)
+        .await
+        .map_err(|e| super::failed(&s, e))?;
+    let starts = html! {
+        section.card aria-labelledby="explore-h" {
+            h2 id="explore-h" { "Explore a neighbourhood" }
+            @if customers.customers.is_empty() && campaigns.campaigns.is_empty() {
+                p.hint { "Nothing to explore yet." }
+            }
+            ul.explore {
+                @for c in customers.customers.iter().take(8) {
+                    li { a href=(format!("/app/graph?explore={}", c.id)) { "Customer " (c.email.as_deref().unwrap_or(&c.id)) } }
+                }
+                @for c in campaigns.campaigns.iter().take(8) {
+                    li { a href=(format!("/app/graph?explore={}", c.id)) { "Campaign " (c.name.clone().or(c.campaign_id.clone()).unwrap_or(c.id.clone())) } }
+                }
+            }
+        }
+    };
+    let Some(id) = engine_id(&q.explore) else {
+        return Ok(render(&s, EXAMPLE, html! {}, starts));
+    };
+    let mut params = serde_json::Map::new();
+    params.insert("id".into(), Json::from(id));
+    let req = QueryRequest {
+        query: NEIGHBOURHOOD.into(),
+        params: Some(params),
+    };
+    let block = match query::run(&state.store, ws, Access::ReadOnly, req).await {
+        Ok(r) => result_block(&r),
+        Err(e) if e.code.status() < 500 => alert(&e.message),
+        Err(e) => return Err(super::failed(&s, e)),
+    };
+    Ok(render(&s, NEIGHBOURHOOD, block, starts))
 }
 
 /// `POST /app/graph`: run the query; the result block alone for htmx.
@@ -61,10 +122,10 @@ pub async fn run(
         // htmx swaps 2xx only; errors are shown as 200 fragments with role=alert.
         return Ok(block.into_response());
     }
-    Ok((status, render(&s, &f.query, block)).into_response())
+    Ok((status, render(&s, &f.query, block, html! {})).into_response())
 }
 
-fn render(s: &Session, text: &str, result: Markup) -> Markup {
+fn render(s: &Session, text: &str, result: Markup, after: Markup) -> Markup {
     shell(
         Some(s),
         "Cypher console",
@@ -78,6 +139,7 @@ fn render(s: &Session, text: &str, result: Markup) -> Markup {
                 button.primary type="submit" { "Run" }
             }
             div id="result" aria-live="polite" { (result) }
+            (after)
         },
     )
 }
@@ -197,4 +259,18 @@ pub fn graph_elements(r: &QueryResult) -> Vec<Json> {
             .map(|r| json!({"data": {"id": format!("r{}", r.id), "source": format!("n{}", r.start), "target": format!("n{}", r.end), "label": r.rel_type}})),
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_ids_name_engine_ids() {
+        assert_eq!(engine_id("cus_12"), Some(12));
+        assert_eq!(engine_id("node_7"), Some(7));
+        assert_eq!(engine_id("cus_"), None);
+        assert_eq!(engine_id("12"), None);
+        assert_eq!(engine_id("cus_1x"), None);
+    }
 }
