@@ -153,9 +153,7 @@ async fn run(config: Config) -> Result<(), svc_server::Error> {
     let state = AppState::open(config).await?;
     let admin = svc_server::admin::socket::AdminSocket::start(&state)?;
     let served = match tls {
-        Some(tls) => {
-            svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await
-        }
+        Some(tls) => svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await,
         None => svc_server::serve(listener, state, svc_server::shutdown_signal()).await,
     };
     admin.stop().await;
