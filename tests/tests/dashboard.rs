@@ -570,6 +570,14 @@ async fn cookies_are_secure_over_tls_and_assets_are_immutable() {
         "/app/login",
         "redirected to the login form"
     );
+    let csp = resp.headers()["content-security-policy"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    assert!(
+        csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+        "{csp}"
+    );
     let page = resp.text().await.expect("login page");
     // No redirects followed: the Set-Cookie is on the 303.
     let no_redirect = reqwest::Client::builder()
