@@ -399,10 +399,21 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.click_on("form[action='/app/playbooks'] button[type=submit]")
         .await;
     b.wait_for_text("#playbook-notice", "created").await;
-    b.click_on("article.playbook details summary").await;
+    // Edit: activate it.
+    b.click_on("article.playbook details.edit summary").await;
+    b.execute(
+        "document.querySelector('article.playbook select[name=status]').value = 'active';",
+        json!([]),
+    )
+    .await;
+    b.click_on("article.playbook details.edit button[type=submit]")
+        .await;
+    b.wait_for_text("#playbook-notice", "saved").await;
+    b.wait_for_text("article.playbook h2", "active").await;
+    b.click_on("article.playbook details.start summary").await;
     b.fill_in("article.playbook textarea[name=leads]", "grace@example.com")
         .await;
-    b.click_on("article.playbook details button[type=submit]")
+    b.click_on("article.playbook details.start button[type=submit]")
         .await;
     b.wait_for_text("#playbook-notice", "started").await;
     let status = b

@@ -55,6 +55,7 @@ pub fn router(state: AppState) -> Router<AppState> {
             "/app/playbooks",
             get(playbooks::page).post(playbooks::create),
         )
+        .route("/app/playbooks/{id}", post(playbooks::update))
         .route("/app/playbooks/{id}/run", post(playbooks::run))
         .route(
             "/app/playbooks/{id}/runs/{run_id}/{verb}",

@@ -76,6 +76,27 @@ pub async fn create(
     .await
 }
 
+/// `POST /app/playbooks/{id}`: edit name, status and hypothesis (the service validates).
+pub async fn update(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Path(id): Path<String>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Result<Response, Failure> {
+    let mut body = create_body(&form);
+    let status = field(&form, "status");
+    if !status.is_empty() {
+        body["status"] = json!(status);
+    }
+    let updated = playbooks::update(&state.store, s.user.workspace, id, body).await;
+    outcome(
+        &state,
+        &s,
+        updated.map(|p| format!("Playbook “{}” saved.", p.name)),
+    )
+    .await
+}
+
 /// `POST /app/playbooks/{id}/run`.
 pub async fn run(
     State(state): State<AppState>,
@@ -198,7 +219,24 @@ fn playbook(s: &Session, p: &Playbook, runs: &[PlaybookRun]) -> Markup {
                     }
                 }
             }
-            details {
+            details.edit {
+                summary { "Edit" }
+                form.card method="post" action=(format!("/app/playbooks/{}", p.id)) {
+                    (csrf_input(s))
+                    label for=(format!("{}-name", p.id)) { "Name" }
+                    input id=(format!("{}-name", p.id)) name="name" type="text" value=(p.name);
+                    label for=(format!("{}-status", p.id)) { "Status" }
+                    select id=(format!("{}-status", p.id)) name="status" {
+                        @for st in ["draft", "active", "paused", "archived"] {
+                            option value=(st) selected[p.status.as_str() == st] { (st) }
+                        }
+                    }
+                    label for=(format!("{}-hypothesis", p.id)) { "Hypothesis" }
+                    textarea id=(format!("{}-hypothesis", p.id)) name="hypothesis" rows="2" { (p.strategy.hypothesis) }
+                    button type="submit" { "Save" }
+                }
+            }
+            details.start {
                 summary { "Start a run" }
                 form.card method="post" action=(format!("/app/playbooks/{}/run", p.id)) {
                     (csrf_input(s))
