@@ -44,6 +44,25 @@ pub enum Command {
     Events(EventsCommand),
     /// MCP server over stdio for the active key (a bridge to svcd's /mcp).
     Mcp,
+    /// Chat with the orchestrator and the buddies as a person (needs a session token).
+    Chat(ChatArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// What to ask or tell the team.
+    pub message: String,
+    /// Continue this session (chs_...); without it a new session is opened.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
+    /// Talk to this buddy directly (insights, prospect, campaign, pipeline) instead of letting
+    /// the orchestrator route.
+    #[arg(long, value_name = "NAME")]
+    pub buddy: Option<String>,
+    /// A person's session token (the `token` of POST /api/auth/login): chat is for people, so
+    /// agent keys are not accepted.
+    #[arg(long, env = "SVC_TOKEN", hide_env_values = true, value_name = "JWT")]
+    pub token: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -129,6 +129,34 @@ impl Client {
         self.send(rb)
     }
 
+    /// POSTs `body` and returns the open response of a 2xx answer, to be read as it arrives
+    /// (server-sent events). `limit` bounds the whole exchange instead of the client's 60 s.
+    pub fn post_stream(
+        &self,
+        path: &str,
+        body: &Value,
+        limit: Duration,
+    ) -> Result<reqwest::blocking::Response> {
+        let rb = self
+            .authed(self.http.post(self.url(path)).json(body))
+            .timeout(limit);
+        let resp = rb.send().map_err(|e| transport(&self.base, &e))?;
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let text = resp.text().map_err(|e| transport(&self.base, &e))?;
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Err(Answer {
+            status,
+            headers,
+            text,
+            body,
+        }
+        .into_error())
+    }
+
     fn send(&self, rb: RequestBuilder) -> Result<Answer> {
         let resp = rb.send().map_err(|e| transport(&self.base, &e))?;
         let status = resp.status().as_u16();

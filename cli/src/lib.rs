@@ -93,6 +93,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Doctor => doctor::run(ctx),
         Command::Events(cli::EventsCommand::Send(a)) => events::send(ctx, a),
         Command::Mcp => mcp_bridge::run(ctx),
+        Command::Chat(a) => chat::run(ctx, a),
     }
 }
 

@@ -64,7 +64,7 @@ mod view;
 #[cfg(feature = "storage")]
 mod writer;
 
-pub use error::EngineError;
+pub use error::{EngineError, ErrorKind};
 #[cfg(feature = "storage")]
 pub use graph::{Graph, GraphOptions};
 pub use identity::{

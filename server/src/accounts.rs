@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::auth::jwt::JwtKeys;
 use crate::auth::login_limiter::LoginLimiter;
 use crate::auth::{password, UserSession};
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, Store, WorkspaceId};
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceView};
 

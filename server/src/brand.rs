@@ -15,11 +15,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use svc_engine::WorkspaceTxn;
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum};
 use crate::playbooks::ensure_writable;
-use crate::sealed::{Sealed, Sealer};
+use crate::plumbing::clock;
+use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
 /// Record kind, also bound into the sealed value's associated data.

@@ -9,7 +9,7 @@ use crate::brand;
 use crate::error::Result;
 pub use crate::playbooks::Buddy;
 use crate::playbooks::{self, Playbook};
-use crate::sealed::Sealer;
+use crate::plumbing::sealed::Sealer;
 use crate::store::{Store, WorkspaceId};
 
 /// What the orchestrator and every specialist share.

@@ -182,12 +182,14 @@ impl std::error::Error for Error {}
 
 impl From<EngineError> for Error {
     fn from(e: EngineError) -> Self {
-        match e {
-            EngineError::Closed(detail) => {
-                tracing::warn!(%detail, "store unavailable");
+        match e.kind() {
+            svc_engine::ErrorKind::Unavailable => {
+                tracing::warn!(detail = %e, "store unavailable");
                 Error::new(Code::Unavailable, "the store is not available")
             }
-            other => Error::internal(other),
+            // Input and graph-state refusals the caller should have mapped to its own words
+            // reach here only through a bug: internal, like faults.
+            _ => Error::internal(e),
         }
     }
 }

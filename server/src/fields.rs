@@ -261,6 +261,33 @@ pub fn string_list(
     })
 }
 
+/// Deserializes an optional integer the way JSON Schema reads one: `154` and `154.0` are the
+/// same integer (a generated client may send either); a fraction or a value out of `T`'s range
+/// is refused.
+pub fn optional_integer<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    use serde::de::Error as _;
+    use serde::Deserialize as _;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let whole = match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => Some(u),
+        // 2^64 itself is out of range (u64::MAX as f64 rounds up to it).
+        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Some(f as u64),
+        _ => None,
+    };
+    whole
+        .and_then(|u| T::try_from(u).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            D::Error::custom(format!("expected a non-negative integer in range, got {n}"))
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,31 +353,4 @@ mod tests {
         assert_eq!(choice(&o, "e", parse), None);
         assert_eq!(choice(&o, "g", parse), Some(1));
     }
-}
-
-/// Deserializes an optional integer the way JSON Schema reads one: `154` and `154.0` are the
-/// same integer (a generated client may send either); a fraction or a value out of `T`'s range
-/// is refused.
-pub fn optional_integer<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: TryFrom<u64>,
-{
-    use serde::de::Error as _;
-    use serde::Deserialize as _;
-    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
-        return Ok(None);
-    };
-    let whole = match (n.as_u64(), n.as_f64()) {
-        (Some(u), _) => Some(u),
-        // 2^64 itself is out of range (u64::MAX as f64 rounds up to it).
-        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Some(f as u64),
-        _ => None,
-    };
-    whole
-        .and_then(|u| T::try_from(u).ok())
-        .map(Some)
-        .ok_or_else(|| {
-            D::Error::custom(format!("expected a non-negative integer in range, got {n}"))
-        })
 }

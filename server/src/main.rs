@@ -105,7 +105,7 @@ fn main() -> ExitCode {
         .master_key
         .iter()
         .chain(&args.retired_master_keys)
-        .map(|k| svc_server::sealed::parse_key_hex(k).map(Vec::from))
+        .map(|k| svc_server::plumbing::sealed::parse_key_hex(k).map(Vec::from))
         .collect::<Result<Vec<_>, _>>();
     match keys {
         Ok(mut keys) => {
@@ -153,7 +153,9 @@ async fn run(config: Config) -> Result<(), svc_server::Error> {
     let state = AppState::open(config).await?;
     let admin = svc_server::admin::socket::AdminSocket::start(&state)?;
     let served = match tls {
-        Some(tls) => svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await,
+        Some(tls) => {
+            svc_server::serve_tls(listener, tls, state, svc_server::shutdown_signal()).await
+        }
         None => svc_server::serve(listener, state, svc_server::shutdown_signal()).await,
     };
     admin.stop().await;

@@ -10,9 +10,9 @@ use sha2::{Digest, Sha256};
 use crate::accounts::{self, Role, TokenResponse, User, UserView, WORKSPACE_INDEX};
 use crate::auth::jwt::JwtKeys;
 use crate::auth::{password, UserSession};
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, Store, WorkspaceId};
 use crate::workspaces::{self, WorkspaceEntry};
 
@@ -46,6 +46,9 @@ impl Record for Invite {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InviteRequest {
+    /// One `@` between a non-empty local part and domain, no inner whitespace, at most 254
+    /// characters (surrounding whitespace is trimmed).
+    #[schema(pattern = r"^\s*[^\s@]+@[^\s@]+\s*$", max_length = 254)]
     pub email: String,
 }
 
@@ -64,8 +67,11 @@ pub struct CreatedInvite {
 #[serde(deny_unknown_fields)]
 pub struct AcceptInvite {
     pub token: String,
-    /// At least 8 characters.
+    /// 8 to 256 characters.
+    #[schema(min_length = 8, max_length = 256)]
     pub password: String,
+    /// 1 to 200 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 200)]
     pub name: String,
 }
 

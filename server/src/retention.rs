@@ -13,11 +13,11 @@
 //! (`crate::sweeper`) calls [`purge`] for every workspace.
 
 use serde::{Deserialize, Serialize};
-use svc_engine::{Graph, RecordScan, WorkspaceId};
+use svc_engine::{RecordScan, WorkspaceId};
 use time::OffsetDateTime;
 
-use crate::clock;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::plumbing::clock;
 use crate::store::{Record, Store};
 
 /// Width of a retention bucket.
@@ -80,50 +80,38 @@ pub async fn purge<T: Expiring>(
     ws: WorkspaceId,
     now: OffsetDateTime,
 ) -> Result<usize> {
-    let graph = store.graph()?;
-    tokio::task::spawn_blocking(move || purge_blocking::<T>(&graph, ws, now))
-        .await
-        .map_err(|e| Error::internal(format!("retention task failed: {e}")))?
-}
-
-fn purge_blocking<T: Expiring>(
-    graph: &Graph,
-    ws: WorkspaceId,
-    now: OffsetDateTime,
-) -> Result<usize> {
     let cutoff_time = now - T::RETENTION;
     let cutoff = clock::rfc3339(cutoff_time);
     // Buckets starting before `end` end at or before the cutoff: all their records expired.
     let end = cutoff_time.unix_timestamp().div_euclid(BUCKET_SECS) * BUCKET_SECS;
-    let cursor = graph.get_record::<RetentionCursor>(ws, T::KIND)?;
+    let cursor = store.get::<RetentionCursor>(ws, T::KIND).await?;
     let mut deleted = 0;
     match &cursor {
         Some(c) => {
             let mut start = c.next_bucket - LOOKBACK_BUCKETS * BUCKET_SECS;
             while start < end {
-                let ids = expired_ids(
-                    graph.find_records::<T>(ws, BUCKET_INDEX, &bucket_start_label(start))?,
-                    &cutoff,
-                );
-                deleted += delete_expired::<T>(graph, ws, ids, &cutoff)?;
+                let bucket = store
+                    .find::<T>(ws, BUCKET_INDEX, bucket_start_label(start))
+                    .await?;
+                let ids = expired_ids(bucket, &cutoff);
+                deleted += delete_expired::<T>(store, ws, ids, &cutoff).await?;
                 start += BUCKET_SECS;
             }
         }
         None => {
             let mut after = None;
             loop {
-                let page = graph.scan_records::<T>(
-                    ws,
-                    &RecordScan {
-                        after: after.clone(),
-                        limit: Some(SCAN_PAGE),
-                        ..RecordScan::default()
-                    },
-                )?;
+                let scan = RecordScan {
+                    after: after.clone(),
+                    limit: Some(SCAN_PAGE),
+                    ..RecordScan::default()
+                };
+                let page = store.scan::<T>(ws, scan).await?;
                 let Some(last) = page.last() else { break };
                 after = Some(last.id());
                 let full = page.len() == SCAN_PAGE;
-                deleted += delete_expired::<T>(graph, ws, expired_ids(page, &cutoff), &cutoff)?;
+                let ids = expired_ids(page, &cutoff);
+                deleted += delete_expired::<T>(store, ws, ids, &cutoff).await?;
                 if !full {
                     break;
                 }
@@ -135,10 +123,7 @@ fn purge_blocking<T: Expiring>(
             kind: T::KIND.to_owned(),
             next_bucket: end,
         };
-        graph.write(move |txn| -> Result<()> {
-            txn.workspace(ws).put_record(&c)?;
-            Ok(())
-        })?;
+        store.write(move |tx| tx.put(ws, &c)).await?;
     }
     Ok(deleted)
 }
@@ -152,8 +137,8 @@ fn expired_ids<T: Expiring>(records: Vec<T>, cutoff: &str) -> Vec<String> {
 }
 
 /// Deletes the records among `ids` that are still expired when the write runs.
-fn delete_expired<T: Expiring>(
-    graph: &Graph,
+async fn delete_expired<T: Expiring>(
+    store: &Store,
     ws: WorkspaceId,
     ids: Vec<String>,
     cutoff: &str,
@@ -161,19 +146,20 @@ fn delete_expired<T: Expiring>(
     let mut deleted = 0;
     for chunk in ids.chunks(DELETE_CHUNK) {
         let (chunk, cutoff) = (chunk.to_vec(), cutoff.to_owned());
-        deleted += graph.write(move |txn| -> Result<usize> {
-            let mut w = txn.workspace(ws);
-            let mut n = 0;
-            for id in &chunk {
-                let still_expired = w
-                    .get_record::<T>(id)?
-                    .is_some_and(|r| r.stored_at() < cutoff.as_str());
-                if still_expired && w.delete_record::<T>(id)? {
-                    n += 1;
+        deleted += store
+            .write(move |tx| -> Result<usize> {
+                let mut n = 0;
+                for id in &chunk {
+                    let still_expired = tx
+                        .get::<T>(ws, id)?
+                        .is_some_and(|r| r.stored_at() < cutoff.as_str());
+                    if still_expired && tx.remove::<T>(ws, id)? {
+                        n += 1;
+                    }
                 }
-            }
-            Ok(n)
-        })?;
+                Ok(n)
+            })
+            .await?;
     }
     Ok(deleted)
 }

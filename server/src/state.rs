@@ -13,9 +13,9 @@ use crate::error::{Error, Result};
 use crate::events::Realtime;
 use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
+use crate::plumbing::sealed::Sealer;
+use crate::plumbing::secrets;
 use crate::ratelimit::RateLimiter;
-use crate::sealed::Sealer;
-use crate::secrets;
 use crate::store::Store;
 
 /// Cheap-to-clone handle to everything request handlers share.
@@ -49,6 +49,8 @@ pub struct Inner {
     pub mcp_sessions: crate::mcp::Sessions,
     /// The background tasks of running playbook runs (`playbooks::executor`).
     pub playbook_runs: crate::playbooks::executor::Runner,
+    /// The score models' background retraining (`scoring::retrain`).
+    pub retrains: crate::scoring::retrain::Retrains,
     /// See [`AppState::public_url`].
     public_url: parking_lot::RwLock<String>,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
@@ -117,6 +119,7 @@ impl AppState {
                 idempotency_in_flight: Default::default(),
                 mcp_sessions: Default::default(),
                 playbook_runs: Default::default(),
+                retrains: Default::default(),
                 public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),
@@ -156,7 +159,7 @@ impl AppState {
                         _ = stop_rx.changed() => break,
                     },
                     _ = retrain_tick.tick() => tokio::select! {
-                        _ = crate::scoring::retrain::run_due(&state.store) => {}
+                        _ = crate::scoring::retrain::run_due(&state.store, &state.retrains) => {}
                         _ = stop_rx.changed() => break,
                     },
                     _ = stop_rx.changed() => break,

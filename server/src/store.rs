@@ -1,16 +1,19 @@
-//! The server's only door to the engine's typed record store.
+//! The server's only door to the engine: typed records, consistent reads
+//! ([`Store::read`], one snapshot of a workspace on the blocking pool) and atomic writes
+//! ([`Store::write`], one transaction on the engine's writer, which also keeps the graph-write
+//! generations that derived caches compare).
 //!
-//! Everything that touches `svc_engine`'s record API goes through here, so the rest of the
-//! server depends on this small surface instead of the engine's exact signatures. Engine calls
-//! block, so every async entry point hops onto the blocking pool.
+//! Everything that touches `svc_engine` goes through here, so the rest of the server depends on
+//! this small surface instead of the engine's exact signatures, and nothing outside holds the
+//! engine handle. Engine calls block, so every async entry point hops onto the blocking pool.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-pub use svc_engine::{EngineError, Graph, Record, RecordScan, WorkspaceId};
-use svc_engine::{GraphOptions, WriteTxn};
+pub use svc_engine::{EngineError, Record, RecordScan, Snapshot, WorkspaceId};
+use svc_engine::{Graph, GraphOptions, ValidationReport, WriteTxn};
 
 use crate::error::{Error, Result};
 
@@ -31,8 +34,7 @@ pub struct Store {
 /// the snapshot, and a cached value is current while the generation has not moved.
 ///
 /// [`Store::write`] bumps it for every workspace its transaction opened with
-/// [`Tx::workspace`]; code that writes through the raw [`Graph`] handle calls
-/// [`Store::note_graph_write`]. Over-counting (a write that touched only records) only costs a
+/// [`Tx::workspace`]. Over-counting (a write that touched only records) only costs a
 /// recomputation.
 #[derive(Debug, Default)]
 struct GraphGenerations {
@@ -70,19 +72,46 @@ impl Store {
             .unwrap_or(0)
     }
 
-    /// Records that a committed write may have changed the workspace's graph. Call after the
-    /// commit, from writers that bypass [`Store::write`].
-    pub fn note_graph_write(&self, ws: WorkspaceId) {
+    /// Records that a committed write may have changed the workspace's graph.
+    fn note_graph_write(&self, ws: WorkspaceId) {
         *self.generations.by_workspace.lock().entry(ws).or_insert(0) += 1;
     }
 
-    /// The engine handle, for the domains (graph, query, ingest) that work on nodes. Blocking
-    /// engine calls on it belong on the blocking pool.
-    pub fn graph(&self) -> Result<Graph> {
+    /// The engine handle; it never leaves the store.
+    fn engine(&self) -> Result<Graph> {
         self.graph
             .read()
             .clone()
             .ok_or_else(|| Error::from(EngineError::Closed("the service is shutting down".into())))
+    }
+
+    /// The engine handle for the crate's unit tests, which inspect the engine directly.
+    #[cfg(test)]
+    pub(crate) fn graph(&self) -> Result<Graph> {
+        self.engine()
+    }
+
+    /// Runs `f` on one consistent snapshot of `ws`, on the blocking pool: everything `f` reads
+    /// is as of one moment, whatever commits meanwhile.
+    pub async fn read<R, F>(&self, ws: WorkspaceId, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Snapshot<'_>) -> Result<R> + Send + 'static,
+    {
+        let graph = self.engine()?;
+        blocking(move || f(&graph.snapshot(ws))).await
+    }
+
+    /// An online checkpoint of the whole store into `dest` (a new directory), for backups.
+    /// Blocks (the operator's tools call it on the blocking pool).
+    pub fn checkpoint(&self, dest: &Path) -> Result<()> {
+        Ok(self.engine()?.checkpoint(dest)?)
+    }
+
+    /// Checks every index and adjacency entry against the data (`svcd admin validate`).
+    /// Blocks, like [`Store::checkpoint`].
+    pub fn validate(&self) -> Result<ValidationReport> {
+        Ok(self.engine()?.validate()?)
     }
 
     /// Lets go of the engine: the database closes once calls still running have returned.
@@ -99,7 +128,7 @@ impl Store {
     ) -> Result<Option<T>> {
         // Point reads take microseconds (memtable or block cache): cheaper inline than the hop
         // to the blocking pool and back.
-        Ok(self.graph()?.get_record::<T>(ws, &id.into())?)
+        Ok(self.engine()?.get_record::<T>(ws, &id.into())?)
     }
 
     pub async fn find<T: StoredRecord>(
@@ -108,18 +137,18 @@ impl Store {
         index: &'static str,
         value: impl Into<String>,
     ) -> Result<Vec<T>> {
-        Ok(self.graph()?.find_records::<T>(ws, index, &value.into())?)
+        Ok(self.engine()?.find_records::<T>(ws, index, &value.into())?)
     }
 
     pub async fn scan<T: StoredRecord>(&self, ws: WorkspaceId, scan: RecordScan) -> Result<Vec<T>> {
-        let graph = self.graph()?;
+        let graph = self.engine()?;
         blocking(move || Ok(graph.scan_records::<T>(ws, &scan)?)).await
     }
 
     /// Proves the store accepts durable writes (readiness): rewrites one small record.
     pub async fn probe_write(&self) -> Result<()> {
         let probe = Probe {
-            at: crate::clock::now_rfc3339(),
+            at: crate::plumbing::clock::now_rfc3339(),
         };
         self.write(move |tx| tx.put(WorkspaceId::GLOBAL, &probe))
             .await
@@ -135,7 +164,7 @@ impl Store {
         // Awaited without a blocking-pool thread: the engine wakes this task once the group
         // holding `f` is durable.
         let (out, touched) = self
-            .graph()?
+            .engine()?
             .write_async(move |txn: &mut WriteTxn<'_>| {
                 let mut touched = Vec::new();
                 let out = f(&mut Tx {
@@ -193,8 +222,12 @@ impl<'a> Tx<'_, 'a> {
     }
 
     pub fn delete<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<()> {
-        self.txn.workspace(ws).delete_record::<T>(id)?;
-        Ok(())
+        self.remove::<T>(ws, id).map(|_| ())
+    }
+
+    /// [`Tx::delete`], answering whether the record existed.
+    pub fn remove<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<bool> {
+        Ok(self.txn.workspace(ws).delete_record::<T>(id)?)
     }
 
     /// Graph and record operations on one workspace (event ingestion, merges, graph writes),

@@ -12,9 +12,9 @@
 
 use time::OffsetDateTime;
 
-use crate::approvals;
 use crate::error::Result;
 use crate::events;
+use crate::gateway::approvals;
 use crate::gateway::idempotency;
 use crate::store::{Store, WorkspaceId};
 use crate::workspaces;
@@ -58,7 +58,7 @@ async fn sweep_workspace(
 
 /// One tick of the background task: sweeps as of the wall clock and logs what it did.
 pub async fn run(store: &Store) {
-    match sweep(store, crate::clock::now()).await {
+    match sweep(store, crate::plumbing::clock::now()).await {
         Ok(r) if r.expired_actions + r.idempotency_purged + r.messages_purged + r.failed > 0 => {
             tracing::info!(
                 workspaces = r.workspaces,
@@ -93,7 +93,7 @@ mod tests {
                 number: n,
                 name: format!("w{n}"),
                 owner_user_id: "usr_t".into(),
-                created_at: crate::clock::rfc3339(t0),
+                created_at: crate::plumbing::clock::rfc3339(t0),
             };
             let ev = MarketingEvent::from_json(
                 serde_json::json!({"event": "e", "email": "a@x.io", "messageId": "m"}),
@@ -102,7 +102,7 @@ mod tests {
             .expect("event");
             store
                 .write(move |tx| {
-                    workspaces::create_in(tx, &entry, &crate::clock::rfc3339(t0))?;
+                    workspaces::create_in(tx, &entry, &crate::plumbing::clock::rfc3339(t0))?;
                     events::apply(&mut tx.workspace(ws), &ev, t0)
                 })
                 .await

@@ -296,7 +296,7 @@ pub async fn update(
             }
         }
     }
-    let now = crate::clock::now_rfc3339();
+    let now = crate::plumbing::clock::now_rfc3339();
     let (entry, settings) = store
         .write(move |tx| {
             let (entry, mut s) = load_in(tx, ws)?;
@@ -331,7 +331,7 @@ pub async fn set_plan(
     monthly_credit_limit: Option<u64>,
 ) -> Result<WorkspaceView> {
     let enterprise_limit = enterprise_limit(plan, monthly_credit_limit)?;
-    let now = crate::clock::now_rfc3339();
+    let now = crate::plumbing::clock::now_rfc3339();
     let (entry, settings) = store
         .write(move |tx| {
             let (entry, mut s) = load_in(tx, ws)?;

@@ -2,6 +2,7 @@
 //! temporary data directory, driven through HTTP only.
 
 pub mod browser;
+pub mod llm;
 pub mod providers;
 pub mod smtp;
 

@@ -1,176 +1,14 @@
 //! Chat (`POST /v1/chat`, server-sent events) with the built-in agent and with a model behind
-//! the `llm` integration: a local OpenAI-compatible server that checks `Authorization:
-//! Bearer`, records every request and answers scripted completions (tool calls included).
+//! the `llm` integration: a local OpenAI-compatible server (`svc_integration_tests::llm`) that
+//! checks `Authorization: Bearer`, records every request and answers scripted completions
+//! (tool calls included).
 
-use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::{Json, Router};
-use reqwest::Method;
+use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use svc_integration_tests::llm::{text, tool_call, LlmServer};
 use svc_integration_tests::{expect_error, get_ok, read, str_at, Account, Key, TestServer};
-use tokio::task::JoinHandle;
-
-// ---- a local OpenAI-compatible server ----
-
-#[derive(Default)]
-struct Script {
-    answers: VecDeque<Value>,
-    /// Answer the last scripted completion forever (the budget test).
-    repeat_last: Option<Value>,
-    requests: Vec<Value>,
-    delay: Option<Duration>,
-}
-
-#[derive(Clone)]
-struct Llm {
-    api_key: String,
-    script: Arc<Mutex<Script>>,
-}
-
-struct LlmServer {
-    base_url: String,
-    llm: Llm,
-    task: JoinHandle<()>,
-}
-
-impl Drop for LlmServer {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-fn authorized(llm: &Llm, headers: &HeaderMap) -> bool {
-    headers
-        .get("authorization")
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| v == format!("Bearer {}", llm.api_key))
-}
-
-fn refused() -> Response {
-    (
-        StatusCode::UNAUTHORIZED,
-        Json(json!({"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})),
-    )
-        .into_response()
-}
-
-async fn completions(
-    State(llm): State<Llm>,
-    headers: HeaderMap,
-    Json(body): Json<Value>,
-) -> Response {
-    if !authorized(&llm, &headers) {
-        return refused();
-    }
-    let (answer, delay) = {
-        let mut s = llm.script.lock().expect("script");
-        s.requests.push(body);
-        let next = s.answers.pop_front();
-        let answer = match next {
-            Some(a) => {
-                if s.answers.is_empty() && s.repeat_last.is_some() {
-                    s.repeat_last = Some(a.clone());
-                }
-                a
-            }
-            None => s
-                .repeat_last
-                .clone()
-                .unwrap_or_else(|| text("(script exhausted)")),
-        };
-        (answer, s.delay)
-    };
-    if let Some(d) = delay {
-        tokio::time::sleep(d).await;
-    }
-    Json(answer).into_response()
-}
-
-async fn models(State(llm): State<Llm>, headers: HeaderMap) -> Response {
-    if !authorized(&llm, &headers) {
-        return refused();
-    }
-    Json(json!({"object": "list", "data": [{"id": "test-model", "object": "model"}]}))
-        .into_response()
-}
-
-impl LlmServer {
-    async fn start() -> LlmServer {
-        let llm = Llm {
-            api_key: format!("sk-test-{}", svc_integration_tests::unique()),
-            script: Arc::default(),
-        };
-        let app = Router::new()
-            .route("/v1/chat/completions", post(completions))
-            .route("/v1/models", get(models))
-            .with_state(llm.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let task = tokio::spawn(async move {
-            let _ = axum::serve(listener, app).await;
-        });
-        LlmServer {
-            base_url: format!("http://{addr}/v1"),
-            llm,
-            task,
-        }
-    }
-
-    fn script(&self, answers: Vec<Value>) {
-        let mut s = self.llm.script.lock().expect("script");
-        s.answers = answers.into();
-        s.repeat_last = None;
-        s.delay = None;
-    }
-
-    fn script_forever(&self, answer: Value) {
-        let mut s = self.llm.script.lock().expect("script");
-        s.answers.clear();
-        s.repeat_last = Some(answer);
-        s.delay = None;
-    }
-
-    fn delay(&self, d: Duration) {
-        self.llm.script.lock().expect("script").delay = Some(d);
-    }
-
-    fn take_requests(&self) -> Vec<Value> {
-        std::mem::take(&mut self.llm.script.lock().expect("script").requests)
-    }
-
-    fn config(&self, timeout_s: u64) -> Value {
-        json!({"base_url": self.base_url, "model": "test-model", "api_key": self.llm.api_key,
-               "timeout_s": timeout_s})
-    }
-}
-
-fn usage() -> Value {
-    json!({"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
-}
-
-fn text(content: &str) -> Value {
-    json!({"id": "chatcmpl-1", "object": "chat.completion", "model": "test-model",
-           "choices": [{"index": 0, "finish_reason": "stop",
-                        "message": {"role": "assistant", "content": content}}],
-           "usage": usage()})
-}
-
-fn tool_call(name: &str, arguments: Value) -> Value {
-    json!({"id": "chatcmpl-2", "object": "chat.completion", "model": "test-model",
-           "choices": [{"index": 0, "finish_reason": "tool_calls",
-                        "message": {"role": "assistant", "content": null, "tool_calls": [
-                            {"id": format!("call_{name}"), "type": "function",
-                             "function": {"name": name, "arguments": arguments.to_string()}}]}}],
-           "usage": usage()})
-}
 
 // ---- helpers ----
 
@@ -562,7 +400,7 @@ async fn model_routes_calls_tools_through_the_gateway_and_leaves_gated_actions_p
     assert_eq!(v["ok"], false, "{v}");
     let view = put_json(&s, &a, "/api/v1/integrations/llm", llm.config(5)).await;
     assert!(
-        !view.to_string().contains(&llm.llm.api_key),
+        !view.to_string().contains(llm.api_key()),
         "the key is masked: {view}"
     );
     let test = s
@@ -665,6 +503,39 @@ async fn model_routes_calls_tools_through_the_gateway_and_leaves_gated_actions_p
     let (status, done) = read(done).await;
     assert_eq!(status, StatusCode::OK, "{done}");
     assert_eq!(done["status"], "executed", "{done}");
+
+    // The buddies' principals have auto_run (docs/agents.md): once the workspace's policy
+    // auto-approves crm.mutate, the buddy's execute commits without waiting.
+    put_json(
+        &s,
+        &a,
+        "/api/v1/workspace",
+        json!({"policy": {"auto_approve": ["crm.mutate"]}}),
+    )
+    .await;
+    llm.script(vec![
+        tool_call(
+            "mutate_crm",
+            json!({"customer": cid, "set": {"tier": "platinum"}, "_mode": "execute"}),
+        ),
+        text("Done: Ada is platinum."),
+    ]);
+    let events = chat(
+        &s,
+        &a,
+        json!({"message": "Make Ada platinum", "buddy": "pipeline"}),
+    )
+    .await;
+    let results = of(&events, "tool_result");
+    assert_eq!(results[0]["capability"], "crm.mutate");
+    assert_eq!(
+        results[0]["status"], "committed",
+        "auto-approved: {results:?}"
+    );
+    assert!(turn(&events)["pending_action_ids"]
+        .as_array()
+        .is_some_and(Vec::is_empty));
+    llm.take_requests();
 
     // A brand change applies from the next turn: the prompt is assembled at each turn.
     assert!(!system.contains("Zephyr Labs"));

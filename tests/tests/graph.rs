@@ -387,3 +387,79 @@ async fn large_exports_stream_as_one_valid_document() {
     assert_eq!(v["relationships"].as_array().map(Vec::len), Some(3000));
     assert_eq!(v["demo"], json!(false));
 }
+
+#[tokio::test]
+async fn the_shortest_path_between_two_customers_runs_through_their_campaign() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.reader_key(&a).await.plaintext;
+    let mut customers = Vec::new();
+    for (email, campaign) in [
+        ("p1@x.io", "spring"),
+        ("p2@x.io", "spring"),
+        ("p3@x.io", "fall"),
+    ] {
+        let r = track(
+            &s,
+            &key,
+            json!({"action": "click", "email": email, "campaignId": campaign}),
+        )
+        .await;
+        customers.push(str_at(&r, "/customer_id"));
+    }
+    let path = |token: String, from: String, to: String| {
+        let s = &s;
+        async move {
+            let resp = s
+                .get(&format!("/v1/graph/path?from={from}&to={to}"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .expect("send");
+            read(resp).await
+        }
+    };
+    let (status, p) = path(a.token.clone(), customers[0].clone(), customers[1].clone()).await;
+    assert_eq!(status, StatusCode::OK, "{p}");
+    assert_eq!(
+        (p["found"].clone(), p["length"].clone()),
+        (json!(true), json!(4))
+    );
+    let labels: Vec<String> = p["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| str_at(n, "/labels/0"))
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "Customer",
+            "Touchpoint",
+            "Campaign",
+            "Touchpoint",
+            "Customer"
+        ]
+    );
+    assert_eq!(str_at(&p, "/nodes/0/id"), customers[0]);
+    assert_eq!(str_at(&p, "/nodes/4/id"), customers[1]);
+    // An agent key with graph:read may ask; different campaigns are not connected.
+    let (status, none) = path(key.clone(), customers[0].clone(), customers[2].clone()).await;
+    assert_eq!(status, StatusCode::OK, "{none}");
+    assert_eq!(
+        (none["found"].clone(), none["nodes"].clone()),
+        (json!(false), json!([]))
+    );
+    // Another workspace does not see these nodes.
+    let b = s.account().await;
+    let resp = s
+        .get(&format!(
+            "/v1/graph/path?from={}&to={}",
+            customers[0], customers[1]
+        ))
+        .bearer_auth(&b.token)
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+}

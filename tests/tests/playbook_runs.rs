@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Value};
+use svc_integration_tests::llm::{text, tool_call, LlmServer};
 use svc_integration_tests::providers::SmtpSink;
 use svc_integration_tests::{get_ok, read, str_at, track, Account, TestServer};
 
@@ -234,6 +235,9 @@ async fn a_segment_run_queues_one_outreach_per_eligible_customer_and_skips_the_s
         .iter()
         .all(|p| p["agent"] == "campaign" && p["capability"] == "queue.outreach"));
     assert!(smtp.messages().is_empty());
+    // Runs act as the campaign buddy's internal principal: no agent key is created for them.
+    let keys = get_ok(&s, "/api/v1/keys", &a.token).await.to_string();
+    assert!(!keys.contains("key_buddy_campaign"), "{keys}");
 
     // A person approves one: it is sent with the buddy's stored key.
     let id = str_at(&pending[0], "/id");
@@ -518,4 +522,358 @@ async fn execute_delivery_sends_when_policy_auto_approves_and_the_weekly_cap_ski
     let ls = leads(&s, &a, &pb, &second).await;
     assert!(ls.iter().all(|l| l["code"] == "frequency_capped"), "{ls:?}");
     assert_eq!(smtp.messages().len(), 2);
+}
+
+/// `POST .../outcomes` with `samples` sends and no success; returns the response.
+async fn report(s: &TestServer, a: &Account, pb: &str, run_id: &str, samples: u64) -> Value {
+    let (status, v) = call(
+        s,
+        Method::POST,
+        &format!("/v1/playbooks/{pb}/runs/{run_id}/outcomes"),
+        &a.token,
+        Some(json!({"samples": samples, "successes": 0})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    v
+}
+
+async fn connect_llm(s: &TestServer, a: &Account, config: Value) {
+    let (status, v) = call(
+        s,
+        Method::PUT,
+        "/api/v1/integrations/llm",
+        &a.token,
+        Some(config),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "connect llm: {v}");
+}
+
+#[tokio::test]
+async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provider_fall_back() {
+    let smtp = SmtpSink::start();
+    let llm = LlmServer::start().await;
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    connect_llm(&s, &a, llm.config(5)).await;
+    for email in ["j1@x.test", "j2@x.test"] {
+        customer(&s, &key, email).await;
+    }
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "crm-segment", "query": "MATCH (c:Customer) RETURN c", "sampleSize": 10},
+               "adaptation": {"minSampleSize": 3, "maxPivotsPerWeek": 5, "judgeModel": "judge-large"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({"follow": true})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "two queued", |r| {
+        counts(r)["queued"] == 2
+    })
+    .await;
+    assert_eq!(r["plan"]["judge"], "judge-large", "{r}");
+    assert!(r["plan"]["judgeNote"].is_null(), "{r}");
+    // The executor's own syncs bring no new outcomes: the model is not asked for them.
+    assert!(llm.take_requests().is_empty());
+
+    // 1. The model's pivot is applied as it said.
+    llm.script(vec![tool_call(
+        "judge_run",
+        json!({"action": "pivot", "reason": "no replies after 5 sends: try a warmer tone",
+               "field": "variant", "to": "warm"}),
+    )]);
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "model", "{v}");
+    assert_eq!(v["decision"]["judge"], "judge-large", "{v}");
+    let asked = llm.take_requests();
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["model"], "judge-large");
+    assert_eq!(asked[0]["tools"][0]["function"]["name"], "judge_run");
+    let situation: Value = serde_json::from_str(&str_at(&asked[0], "/messages/1/content"))
+        .expect("the situation is JSON");
+    assert_eq!(situation["window"]["samples"], 5, "{situation}");
+    assert_eq!(situation["current"]["variant"], "brand", "{situation}");
+    let r = run(&s, &a, &pb, &run_id).await;
+    let pivot = &r["pivots"][0];
+    assert_eq!(pivot["judge"], "judge-large", "{r}");
+    assert_eq!(pivot["judgedBy"], "model", "{r}");
+    assert_eq!(
+        pivot["change"],
+        json!({"field": "variant", "from": "brand", "to": "warm"})
+    );
+    assert_eq!(r["plan"]["variant"], "warm");
+    assert!(r["judgeFallback"].is_null(), "{r}");
+
+    // 2. A pivot the run cannot apply (the call channel without voice): the statistical judge
+    // decides (0 of 5 against 50% pivots), with the reason on the decision, pivot and run.
+    llm.script(vec![tool_call(
+        "judge_run",
+        json!({"action": "pivot", "reason": "call them", "field": "channel", "to": "call"}),
+    )]);
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    let why = str_at(&v, "/decision/fallbackReason");
+    assert!(
+        why.starts_with("invalid_answer") && why.contains("call"),
+        "{why}"
+    );
+    let r = run(&s, &a, &pb, &run_id).await;
+    assert_eq!(r["pivots"][1]["judge"], "builtin-statistical", "{r}");
+    assert_eq!(r["pivots"][1]["judgedBy"], "statistical");
+    assert_eq!(r["pivots"][1]["fallbackReason"], json!(why));
+    assert_eq!(r["pivots"][1]["change"]["field"], "cadence", "{r}");
+    assert_eq!(r["judgeFallback"]["reason"], json!(why));
+    assert_eq!(r["judgeFallback"]["model"], "judge-large");
+
+    // 3. A model slower than timeout_s.
+    connect_llm(&s, &a, llm.config(1)).await;
+    llm.script(vec![text("too late")]);
+    llm.delay(Duration::from_millis(2500));
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    assert!(
+        str_at(&v, "/decision/fallbackReason").starts_with("provider_timeout"),
+        "{v}"
+    );
+
+    // 4. The provider is down (nothing listens at its address).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dead = format!("http://{}/v1", closed.local_addr().expect("addr"));
+    drop(closed);
+    let mut config = llm.config(5);
+    config["base_url"] = json!(dead);
+    connect_llm(&s, &a, config).await;
+    let v = report(&s, &a, &pb, &run_id, 5).await;
+    assert_eq!(v["decision"]["action"], "pivot", "{v}");
+    assert_eq!(v["decision"]["judgedBy"], "statistical", "{v}");
+    let why = str_at(&v, "/decision/fallbackReason");
+    assert!(why.starts_with("provider_error"), "{why}");
+    let r = run(&s, &a, &pb, &run_id).await;
+    assert_eq!(r["pivots"].as_array().map(Vec::len), Some(4), "{r}");
+    assert_eq!(r["judgeFallback"]["reason"], json!(why), "{r}");
+    assert_eq!(r["status"], "running");
+}
+
+/// The agent key runs acted as before they used the campaign buddy's principal, as that
+/// release stored it.
+fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::AgentKey {
+    use svc_server::keys::{AgentKey, KeyKind};
+    AgentKey {
+        id: "key_buddy_campaign".into(),
+        workspace: ws.0,
+        kind: KeyKind::Agent,
+        name: "Campaign buddy (playbook runs)".into(),
+        agent: "campaign".into(),
+        scopes: Vec::new(),
+        grants: ["draft.outreach", "queue.outreach", "execute.outreach"]
+            .iter()
+            .map(|c| format!("capability:{c}"))
+            .collect(),
+        allowed_modes: vec!["dry_run".into(), "queue".into(), "execute".into()],
+        auto_run: true,
+        rate_limit_per_min: svc_server::keys::DEFAULT_RATE_LIMIT_PER_MIN,
+        quota_override_monthly: None,
+        prefix: "internal".into(),
+        last_four: String::new(),
+        created_at: "2026-01-01T00:00:00.000Z".into(),
+        created_by: "system".into(),
+        last_used_at: None,
+        revoked_at: None,
+    }
+}
+
+#[tokio::test]
+async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_action_still_runs() {
+    let smtp = SmtpSink::start();
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let agent = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    for email in ["old@x.test", "new@x.test"] {
+        customer(&s, &agent, email).await;
+    }
+
+    // A workspace upgraded from the release whose runs acted as `key_buddy_campaign`: the key
+    // record and an outreach it queued are stored (planted as that release wrote them).
+    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let legacy = legacy_campaign_key(ws);
+    let planted = legacy.clone();
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &planted))
+        .await
+        .expect("plant the legacy key");
+    let queued = svc_server::gateway::invoke(
+        s.state(),
+        &legacy,
+        "queue.outreach",
+        svc_server::gateway::InvokeRequest {
+            mode: Some("queue".into()),
+            source: Some("internal".into()),
+            idempotency_key: Some("pbrun:run_old:x:email".into()),
+            input: Some(json!({"customer": "old@x.test", "subject": "Hello",
+                                "body": "Queued before the upgrade."})),
+        },
+        svc_server::plumbing::ids::request_id(),
+    )
+    .await
+    .expect("the legacy key queues");
+    let queued: Value = serde_json::from_str(&queued.body).expect("envelope");
+    let legacy_pa = str_at(&queued, "/pending_action_id");
+
+    // A run now acts as `int_campaign`: its ledger rows and receipts name it.
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "manual", "query": "new@x.test"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "completion", |r| {
+        r["status"] == "completed"
+    })
+    .await;
+    assert_eq!(counts(&r)["queued"], 1, "{r}");
+    let lead = &leads(&s, &a, &pb, &run_id).await[0];
+    assert_eq!(lead["keyId"], "int_campaign", "{lead}");
+    let receipt = get_ok(
+        &s,
+        &format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(lead, "/requestId")
+        ),
+        &agent,
+    )
+    .await;
+    assert_eq!(receipt["ledger_row"]["key_id"], "int_campaign", "{receipt}");
+    assert_eq!(receipt["ledger_row"]["source"], "internal", "{receipt}");
+    // The legacy record is kept (never re-created elsewhere), the internal principal unlisted.
+    let keys = get_ok(&s, "/api/v1/keys", &a.token).await.to_string();
+    assert!(
+        keys.contains("key_buddy_campaign") && !keys.contains("int_campaign"),
+        "{keys}"
+    );
+
+    // Approving the action the legacy key queued re-reads that key and sends.
+    let resp = s
+        .post(&format!("/api/v1/approvals/{legacy_pa}/approve"))
+        .bearer_auth(&a.token)
+        .send()
+        .await
+        .expect("approve");
+    let (status, v) = read(resp).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let sent = smtp.wait_for(1).await;
+    assert_eq!(sent[0].recipients, ["old@x.test"]);
+}
+
+#[tokio::test]
+async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it() {
+    use svc_server::playbooks::leads::{lead_key, RunLead};
+    let smtp = SmtpSink::start();
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let agent = s.agent_key(&a).await.plaintext;
+    connect_smtp(&s, &a, &smtp).await;
+    for email in ["m1@x.test", "m2@x.test"] {
+        customer(&s, &agent, email).await;
+    }
+    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let legacy = legacy_campaign_key(ws);
+    let planted = legacy.clone();
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &planted))
+        .await
+        .expect("plant the legacy key");
+
+    // The first lead is worked, then the run is paused before the second.
+    let pb = playbook(
+        &s,
+        &a,
+        json!({"leadSource": {"kind": "manual", "query": "m1@x.test\nm2@x.test"}}),
+    )
+    .await;
+    let run_id = start(&s, &a, &pb, json!({"cadenceMs": 60_000})).await;
+    let r = wait_run(&s, &a, &pb, &run_id, "the first lead", |r| {
+        counts(r)["queued"] == 1
+    })
+    .await;
+    let (status, v) = control(&s, &a, &pb, &run_id, "pause").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+
+    // As the previous release left it: the second lead `working`, its draft made by
+    // key_buddy_campaign (stored answer under that key), the outreach not yet.
+    let id = lead_key(&pb, &run_id, 1);
+    let mut lead: RunLead = s
+        .state()
+        .store
+        .get(ws, id)
+        .await
+        .expect("read")
+        .expect("lead");
+    let cid = lead.customer_id.clone().expect("customer");
+    lead.status = "working".into();
+    lead.variant = Some("brand".into());
+    lead.channel = Some("email".into());
+    lead.key_id = None;
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &lead))
+        .await
+        .expect("plant the lead");
+    let draft = svc_server::gateway::invoke(
+        s.state(),
+        &legacy,
+        "draft.outreach",
+        svc_server::gateway::InvokeRequest {
+            mode: Some("execute".into()),
+            source: Some("internal".into()),
+            idempotency_key: Some(format!("pbrun:{run_id}:{cid}:draft")),
+            input: Some(json!({"customer": cid, "intent": r["plan"]["intent"],
+                                "channel": "email"})),
+        },
+        svc_server::plumbing::ids::request_id(),
+    )
+    .await
+    .expect("the legacy key drafts");
+    let draft: Value = serde_json::from_str(&draft.body).expect("envelope");
+
+    // Resumed: the lead replays the stored draft and queues as the legacy key; nothing twice.
+    let (status, v) = control(&s, &a, &pb, &run_id, "resume").await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    let r = wait_run(&s, &a, &pb, &run_id, "the second lead", |r| {
+        counts(r)["queued"] == 2
+    })
+    .await;
+    assert_eq!(
+        r["plan"]["creditsCharged"], 8,
+        "5 + the queue step's 3: {r}"
+    );
+    let ls = leads(&s, &a, &pb, &run_id).await;
+    assert_eq!(ls[0]["keyId"], "int_campaign");
+    assert_eq!(ls[1]["draftRequestId"], draft["request_id"], "{ls:?}");
+    assert_eq!(
+        ls[1]["credits"], 3,
+        "the replayed draft is not charged again: {ls:?}"
+    );
+    let receipt = get_ok(
+        &s,
+        &format!(
+            "/api/v1/capabilities/actions/{}",
+            str_at(&ls[1], "/requestId")
+        ),
+        &agent,
+    )
+    .await;
+    assert_eq!(
+        receipt["ledger_row"]["key_id"], "key_buddy_campaign",
+        "{receipt}"
+    );
+    assert_eq!(pending_actions(&s, &a).await.len(), 2);
 }

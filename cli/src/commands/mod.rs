@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod capabilities;
+pub mod chat;
 pub mod doctor;
 pub mod events;
 pub mod invoke;

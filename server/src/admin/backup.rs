@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::SECRET_FILES;
 use crate::error::{Code, Error, Result};
-use crate::store::{Graph, Store};
+use crate::store::Store;
 
 /// Which secrets the service was given rather than keeping them in its data directory.
 #[derive(Clone, Copy, Debug, Default)]
@@ -69,10 +69,10 @@ fn copy_private(from: &Path, to: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The backup of `graph` (the open store of `data_dir`) into `dest`, which must not exist or
+/// The backup of `store` (the open store of `data_dir`) into `dest`, which must not exist or
 /// be empty. A failed backup leaves no partial directory behind.
 pub fn create(
-    graph: &Graph,
+    store: &Store,
     data_dir: &Path,
     dest: &Path,
     configured: Configured,
@@ -87,9 +87,9 @@ pub fn create(
     let existed = dest.exists();
     let made = (|| {
         create_private_dir(dest)?;
-        graph
-            .checkpoint(dest.join("store"))
-            .map_err(|e| Error::new(Code::Internal, format!("checkpoint: {e}")))?;
+        store
+            .checkpoint(&dest.join("store"))
+            .map_err(|e| Error::new(Code::Internal, format!("checkpoint: {}", e.message)))?;
         let mut secrets = Vec::new();
         for name in SECRET_FILES {
             let from = data_dir.join(name);
@@ -170,9 +170,7 @@ pub fn restore(backup: &Path, target: &Path) -> Result<Value> {
             format!("the restored store does not open: {e}"),
         )
     })?;
-    let report = store
-        .graph()
-        .and_then(|g| g.validate().map_err(Error::from));
+    let report = store.validate();
     store.close();
     let report = report?;
     Ok(json!({

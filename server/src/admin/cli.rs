@@ -128,7 +128,7 @@ fn run(args: AdminArgs) -> Result<(Value, Option<Route>)> {
 
 fn configured_keys(master: Option<&str>, retired: &[String]) -> Result<ConfiguredKeys> {
     let parse = |k: &str| {
-        crate::sealed::parse_key_hex(k)
+        crate::plumbing::sealed::parse_key_hex(k)
             .map(Vec::from)
             .map_err(|e| Error::invalid_input(format!("master key: {e}")))
     };

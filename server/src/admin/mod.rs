@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Code, Error, Result};
 use crate::keys::{self, AgentKey};
-use crate::sealed::{self, Sealer};
+use crate::plumbing::sealed::{self, Sealer};
 use crate::state::AppState;
 use crate::store::{RecordScan, Store, WorkspaceId};
 use crate::workspaces::{self, Plan};
@@ -168,25 +168,25 @@ impl Operator {
 
     /// A backup into `dest` (see `backup`).
     pub async fn backup(&self, dest: &Path) -> Result<Value> {
-        let graph = self.store.graph()?;
+        let store = self.store.clone();
         let data_dir = self.data_dir.clone();
         let dest = dest.to_path_buf();
         let configured = backup::Configured {
             jwt_secret: self.jwt_secret_configured,
             master_key: self.keys.master_key.is_some(),
         };
-        tokio::task::spawn_blocking(move || backup::create(&graph, &data_dir, &dest, configured))
+        tokio::task::spawn_blocking(move || backup::create(&store, &data_dir, &dest, configured))
             .await
             .map_err(|e| Error::new(Code::Internal, format!("backup task failed: {e}")))?
     }
 
     /// The engine's cross-check of every index against the primary data.
     pub async fn validate(&self) -> Result<Value> {
-        let graph = self.store.graph()?;
-        let report = tokio::task::spawn_blocking(move || graph.validate())
+        let store = self.store.clone();
+        let report = tokio::task::spawn_blocking(move || store.validate())
             .await
             .map_err(|e| Error::new(Code::Internal, format!("validate task failed: {e}")))?
-            .map_err(|e| Error::new(Code::Internal, format!("validate: {e}")))?;
+            .map_err(|e| Error::new(Code::Internal, format!("validate: {}", e.message)))?;
         Ok(json!({
             "ok": report.is_ok(),
             "nodes": report.nodes,

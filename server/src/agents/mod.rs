@@ -45,11 +45,17 @@ const EVENT_BUFFER: usize = 64;
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChatRequest {
-    /// 1 to 8000 characters.
+    /// 1 to 8000 characters after trimming.
+    #[schema(pattern = r"\S", max_length = 8000)]
     pub message: String,
     /// Continue this session; a new one is opened when absent.
     pub session_id: Option<String>,
-    /// Ask one specialist directly: `insights`, `prospect`, `campaign` or `pipeline`.
+    /// Ask one specialist directly: `insights`, `prospect`, `campaign` or `pipeline`; empty or
+    /// `orchestrator` lets the orchestrator route.
+    #[schema(
+        pattern = r"^\s*(|orchestrator|insights|prospect|campaign|pipeline)\s*$",
+        nullable
+    )]
     pub buddy: Option<String>,
 }
 
@@ -125,7 +131,7 @@ async fn connected_model(state: &AppState, ws: WorkspaceId) -> Option<LlmConfig>
 }
 
 async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
-    let started_at = crate::clock::now_rfc3339();
+    let started_at = crate::plumbing::clock::now_rfc3339();
     let state = turn.state.clone();
     let llm_config = connected_model(&state, turn.ws).await;
     let history = match &llm_config {
@@ -232,7 +238,7 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
         usage: turn.usage,
         error,
         started_at,
-        completed_at: crate::clock::now_rfc3339(),
+        completed_at: crate::plumbing::clock::now_rfc3339(),
     };
     let data = serde_json::to_value(&summary).unwrap_or(Json::Null);
     let stored = turn.message(

@@ -5,15 +5,21 @@
 //! treat a buddy exactly like any agent key. The ledger and receipts show `agent` = the buddy
 //! id and `source` = `internal`.
 //!
-//! Modes: dry_run, queue and execute, with `auto_run` off: read capabilities and direct
-//! writes run, and every approval-gated or queue-only capability becomes a pending approval
-//! for a person (the gateway's transition table). Credits come from the workspace's pool.
+//! Modes: dry_run, queue and execute, with `auto_run` on, so the workspace's policy decides:
+//! read capabilities and direct writes run; `queue` always waits for a person; an `execute`
+//! of an approval-gated capability commits only when the workspace's `auto_approve` policy
+//! lists it, and otherwise becomes a pending approval (the gateway's transition table). This is
+//! what both users of a buddy need: a playbook run's `execute` delivery sends when the operator
+//! auto-approves `execute.outreach`, and a chat buddy's gated action in a workspace without that
+//! policy waits for approval. Credits come from the workspace's pool.
+//!
+//! Playbook runs act as the campaign buddy's principal (`playbooks::principal`).
 
 use crate::capabilities::{grant_for, Capability, Mode};
-use crate::clock;
 use crate::error::Result;
 use crate::keys::{AgentKey, KeyKind, DEFAULT_RATE_LIMIT_PER_MIN};
 use crate::playbooks::Buddy;
+use crate::plumbing::clock;
 use crate::store::{Store, WorkspaceId};
 
 /// The gateway `source` of every call a buddy makes.
@@ -48,6 +54,8 @@ pub fn role(buddy: Buddy) -> &'static [Capability] {
             DraftOutreach,
             QueueOutreach,
             ExecuteOutreach,
+            QueueCall,
+            ExecuteCall,
             MemoryWrite,
         ],
         Buddy::Pipeline => &[
@@ -80,7 +88,8 @@ pub fn principal(ws: WorkspaceId, buddy: Buddy) -> AgentKey {
         scopes: Vec::new(),
         grants: role(buddy).iter().map(|c| grant_for(c.id())).collect(),
         allowed_modes: Mode::ALL.iter().map(|m| m.as_str().to_owned()).collect(),
-        auto_run: false,
+        // The workspace's auto_approve policy decides whether a gated execute commits.
+        auto_run: true,
         rate_limit_per_min: DEFAULT_RATE_LIMIT_PER_MIN,
         quota_override_monthly: None,
         prefix: KeyKind::Internal.prefix().to_owned(),
@@ -132,12 +141,12 @@ mod tests {
     use crate::gateway::registry;
 
     #[test]
-    fn every_role_reads_context_and_only_gated_writes_wait_for_a_person() {
+    fn every_role_reads_context_and_the_workspace_policy_decides_gated_executes() {
         for &b in Buddy::ALL {
             let key = principal(WorkspaceId(1), b);
             assert!(key.has_grant("context.get"), "{b:?}");
             assert_eq!(key.agent, b.as_str());
-            assert!(!key.auto_run);
+            assert!(key.auto_run);
             assert!(key.id.starts_with("int_"));
             // Every granted capability is in the catalogue.
             for g in &key.grants {
@@ -145,7 +154,17 @@ mod tests {
                 assert!(registry::get(id).is_some(), "{id}");
             }
         }
-        assert!(principal(WorkspaceId(1), Buddy::Campaign).has_grant("queue.outreach"));
+        let campaign = principal(WorkspaceId(1), Buddy::Campaign);
+        // What playbook runs invoke.
+        for c in [
+            "draft.outreach",
+            "queue.outreach",
+            "execute.outreach",
+            "queue.call",
+            "execute.call",
+        ] {
+            assert!(campaign.has_grant(c), "{c}");
+        }
         assert!(!principal(WorkspaceId(1), Buddy::Insights).has_grant("queue.outreach"));
     }
 }

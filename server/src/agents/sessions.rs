@@ -8,9 +8,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::clock;
 use crate::error::{Error, Result};
 use crate::playbooks::{ensure_writable, time_ordered_id};
+use crate::plumbing::clock;
 use crate::reporting::AssistantMessage;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 
@@ -45,6 +45,7 @@ impl Record for ChatSession {
 /// What a stored message is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = ChatRole)]
 pub enum Role {
     User,
     /// The orchestrator's routing decision.
@@ -90,6 +91,7 @@ pub struct SessionList {
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
+#[schema(as = ChatSessionView)]
 pub struct SessionView {
     pub session: ChatSession,
     /// Oldest first.

@@ -162,7 +162,7 @@ impl Turn {
         if req.idempotency_key.is_none() {
             req.idempotency_key = Some(format!("{}-{n}", self.turn_id));
         }
-        let request_id = crate::ids::request_id();
+        let request_id = crate::plumbing::ids::request_id();
         let input = req.input.clone().unwrap_or_else(|| json!({}));
         let requested_mode = req.mode.clone();
         let call = json!({

@@ -54,7 +54,7 @@ pub fn verify(password: &str, phc: &str) -> bool {
 /// the same time as one with a wrong password.
 pub fn verify_dummy(password: &str) {
     static DUMMY: OnceLock<Option<String>> = OnceLock::new();
-    let dummy = DUMMY.get_or_init(|| hash(&crate::ids::random_base62(24)).ok());
+    let dummy = DUMMY.get_or_init(|| hash(&crate::plumbing::ids::random_base62(24)).ok());
     if let Some(phc) = dummy {
         let _ = verify(password, phc);
     }

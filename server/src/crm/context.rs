@@ -11,10 +11,10 @@ use super::memory::notes_of;
 use super::sentiment::{self, Score};
 use super::{customer_label, find_customer, micros_of, micros_rfc3339, prop_str, DAY_US};
 use crate::error::Result;
+use crate::gateway::ledger;
 use crate::gateway::registry;
-use crate::ids;
-use crate::ledger;
 use crate::pipeline::{self, Status};
+use crate::plumbing::ids;
 
 /// A touchpoint as context.get reads it.
 struct Tp {

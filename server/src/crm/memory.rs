@@ -9,10 +9,10 @@ use svc_engine::WorkspaceTxn;
 use time::OffsetDateTime;
 
 use super::{find_customer, str_field, time_ordered_id};
-use crate::clock;
 use crate::error::Result;
-use crate::ids;
 use crate::keys::AgentKey;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::Record;
 
 /// A memory note on a customer (`memory.write`).

@@ -11,9 +11,9 @@ use serde_json::Value;
 use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, WorkspaceId};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 
 pub fn str_field<'v>(input: &'v Value, name: &str) -> Option<&'v str> {
     input.get(name).and_then(Value::as_str)
@@ -107,11 +107,9 @@ pub async fn resolve(
     ws: WorkspaceId,
     reference: String,
 ) -> Result<String> {
-    let graph = store.graph()?;
-    tokio::task::spawn_blocking(move || {
-        let snap = graph.snapshot(ws);
-        find_customer(&snap, &reference).map(|n| ids::customer_id(n.id))
-    })
-    .await
-    .map_err(|e| Error::internal(format!("customer lookup failed: {e}")))?
+    store
+        .read(ws, move |snap| {
+            find_customer(snap, &reference).map(|n| ids::customer_id(n.id))
+        })
+        .await
 }

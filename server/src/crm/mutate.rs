@@ -11,8 +11,8 @@ use svc_engine::{GraphWrite, NodeId, WorkspaceTxn};
 use super::{find_customer, str_field};
 use crate::error::{Error, Result};
 use crate::events;
-use crate::ids;
 use crate::pipeline;
+use crate::plumbing::ids;
 
 /// Properties crm.mutate may not touch: identity keys move only through ingestion and dedupe
 /// (so the identity index stays exact), and `lastSeen` only forward through events.
@@ -91,7 +91,7 @@ pub fn mutate(
     }
     let mut result = json!({"customer_id": customer_id, "changed": changed});
     if let Some((_, change)) = &opportunity {
-        let now = crate::events::micros(crate::clock::now())?;
+        let now = crate::events::micros(crate::plumbing::clock::now())?;
         let applied = pipeline::apply(w, customer.id, change, now, None)?;
         result["opportunity"] = applied.view;
     }
@@ -152,7 +152,7 @@ fn opportunity_change(
     if kind == "create" {
         let id = match id {
             Some(id) => id.to_owned(),
-            None => super::time_ordered_id("opp", crate::clock::now()),
+            None => super::time_ordered_id("opp", crate::plumbing::clock::now()),
         };
         if pipeline::find(w, &id)?.is_some() {
             return Err(Error::invalid_field(

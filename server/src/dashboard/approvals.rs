@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::layout::{csrf_input, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
-use crate::approvals::{self, PendingView};
+use crate::gateway::approvals::{self, PendingView};
 use crate::state::AppState;
 
 /// `GET /app/approvals`.

@@ -19,7 +19,7 @@ use crate::buddies::Buddy;
 use crate::capabilities::Capability;
 use crate::customers;
 use crate::gateway::{self, InvokeRequest};
-use crate::ids;
+use crate::plumbing::ids;
 use crate::state::AppState;
 
 const TEXTS: &[(&str, &str)] = &[

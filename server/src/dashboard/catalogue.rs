@@ -9,10 +9,11 @@ use serde_json::Value;
 use super::layout::page as shell;
 use super::session::Session;
 use super::{failed, Failure};
+use crate::gateway::ledger;
 use crate::gateway::registry::{self, Descriptor};
 use crate::graph_api::with_snapshot;
 use crate::state::AppState;
-use crate::{keys, ledger, workspaces};
+use crate::{keys, workspaces};
 
 /// `GET /app/capabilities`.
 pub async fn page(

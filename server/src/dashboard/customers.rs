@@ -16,12 +16,12 @@ use super::session::Session;
 use super::{failed, is_htmx, Failure};
 use crate::customers::{self, CustomerView};
 use crate::error::Error;
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::graph_api::{node_with_label, with_snapshot};
-use crate::ledger::{self, LedgerRow};
+use crate::plumbing::{clock, ids};
 use crate::scoring::{self, Models};
 use crate::state::AppState;
-use crate::{clock, ids};
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {

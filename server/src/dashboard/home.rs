@@ -17,9 +17,10 @@ use super::session::Session;
 use super::{failed, Failure};
 use crate::auth::Principal;
 use crate::error::Result;
+use crate::gateway::ledger;
 use crate::graph_api::with_snapshot;
 use crate::state::AppState;
-use crate::{customers, ledger, reporting, workspaces};
+use crate::{customers, reporting, workspaces};
 
 /// Pipeline of one stage: open opportunities and their summed amount.
 #[derive(Debug, Default, PartialEq)]

@@ -19,8 +19,8 @@ use crate::capabilities::Capability;
 use crate::customers::{self, CustomerView};
 use crate::error::Error;
 use crate::gateway::{self, InvokeRequest};
-use crate::ids;
 use crate::integrations::{IntegrationView, Kind};
+use crate::plumbing::ids;
 use crate::state::AppState;
 
 /// The gateway `source` of a card's invocation.

@@ -211,7 +211,7 @@ pub async fn ingest_one(
     ws: WorkspaceId,
     event: MarketingEvent,
 ) -> Result<IngestResult> {
-    let ev = event.validate(crate::clock::now())?;
+    let ev = event.validate(crate::plumbing::clock::now())?;
     ingest(store, realtime, ws, ev).await
 }
 
@@ -242,7 +242,7 @@ pub async fn ingest_events(
     ws: WorkspaceId,
     events: Vec<Result<MarketingEvent>>,
 ) -> Result<BatchResponse> {
-    let now: OffsetDateTime = crate::clock::now();
+    let now: OffsetDateTime = crate::plumbing::clock::now();
     let items: Vec<Result<ValidEvent>> = events
         .into_iter()
         .map(|item| item.and_then(|e| e.validate(now)))

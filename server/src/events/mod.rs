@@ -27,9 +27,9 @@ use svc_engine::{
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::retention;
 use crate::store::{Store, WorkspaceId};
 pub use realtime::{Realtime, StreamMessage};

@@ -212,7 +212,8 @@ fn check<M: Mac>(platform: &str, expected: M, sig: &[u8]) -> Result<()> {
 }
 
 fn decode_hex(platform: &str, text: &str) -> Result<Vec<u8>> {
-    crate::secrets::decode_hex(text).ok_or_else(|| refused(platform, "the signature is not hex"))
+    crate::plumbing::secrets::decode_hex(text)
+        .ok_or_else(|| refused(platform, "the signature is not hex"))
 }
 
 fn decode_base64(platform: &str, text: &str) -> Result<Vec<u8>> {
@@ -273,7 +274,7 @@ mod tests {
     }
 
     fn hex_mac256(parts: &[&[u8]]) -> String {
-        crate::ids::hex(
+        crate::plumbing::ids::hex(
             &mac::<HmacSha256>(SECRET, parts)
                 .expect("mac")
                 .finalize()
@@ -379,7 +380,7 @@ mod tests {
         );
         assert!(verify("shopify", SECRET, &delivery(&h, b"{}"), now()).is_err());
 
-        let sha1 = crate::ids::hex(
+        let sha1 = crate::plumbing::ids::hex(
             &mac::<HmacSha1>(SECRET, &[BODY])
                 .expect("mac")
                 .finalize()

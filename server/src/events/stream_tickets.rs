@@ -13,7 +13,7 @@ use parking_lot::Mutex;
 
 use crate::auth::Principal;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::ids;
 
 /// How long a ticket stays redeemable.
 pub const TICKET_TTL: Duration = Duration::from_secs(60);

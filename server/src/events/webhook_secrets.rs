@@ -1,5 +1,5 @@
 //! Per-workspace signing secrets of the webhook platforms, one per platform, sealed at rest
-//! (`crate::sealed`: XChaCha20-Poly1305, bound to the workspace, the record kind and the
+//! (`crate::plumbing::sealed`: XChaCha20-Poly1305, bound to the workspace, the record kind and the
 //! platform). When a platform has a secret, every delivery for it must carry that platform's
 //! valid signature (`signatures::verify`), whatever credential delivered it. The plaintext is
 //! never returned, logged or stored.
@@ -7,9 +7,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::{signatures, webhooks};
-use crate::clock;
 use crate::error::{Error, Result};
-use crate::sealed::{Sealed, Sealer};
+use crate::plumbing::clock;
+use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
 /// Shortest accepted secret (platform-issued secrets are longer; this refuses typos and toys).

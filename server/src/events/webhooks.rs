@@ -80,7 +80,7 @@ fn first(v: &Json, paths: &[&[&str]]) -> Option<String> {
 }
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Option<Json> {
-    secs.map(|s| Json::String(crate::clock::unix_rfc3339(s)))
+    secs.map(|s| Json::String(crate::plumbing::clock::unix_rfc3339(s)))
 }
 
 fn props(pairs: &[(&str, Option<Json>)]) -> Option<Map<String, Json>> {
@@ -439,11 +439,11 @@ pub async fn mint_token(
     user_id: &str,
 ) -> Result<String> {
     use crate::store::WorkspaceId;
-    let token = format!("{TOKEN_PREFIX}{}", crate::ids::random_base62(32));
+    let token = format!("{TOKEN_PREFIX}{}", crate::plumbing::ids::random_base62(32));
     let record = WebhookToken {
         digest: crate::keys::token::digest(&token),
         workspace: ws.0,
-        created_at: crate::clock::now_rfc3339(),
+        created_at: crate::plumbing::clock::now_rfc3339(),
         created_by: user_id.to_owned(),
     };
     store

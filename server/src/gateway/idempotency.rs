@@ -18,7 +18,7 @@ use time::OffsetDateTime;
 
 use crate::capabilities::Mode;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::ids;
 use crate::retention;
 use crate::store::{Record, Store};
 
@@ -298,7 +298,7 @@ mod tests {
                     fingerprint: f,
                     request_id: "req_1".into(),
                     body: "{}".into(),
-                    created_at: crate::clock::rfc3339(t0),
+                    created_at: crate::plumbing::clock::rfc3339(t0),
                 };
                 super::store(&mut txn.workspace(ws), "key_t", "c", "k", response)
             })

@@ -13,8 +13,10 @@
 //! function), `prepare` (the setup shared with approved actions), `idempotency`, `receipts`
 //! (receipts and usage), `outbound_flow`, `sanitize`.
 
+pub mod approvals;
 pub(crate) mod executors;
 pub mod idempotency;
+pub mod ledger;
 mod outbound_flow;
 mod prepare;
 mod receipts;
@@ -28,19 +30,18 @@ pub use sanitize::sanitize;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::WriteTxn;
 
-use crate::approvals;
 use crate::capabilities::Mode;
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow, Quota};
 use crate::outbound;
+use crate::plumbing::clock;
 use crate::state::AppState;
+use crate::store::Tx;
 use crate::workspaces::WorkspaceSettings;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
+use ledger::{LedgerRow, Quota};
 use outbound_flow::{finish_delivery, Delivery};
 use receipts::ReceiptRecord;
 use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
@@ -260,31 +261,24 @@ pub async fn invoke(
         )?),
         None => None,
     };
-    let graph = state.store.graph()?;
     let deps = Deps::of(state);
     let key = key.clone();
     let ws = key.workspace_id();
-    // Awaited without a blocking-pool thread: the engine wakes this task once durable.
-    let first = graph
-        .write_async(move |txn: &mut WriteTxn<'_>| {
-            run_in_txn(txn, &deps, &key, &checked, fingerprint, &request_id)
-        })
-        .await;
-    // Executors (events.ingest, crm.mutate, outbound touchpoints) may have changed graph nodes:
-    // drop derived caches.
-    state.store.note_graph_write(ws);
-    let delivery = match first? {
+    // The store's write keeps the graph-write generation (executors such as events.ingest,
+    // crm.mutate and outbound touchpoints change graph nodes), so derived caches see it.
+    let first = state
+        .store
+        .write(move |tx| run_in_txn(tx, &deps, &key, &checked, fingerprint, &request_id))
+        .await?;
+    let delivery = match first {
         Step::Done(response) => return Ok(response),
         Step::Deliver(d) => d,
     };
     let delivered = outbound::delivery::perform(&state.http, &delivery.dispatch.job).await;
-    let finished = graph
-        .write_async(move |txn: &mut WriteTxn<'_>| {
-            finish_delivery(&mut txn.workspace(ws), *delivery, &delivered)
-        })
-        .await;
-    state.store.note_graph_write(ws);
-    finished?
+    state
+        .store
+        .write(move |tx| finish_delivery(&mut tx.workspace(ws), *delivery, &delivered))
+        .await?
 }
 
 /// How the first write of an invocation ended.
@@ -295,7 +289,7 @@ enum Step {
 }
 
 fn run_in_txn(
-    txn: &mut WriteTxn<'_>,
+    tx: &mut Tx<'_, '_>,
     deps: &Deps,
     key: &AgentKey,
     c: &Checked,
@@ -305,8 +299,8 @@ fn run_in_txn(
     let ws = key.workspace_id();
     let d = &c.entry.descriptor;
     let capability = c.entry.capability;
-    let prepared = Prepared::load(txn, key)?;
-    let mut w = txn.workspace(ws);
+    let prepared = Prepared::load(tx, key)?;
+    let mut w = tx.workspace(ws);
     let cost = if c.mode == Mode::DryRun {
         0
     } else {

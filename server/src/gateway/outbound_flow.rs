@@ -7,10 +7,10 @@ use time::OffsetDateTime;
 
 use super::receipts::{rewrite_receipt, ReceiptRecord};
 use super::{encoding, envelope_json, idempotency, sanitize, Envelope, InvokeResponse};
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ledger::{self, LedgerRow};
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
+use crate::plumbing::clock;
 
 /// An outbound invocation between its two writes.
 pub(super) struct Delivery {

@@ -2,21 +2,22 @@
 //! its settings and the key's budget read once in the write that uses them, the policy and
 //! read-only checks, and what executors reach besides the transaction.
 
-use svc_engine::{WorkspaceId, WriteTxn};
+use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
 use super::executors;
 use super::registry::Descriptor;
 use crate::error::{Code, Error, Result};
+use crate::gateway::ledger;
 use crate::keys::AgentKey;
-use crate::ledger;
 use crate::state::AppState;
+use crate::store::Tx;
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 
 /// What executors reach besides the transaction: secrets and the public URL.
 #[derive(Clone, Debug)]
 pub(crate) struct Deps {
-    pub sealer: crate::sealed::Sealer,
+    pub sealer: crate::plumbing::sealed::Sealer,
     pub public_url: String,
 }
 
@@ -39,13 +40,12 @@ pub(crate) struct Prepared {
 }
 
 impl Prepared {
-    pub(crate) fn load(txn: &mut WriteTxn<'_>, key: &AgentKey) -> Result<Prepared> {
+    pub(crate) fn load(tx: &mut Tx<'_, '_>, key: &AgentKey) -> Result<Prepared> {
         let ws = key.workspace_id();
-        let workspace = txn
-            .workspace(WorkspaceId::GLOBAL)
-            .get_record::<WorkspaceEntry>(&workspaces::render_id(ws))?
+        let workspace = tx
+            .get::<WorkspaceEntry>(WorkspaceId::GLOBAL, &workspaces::render_id(ws))?
             .ok_or_else(|| Error::not_found("workspace"))?;
-        let w = txn.workspace(ws);
+        let w = tx.workspace(ws);
         let settings = w
             .get_record::<WorkspaceSettings>("settings")?
             .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;

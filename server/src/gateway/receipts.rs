@@ -5,10 +5,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use svc_engine::WorkspaceTxn;
 
-use crate::approvals;
 use crate::error::{Error, Result};
+use crate::gateway::approvals;
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
 use crate::store::{Record, Store};
 use crate::workspaces::WorkspaceSettings;
 
@@ -86,76 +86,73 @@ pub(super) fn rewrite_receipt(
 
 /// The receipt of one invocation of the key's workspace.
 pub async fn receipt(store: &Store, key: &AgentKey, request_id: &str) -> Result<Receipt> {
-    let graph = store.graph()?;
     let ws = key.workspace_id();
     let request_id = request_id.to_owned();
-    tokio::task::spawn_blocking(move || -> Result<Receipt> {
-        let snap = graph.snapshot(ws);
-        let rec = snap
-            .get_record::<ReceiptRecord>(&request_id)?
-            .ok_or_else(|| Error::not_found("receipt"))?;
-        let row = ledger::row_by_request(&snap, &request_id)?
-            .ok_or_else(|| Error::internal(format!("receipt {request_id} has no ledger row")))?;
-        let pending = match &rec.pending_action_id {
-            Some(id) => snap.get_record::<approvals::PendingAction>(id)?,
-            None => None,
-        };
-        let timeline = pending
-            .as_ref()
-            .map(|p| {
-                p.timeline
-                    .iter()
-                    .filter_map(|t| serde_json::to_value(t).ok())
-                    .collect()
+    store
+        .read(ws, move |snap| -> Result<Receipt> {
+            let rec = snap
+                .get_record::<ReceiptRecord>(&request_id)?
+                .ok_or_else(|| Error::not_found("receipt"))?;
+            let row = ledger::row_by_request(snap, &request_id)?.ok_or_else(|| {
+                Error::internal(format!("receipt {request_id} has no ledger row"))
+            })?;
+            let pending = match &rec.pending_action_id {
+                Some(id) => snap.get_record::<approvals::PendingAction>(id)?,
+                None => None,
+            };
+            let timeline = pending
+                .as_ref()
+                .map(|p| {
+                    p.timeline
+                        .iter()
+                        .filter_map(|t| serde_json::to_value(t).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let pending_action = pending
+                .as_ref()
+                .and_then(|p| serde_json::to_value(approvals::PendingView::new(p)).ok());
+            Ok(Receipt {
+                request_id: rec.request_id,
+                capability: row.capability.clone(),
+                mode: row.mode.clone(),
+                status: row.status.clone(),
+                ledger_row: row,
+                response: rec.response,
+                pending_action,
+                timeline,
             })
-            .unwrap_or_default();
-        let pending_action = pending
-            .as_ref()
-            .and_then(|p| serde_json::to_value(approvals::PendingView::new(p)).ok());
-        Ok(Receipt {
-            request_id: rec.request_id,
-            capability: row.capability.clone(),
-            mode: row.mode.clone(),
-            status: row.status.clone(),
-            ledger_row: row,
-            response: rec.response,
-            pending_action,
-            timeline,
         })
-    })
-    .await
-    .map_err(|e| Error::internal(format!("receipt task failed: {e}")))?
+        .await
 }
 
 /// Month usage of the key's budget and its most recent ledger rows.
 pub async fn usage(store: &Store, key: &AgentKey, limit: Option<usize>) -> Result<Usage> {
     let limit = limit.unwrap_or(DEFAULT_USAGE_ROWS).clamp(1, MAX_USAGE_ROWS);
-    let graph = store.graph()?;
     let key = key.clone();
-    tokio::task::spawn_blocking(move || -> Result<Usage> {
-        let ws = key.workspace_id();
-        let snap = graph.snapshot(ws);
-        let settings = snap
-            .get_record::<WorkspaceSettings>("settings")?
-            .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
-        let month = ledger::current_month();
-        let (workspace_used, key_used) = ledger::month_usage(&snap, &key.id, &month)?;
-        let (limit_credits, used) = match key.quota_override_monthly {
-            Some(l) => (l, key_used),
-            None => (settings.monthly_credit_limit(), workspace_used),
-        };
-        Ok(Usage {
-            month,
-            plan: settings.plan.as_str().to_owned(),
-            limit: limit_credits,
-            used,
-            remaining: limit_credits.saturating_sub(used),
-            workspace_used,
-            key_used,
-            quota_override_monthly: key.quota_override_monthly,
-            rows: ledger::recent_rows(&snap, &key.id, limit)?,
+    store
+        .read(key.workspace_id(), move |snap| -> Result<Usage> {
+            let ws = key.workspace_id();
+            let settings = snap
+                .get_record::<WorkspaceSettings>("settings")?
+                .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings record")))?;
+            let month = ledger::current_month();
+            let (workspace_used, key_used) = ledger::month_usage(snap, &key.id, &month)?;
+            let (limit_credits, used) = match key.quota_override_monthly {
+                Some(l) => (l, key_used),
+                None => (settings.monthly_credit_limit(), workspace_used),
+            };
+            Ok(Usage {
+                month,
+                plan: settings.plan.as_str().to_owned(),
+                limit: limit_credits,
+                used,
+                remaining: limit_credits.saturating_sub(used),
+                workspace_used,
+                key_used,
+                quota_override_monthly: key.quota_override_monthly,
+                rows: ledger::recent_rows(snap, &key.id, limit)?,
+            })
         })
-    })
-    .await
-    .map_err(|e| Error::internal(format!("usage task failed: {e}")))?
+        .await
 }

@@ -10,7 +10,7 @@ use svc_engine::{Direction, GraphRead, NodeId};
 
 use crate::error::{Error, Result};
 use crate::events::value_to_json;
-use crate::ids;
+use crate::plumbing::ids;
 
 /// Which entities an export holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -69,7 +69,7 @@ pub struct GraphExport {
     pub relationships: Vec<GraphRelationship>,
 }
 
-fn properties_json(p: &svc_engine::Properties) -> Map<String, Json> {
+pub(crate) fn properties_json(p: &svc_engine::Properties) -> Map<String, Json> {
     p.iter()
         .map(|(k, v)| (k.clone(), value_to_json(v)))
         .collect()

@@ -2,11 +2,12 @@
 //! the blocking pool, the read-only guard inside write transactions, and node rendering.
 
 pub mod export;
+pub mod path;
 pub mod query;
 
 use svc_engine::{GraphRead, Node, NodeId, Snapshot, WorkspaceTxn};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::store::{Store, WorkspaceId};
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
 
@@ -16,13 +17,7 @@ where
     R: Send + 'static,
     F: FnOnce(&Snapshot<'_>) -> Result<R> + Send + 'static,
 {
-    let graph = store.graph()?;
-    tokio::task::spawn_blocking(move || {
-        let snap = graph.snapshot(ws);
-        f(&snap)
-    })
-    .await
-    .map_err(|e| Error::internal(format!("graph read task failed: {e}")))?
+    store.read(ws, f).await
 }
 
 /// Refuses writes to a read-only workspace, checked inside the write so that it is atomic with

@@ -7,7 +7,7 @@
 
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
-use svc_engine::EngineError;
+use svc_engine::ErrorKind;
 use svc_query::{Limits, Params, QueryError, QueryResult};
 
 use super::{ensure_writable, with_snapshot};
@@ -46,17 +46,12 @@ pub fn query_error(e: QueryError) -> Error {
             "queries that write (CREATE, MERGE, SET, REMOVE, DELETE) need a dashboard session \
              (JWT); API keys may only read",
         ),
-        QueryError::Engine(
-            EngineError::Storage(_)
-            | EngineError::Corrupt { .. }
-            | EngineError::Closed(_)
-            | EngineError::Panicked(_)
-            | EngineError::FormatTooNew { .. }
-            | EngineError::Record(_),
-        ) => match e {
-            QueryError::Engine(inner) => Error::from(inner),
-            other => Error::internal(other),
-        },
+        // Storage faults and an unavailable store are the service's, not the query's.
+        QueryError::Engine(inner)
+            if matches!(inner.kind(), ErrorKind::Fault | ErrorKind::Unavailable) =>
+        {
+            Error::from(inner)
+        }
         other => {
             let mut details = serde_json::json!({ "query_code": query_code });
             if let Some(p) = other.position() {

@@ -25,10 +25,10 @@ use serde_json::{json, Value};
 
 use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, STREAM_TICKET, WEBHOOK_TOKEN};
 use crate::auth::{self, Legacy, Presented, Principal};
-use crate::clock;
 use crate::error::{Code, Error};
 use crate::events::webhooks;
 use crate::keys::{AgentKey, KeyKind, RouteGrant};
+use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 
@@ -251,6 +251,7 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     // read (decided from the parse tree by graph_api::query).
     ("GET", "/v1/graph", GRAPH.anonymous(Anonymous::Demo)),
     ("POST", "/v1/graph/query", Rule::keyed(Write, &[GraphRead])),
+    ("GET", "/v1/graph/path", GRAPH),
     // Playbooks and brand: agents read, people write.
     ("GET", "/v1/playbooks", PLAYBOOKS),
     ("POST", "/v1/playbooks", JWT_WRITE),

@@ -13,7 +13,7 @@ use super::context::{self, RequestContext};
 use super::drain;
 use super::extract::payload_too_large;
 use crate::error::{Code, Error};
-use crate::ids;
+use crate::plumbing::ids;
 use crate::ratelimit::Decision;
 use crate::state::AppState;
 

@@ -6,6 +6,7 @@ pub mod context;
 pub mod cors;
 pub mod drain;
 pub mod error;
+pub mod event_docs;
 pub mod extract;
 pub mod middleware;
 pub mod openapi;
@@ -75,6 +76,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(customers::list_products))
         .routes(routes!(graph::get_graph))
         .routes(routes!(graph::query_graph))
+        .routes(routes!(graph::graph_path))
         .routes(routes!(stream::stream))
         .routes(routes!(stream::ticket))
         .routes(routes!(webhooks::receive))
@@ -137,6 +139,7 @@ pub fn app(state: AppState) -> Router {
     access::document(&mut doc);
     openapi::complete_error_responses(&mut doc);
     openapi::state_runtime_constraints(&mut doc);
+    event_docs::describe_chat_events(&mut doc);
     // A route layer runs after routing, so the access rule is looked up by the matched path
     // (and unknown paths and methods stay 404 / 405).
     let api = api.route_layer(axum::middleware::from_fn_with_state(

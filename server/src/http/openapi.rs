@@ -231,26 +231,7 @@ fn runtime_constraints() -> Vec<(&'static str, serde_json::Value)> {
             "StrategyInput",
             json!({ "properties": { "channels": { "items": { "maxLength": 60 } } } }),
         ),
-        (
-            // SPEC.md: out-of-range dials are clamped to 1-5 and non-numbers read as missing,
-            // so a request may carry any value; answers always hold 1 to 5.
-            "Voice",
-            json!({
-                "required": null,
-                "properties": {
-                    "formality": dial(), "humor": dial(), "respect": dial(), "energy": dial(),
-                },
-            }),
-        ),
     ]
-}
-
-/// A voice dial as a request may send it (see the `Voice` patch).
-fn dial() -> serde_json::Value {
-    serde_json::json!({
-        "type": null, "minimum": null, "maximum": null, "format": null,
-        "description": "1 to 5 in answers; a request's number is rounded and clamped, anything else reads as missing (3)",
-    })
 }
 
 /// RFC 7396: objects merge key by key, `null` removes, anything else replaces.

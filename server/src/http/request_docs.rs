@@ -19,7 +19,7 @@ pub struct PlaybookCreate {
     #[schema(pattern = r"\S", max_length = 200)]
     name: String,
     /// `draft` (default), `active`, `paused` or `archived`; any other value is ignored.
-    #[schema(value_type = Value)]
+    #[schema(value_type = Value, required = false)]
     status: Option<Value>,
     mode: Mode,
     buddy_id: Buddy,
@@ -35,7 +35,7 @@ pub struct PlaybookCreate {
 pub struct LeadSourceInput {
     /// `orange-slice`, `crm-segment`, `cio-segment` or `manual` (default); any other value is
     /// ignored.
-    #[schema(value_type = Value)]
+    #[schema(value_type = Value, required = false)]
     kind: Option<Value>,
     #[schema(max_length = 1000, nullable)]
     query: Option<String>,
@@ -47,7 +47,7 @@ pub struct LeadSourceInput {
 #[serde(rename_all = "camelCase")]
 pub struct StrategyInput {
     /// `pmf-research`, `gtm-execution` (default) or `hybrid`; any other value is ignored.
-    #[schema(value_type = Value)]
+    #[schema(value_type = Value, required = false)]
     kind: Option<Value>,
     /// 1 to 2000 characters, not blank.
     #[schema(pattern = r"\S", max_length = 2000)]
@@ -58,7 +58,7 @@ pub struct StrategyInput {
     #[schema(max_length = 500, nullable)]
     cadence: Option<String>,
     /// `reply_rate`, `meeting_booked`, `pipeline_arr` or `custom`; any other value is ignored.
-    #[schema(value_type = Value)]
+    #[schema(value_type = Value, required = false)]
     success_metric: Option<Value>,
     #[schema(minimum = 0, nullable)]
     success_target: Option<f64>,
@@ -78,4 +78,37 @@ pub struct AdaptationInput {
     /// A model name for this spec's pivots (at most 200 characters).
     #[schema(max_length = 200, nullable)]
     judge_model: Option<String>,
+}
+
+/// `PUT /v1/brand-context` (`crate::brand::merge`): every field optional, `null` clears it,
+/// unknown fields are dropped; over-long strings and wrongly typed values are 400.
+#[derive(Debug, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BrandUpdate {
+    #[schema(max_length = 200, nullable)]
+    business_name: Option<String>,
+    #[schema(max_length = 300, nullable)]
+    website: Option<String>,
+    /// `saas`, `ecommerce`, `fintech`, `healthcare`, `education`, `media`, `marketplace`,
+    /// `agency`, `devtools`, `consumer`, `hardware`, `nonprofit` or `other`; any other value is
+    /// ignored (the old one stays).
+    #[schema(value_type = Value, required = false)]
+    industry: Option<Value>,
+    /// Kept only while `industry` is `other`.
+    #[schema(max_length = 120, nullable)]
+    industry_other: Option<String>,
+    #[schema(max_length = 2000, nullable)]
+    description: Option<String>,
+    #[schema(max_length = 1000, nullable)]
+    audience: Option<String>,
+    /// Dials merged key by key; numbers are rounded and clamped to 1-5, anything else ignored.
+    #[schema(value_type = Option<Object>, nullable)]
+    voice: Option<Value>,
+    /// `privacy`, `terms`, `pricing`, `download`, merged key by key; a value that is not an
+    /// http(s) URL of at most 300 characters is ignored.
+    #[schema(value_type = Option<Object>, nullable)]
+    links: Option<Value>,
+    /// `auto-detect` stamps `enrichedAt`; anything else records `manual`.
+    #[schema(value_type = Value, required = false)]
+    enriched_source: Option<Value>,
 }

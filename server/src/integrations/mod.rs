@@ -26,9 +26,9 @@ pub use config::{
 };
 pub use http::HttpClient;
 pub use kind::Kind;
+pub use llm::{LlmConfig, DEFAULT_LLM_TIMEOUT_S};
 /// Master-key rotation (`crate::admin`).
 pub use storage::reseal;
-pub use llm::{LlmConfig, DEFAULT_LLM_TIMEOUT_S};
 pub use storage::{
     delete, list, load, load_customerio_in, load_in, load_smtp_in, load_voice_in, put, test,
     IntegrationList, IntegrationView, LastTest, TestResult,

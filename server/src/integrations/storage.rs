@@ -9,10 +9,10 @@ use serde_json::Value as Json;
 
 use super::{customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind};
 use super::{SmtpConfig, VoiceConfig};
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::playbooks::ensure_writable;
-use crate::sealed::{Sealed, Sealer};
+use crate::plumbing::clock;
+use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
 /// Record kind of the store.

@@ -12,9 +12,9 @@ pub mod usage;
 use serde::{Deserialize, Serialize};
 
 use crate::capabilities::{self, Mode};
-use crate::clock;
 use crate::error::{Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, RecordScan, Store, WorkspaceId};
 use crate::workspaces;
 pub use grants::RouteGrant;

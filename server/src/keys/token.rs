@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::ids;
+use crate::plumbing::ids;
 
 pub const AGENT_PREFIX: &str = "svc_live_";
 pub const LEGACY_PREFIX: &str = "dsk_";

@@ -261,7 +261,7 @@ async fn call(
     let request_id = if std::mem::take(first_call) {
         caller.request_id.clone()
     } else {
-        crate::ids::request_id()
+        crate::plumbing::ids::request_id()
     };
     let req = match tools::request(params.remove("arguments")) {
         Ok(req) => req,

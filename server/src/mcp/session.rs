@@ -46,7 +46,7 @@ impl Sessions {
 
     /// A new session for `key_id`; returns its id (`mcps_` + 32 base62).
     pub fn create(&self, key_id: &str, protocol_version: &str) -> String {
-        let id = format!("mcps_{}", crate::ids::random_base62(32));
+        let id = format!("mcps_{}", crate::plumbing::ids::random_base62(32));
         let now = Instant::now();
         let mut map = self.inner.lock();
         map.retain(|_, s| now.duration_since(s.last_used) < self.ttl);

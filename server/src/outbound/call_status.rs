@@ -7,11 +7,11 @@
 use serde_json::json;
 use svc_engine::WorkspaceId;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::events::StreamMessage;
 use crate::integrations::{self, voice, Config, Kind};
-use crate::sealed::Sealer;
+use crate::plumbing::clock;
+use crate::plumbing::sealed::Sealer;
 use crate::store::Store;
 
 use super::{record_touchpoint, OutboundKind, OutboundRecord};

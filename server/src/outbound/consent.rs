@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use svc_engine::{Direction, GraphRead, Node, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 
 use super::{OutboundKind, OutboundRecord, State};
 
@@ -237,7 +237,7 @@ mod tests {
             .write(move |tx| {
                 let mut w = tx.workspace(WS);
                 let customer = crate::crm::find_customer(&w, "bo@example.com")?;
-                let cid = crate::ids::customer_id(customer.id);
+                let cid = crate::plumbing::ids::customer_id(customer.id);
                 let mut made = Vec::new();
                 for (kind, state, days_ago) in [
                     (OutboundKind::Email, State::Sent, 1),

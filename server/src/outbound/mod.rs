@@ -16,10 +16,10 @@ use serde_json::{json, Value};
 use svc_engine::{WorkspaceId, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage};
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, RecordScan, Store};
 use crate::workspaces;
 
@@ -418,7 +418,7 @@ pub async fn recover(store: &Store) -> Result<usize> {
                     transition(&mut w, &mut r, State::Unknown, now)?;
                     crate::gateway::mark_outcome_unknown(&mut w, &r, now)?;
                     if let Some(pending) = &r.pending_action_id {
-                        crate::approvals::mark_unknown(&mut w, pending, now)?;
+                        crate::gateway::approvals::mark_unknown(&mut w, pending, now)?;
                     }
                 }
                 Ok(())

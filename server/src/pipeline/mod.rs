@@ -19,7 +19,7 @@ use svc_engine::{
 
 use crate::error::{Error, Result};
 use crate::events::value_to_json;
-use crate::ids;
+use crate::plumbing::ids;
 use crate::vocabulary::{prop, AT_STAGE, CUSTOMER, HAS_OPPORTUNITY, OPPORTUNITY, STAGE};
 
 /// The action of the touchpoints that keep an opportunity's stage history.

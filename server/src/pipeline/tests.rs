@@ -89,7 +89,7 @@ fn stripe_minor_units() {
 
 #[test]
 fn events_read_into_changes() {
-    let now = crate::clock::now();
+    let now = crate::plumbing::clock::now();
     let valid = |v: serde_json::Value| {
         MarketingEvent::from_json(v)
             .expect("shape")

@@ -271,7 +271,7 @@ pub fn plan(
         "based_on": p.based_on,
     });
     if let Some(c) = customer {
-        out["customer_id"] = json!(crate::ids::customer_id(c.id));
+        out["customer_id"] = json!(crate::plumbing::ids::customer_id(c.id));
     }
     Ok(out)
 }

@@ -147,7 +147,9 @@ fn a_suppressed_customer_is_never_contacted() {
         vec![Capability::ContextGet.id(), Capability::MemoryWrite.id()]
     );
     // Nor chosen for a segment plan.
-    let hot = with_customer(&graph, "hot@x.io", |_, c| Ok(crate::ids::customer_id(c.id)));
+    let hot = with_customer(&graph, "hot@x.io", |_, c| {
+        Ok(crate::plumbing::ids::customer_id(c.id))
+    });
     let out = planned(
         &graph,
         None,
@@ -165,7 +167,9 @@ fn a_suppressed_customer_is_never_contacted() {
 fn a_segment_plan_acts_on_the_best_scoring_customers() {
     let (_dir, graph) = open_graph();
     two_customers(&graph);
-    let hot = with_customer(&graph, "hot@x.io", |_, c| Ok(crate::ids::customer_id(c.id)));
+    let hot = with_customer(&graph, "hot@x.io", |_, c| {
+        Ok(crate::plumbing::ids::customer_id(c.id))
+    });
     let out = planned(&graph, None, json!({"goal": "more conversions"}));
     validates(&output_schema(), &out);
     assert_eq!(out["steps"][0]["input"]["customer"], hot.as_str());

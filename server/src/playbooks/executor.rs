@@ -11,7 +11,7 @@
 //!   the plan's cadence. With no lead left it completes the run, or, following a segment, takes
 //!   the segment's new members (polling every second) until `sampleSize`.
 //! - Stops: `quota_exceeded` before or during a lead stops the run `blocked_credits` with
-//!   that lead still to do; run-level refusals (integration, read-only, policy, revoked key)
+//!   that lead still to do; run-level refusals (integration, read-only, policy)
 //!   stop it `failed`. Pause and cancel set the status; the task sees it before its next lead
 //!   (a lead already under way finishes).
 //! - Restarts: runs with status `running` are indexed (`active`) and [`resume_all`] starts
@@ -31,13 +31,13 @@ use super::attribution::Attributed;
 use super::lead_source::{self, RunRequest, Source};
 use super::lead_step::{self, LeadOutcome};
 use super::leads::{self, RunLead};
+use super::model_judge::Judging;
 use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARIANTS};
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
 use super::{ensure_writable, judge, principal, time_ordered_id, Playbook};
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::graph_api::with_snapshot;
-use crate::integrations::{self, Kind};
+use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 
@@ -252,14 +252,6 @@ async fn drive(
     }
 }
 
-async fn voice_connected(state: &AppState, ws: WorkspaceId) -> Result<bool> {
-    Ok(
-        integrations::load(&state.store, &state.sealer, ws, Kind::Voice)
-            .await?
-            .is_some(),
-    )
-}
-
 async fn step(
     state: &AppState,
     ws: WorkspaceId,
@@ -294,9 +286,10 @@ async fn step(
         .is_some_and(|p| p.counts.taken > 0 || p.follow);
     if has_leads && last_sync.is_none_or(|t| t.elapsed() >= SYNC_EVERY) {
         *last_sync = Some(Instant::now());
-        let voice = voice_connected(state, ws).await?;
+        // The model judge, when connected, is asked here, outside any write.
+        let judging = Judging::load(state, ws).await?;
         if let Err(e) =
-            runs::sync_attributed(store, ws, playbook_id.into(), run_id.into(), voice).await
+            runs::sync_attributed(store, ws, playbook_id.into(), run_id.into(), &judging).await
         {
             if e.code == Code::Unavailable {
                 return Err(e);
@@ -329,18 +322,8 @@ async fn step(
         record_lead(state, ws, lead, false).await?;
         return Ok(Next::Wait(Duration::ZERO));
     }
-    let key = match principal::campaign_buddy_key(store, ws).await {
-        Ok(k) => k,
-        Err(e) if e.code == Code::Forbidden => {
-            let error = RunError {
-                code: e.code.as_str().to_owned(),
-                message: e.message,
-            };
-            stop_run(state, ws, playbook_id, run_id, status::FAILED, Some(error)).await?;
-            return Ok(Next::Stop);
-        }
-        Err(e) => return Err(e),
-    };
+    let campaign = principal::campaign_principal(store, ws).await?;
+    let key = principal::key_for_lead(store, ws, &campaign, &lead).await?;
     match lead_step::work(state, &key, &run, &plan, lead).await? {
         LeadOutcome::Done(lead) => {
             record_lead(state, ws, *lead, true).await?;
@@ -470,7 +453,7 @@ async fn take_new_members(
                 if plan.counts.taken >= plan.sample_size {
                     break;
                 }
-                let customer = crate::ids::customer_id(id);
+                let customer = crate::plumbing::ids::customer_id(id);
                 let index = leads::customer_key(&playbook_id, &run_id, &customer);
                 if !tx.find::<RunLead>(ws, "customer", &index)?.is_empty() {
                     continue;
@@ -518,7 +501,8 @@ pub async fn start(
         lead_source::leads(snap, &source, now_us, limit)
     })
     .await?;
-    let (judge, judge_note) = judge::select(&pb.adaptation, judge::no_model);
+    let judging = Judging::load(state, ws).await?;
+    let (judge, judge_note) = judge::select(&pb.adaptation, judging.connected_model());
     let now = clock::now_rfc3339();
     let run_id = time_ordered_id("run");
     let skipped = found.iter().filter(|l| l.customer_id.is_none()).count() as u32;
@@ -536,7 +520,7 @@ pub async fn start(
         channel: CHANNEL_EMAIL.to_owned(),
         cadence_ms: checked.cadence_ms,
         buddy: principal::CAMPAIGN_BUDDY.to_owned(),
-        judge: judge.name(),
+        judge,
         judge_note,
         // Unknown references are recorded as skipped leads at the front: the cursor starts
         // at the first lead, which is simply passed over when it is already done.
@@ -562,6 +546,7 @@ pub async fn start(
         outcomes: Vec::new(),
         synced: Attributed::default(),
         plan: Some(plan),
+        judge_fallback: None,
     };
     let run = state
         .store

@@ -1,10 +1,11 @@
 //! Adaptation decisions: when a run should pivot (SPEC.md "adaptation" fields).
 //!
-//! Who judges is behind the [`Judge`] trait, chosen per run by [`select`]: a connected model
-//! when `adaptation.judgeModel` is set and a model integration can serve it, else the built-in
-//! statistical judge ([`BUILTIN_JUDGE`]). This build has no model integration, so the
-//! statistical judge decides every run; the run records which judge it has and why, and a
-//! spec's `judgeModel` is recorded on each pivot as the model that was asked for.
+//! Two judges. With an `llm` integration connected, the model decides (`model_judge.rs`:
+//! `adaptation.judgeModel`, or the integration's own model as the default); otherwise the
+//! built-in statistical judge ([`BUILTIN_JUDGE`]) of this module. Either way rules 1-3 below
+//! (the spec's bounds) are applied first and the model is only asked when they let a pivot
+//! happen; the model replaces rule 4. A model answer that is invalid, late or missing falls
+//! back to rule 4 with the reason recorded (`Decision::fallback_reason`).
 //!
 //! The statistical judge's rules, in order:
 //!
@@ -25,6 +26,10 @@ use super::{Adaptation, SuccessMetric};
 
 /// Name recorded on pivots decided without a model.
 pub const BUILTIN_JUDGE: &str = "builtin-statistical";
+/// `judgedBy` of a decision of the built-in rules.
+pub const JUDGED_BY_STATISTICAL: &str = "statistical";
+/// `judgedBy` of a decision of the connected model.
+pub const JUDGED_BY_MODEL: &str = "model";
 /// z for a one-sided 95% bound.
 const Z_95_ONE_SIDED: f64 = 1.644_853_626_951_472_2;
 pub const WEEK_SECS: i64 = 7 * 24 * 60 * 60;
@@ -46,8 +51,14 @@ pub struct Decision {
     pub action: String,
     pub reason: String,
     pub judge: String,
+    /// `statistical` (the built-in rules) or `model` (the connected model).
+    pub judged_by: String,
     /// The window's metric value (rate or total) when the judge computed one.
     pub metric_value: Option<f64>,
+    /// Why the model was asked but the statistical judge decided (invalid answer, timeout,
+    /// provider unreachable).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
 }
 
 impl Decision {
@@ -56,7 +67,9 @@ impl Decision {
             action: "hold".into(),
             reason,
             judge: BUILTIN_JUDGE.into(),
+            judged_by: JUDGED_BY_STATISTICAL.into(),
             metric_value: None,
+            fallback_reason: None,
         }
     }
 
@@ -65,74 +78,22 @@ impl Decision {
     }
 }
 
-/// What a judge decides on: the spec's adaptation and target, and the run's recent outcomes.
-#[derive(Clone, Copy, Debug)]
-pub struct JudgeInput<'a> {
-    pub adaptation: &'a Adaptation,
-    pub metric: Option<SuccessMetric>,
-    pub target: Option<f64>,
-    /// The run's pivots in the last 7 days.
-    pub pivots_last_week: usize,
-    pub window: Window,
-}
-
-/// A judge of a run's outcomes. Its [`Judge::name`] is recorded on every decision.
+/// The run's judge and, when a model was asked for but none is connected, why not.
 ///
-/// A model judge (an `llm` integration) implements this too; a model call is slow and
-/// fallible, so its implementation should fall back to [`StatisticalJudge`] (recording that)
-/// when the model does not answer in time.
-pub trait Judge: Send + Sync {
-    fn name(&self) -> String;
-    fn decide(&self, input: &JudgeInput<'_>) -> Decision;
-}
-
-/// The built-in statistical judge (the rules of this module's documentation).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct StatisticalJudge;
-
-impl Judge for StatisticalJudge {
-    fn name(&self) -> String {
-        BUILTIN_JUDGE.to_owned()
-    }
-    fn decide(&self, i: &JudgeInput<'_>) -> Decision {
-        decide(
-            i.adaptation,
-            i.metric,
-            i.target,
-            i.pivots_last_week,
-            i.window,
-        )
-    }
-}
-
-/// The judge a run uses, and a note saying why when a model was asked for but does not judge.
-///
-/// `model_judge` builds the judge of a named model when a connected model integration can
-/// serve it. This build has no model integration, so every caller passes [`no_model`] and the
-/// statistical judge decides; wiring one means passing a constructor here (and, the call
-/// being remote, deciding outside the write transaction: see `runs::apply_outcome`).
-pub fn select(
-    adaptation: &Adaptation,
-    model_judge: impl Fn(&str) -> Option<Box<dyn Judge>>,
-) -> (Box<dyn Judge>, Option<String>) {
-    let Some(model) = adaptation.judge_model.as_deref() else {
-        return (Box::new(StatisticalJudge), None);
-    };
-    match model_judge(model) {
-        Some(judge) => (judge, None),
-        None => (
-            Box::new(StatisticalJudge),
+/// `connected_model` is the `llm` integration's model when one is connected: the model judges,
+/// as `adaptation.judgeModel` when the spec names one, else as the integration's model.
+pub fn select(adaptation: &Adaptation, connected_model: Option<&str>) -> (String, Option<String>) {
+    match (connected_model, adaptation.judge_model.as_deref()) {
+        (Some(default), requested) => (requested.unwrap_or(default).to_owned(), None),
+        (None, None) => (BUILTIN_JUDGE.to_owned(), None),
+        (None, Some(model)) => (
+            BUILTIN_JUDGE.to_owned(),
             Some(format!(
-                "adaptation.judgeModel {model:?} was requested, but no connected model \
-                 integration serves it; the built-in statistical judge decides"
+                "adaptation.judgeModel {model:?} was requested, but no llm integration is \
+                 connected; the built-in statistical judge decides"
             )),
         ),
     }
-}
-
-/// No model integration: [`select`] falls back to the statistical judge.
-pub fn no_model(_model: &str) -> Option<Box<dyn Judge>> {
-    None
 }
 
 /// Wilson score interval upper bound of a binomial proportion (one-sided, z = 1.645).
@@ -171,26 +132,52 @@ pub fn decide(
     pivots_last_week: usize,
     window: Window,
 ) -> Decision {
+    match gate(adaptation, metric, target, pivots_last_week, window) {
+        Ok((metric, target)) => significance(adaptation, metric, target, window),
+        Err(hold) => *hold,
+    }
+}
+
+/// Rules 1-3: the spec's bounds. `Err` is the hold they impose; `Ok` lets a judge decide.
+pub fn gate(
+    adaptation: &Adaptation,
+    metric: Option<SuccessMetric>,
+    target: Option<f64>,
+    pivots_last_week: usize,
+    window: Window,
+) -> Result<(SuccessMetric, f64), Box<Decision>> {
     if !adaptation.enabled {
-        return Decision::hold("adaptation is disabled for this playbook".into());
+        return Err(Box::new(Decision::hold(
+            "adaptation is disabled for this playbook".into(),
+        )));
     }
     let (Some(metric), Some(target)) = (metric, target) else {
-        return Decision::hold(
+        return Err(Box::new(Decision::hold(
             "no strategy.successMetric and successTarget to judge against".into(),
-        );
+        )));
     };
     if pivots_last_week >= adaptation.max_pivots_per_week as usize {
-        return Decision::hold(format!(
+        return Err(Box::new(Decision::hold(format!(
             "pivot limit reached: {pivots_last_week} pivot(s) in the last 7 days (maxPivotsPerWeek {})",
             adaptation.max_pivots_per_week
-        ));
+        ))));
     }
     if window.samples < u64::from(adaptation.min_sample_size) {
-        return Decision::hold(format!(
+        return Err(Box::new(Decision::hold(format!(
             "not enough samples: {} of {} in the last {} day(s)",
             window.samples, adaptation.min_sample_size, adaptation.pivot_window_days
-        ));
+        ))));
     }
+    Ok((metric, target))
+}
+
+/// Rule 4: the statistical decision on a window that passed [`gate`].
+pub fn significance(
+    adaptation: &Adaptation,
+    metric: SuccessMetric,
+    target: f64,
+    window: Window,
+) -> Decision {
     let value = metric_value(Some(metric), window.samples, window.successes, window.value);
     let days = adaptation.pivot_window_days;
     let (pivot, reason) = if metric == SuccessMetric::PipelineArr {
@@ -219,7 +206,9 @@ pub fn decide(
         action: if pivot { "pivot" } else { "hold" }.into(),
         reason,
         judge: BUILTIN_JUDGE.into(),
+        judged_by: JUDGED_BY_STATISTICAL.into(),
         metric_value: Some(value),
+        fallback_reason: None,
     }
 }
 
@@ -228,16 +217,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_requested_model_without_an_integration_falls_back_with_a_note() {
-        let (j, note) = select(&Adaptation::default(), no_model);
-        assert_eq!((j.name(), note), (BUILTIN_JUDGE.to_owned(), None));
+    fn the_connected_model_judges_as_the_requested_or_its_own_model() {
+        let (j, note) = select(&Adaptation::default(), None);
+        assert_eq!((j, note), (BUILTIN_JUDGE.to_owned(), None));
         let a = Adaptation {
             judge_model: Some("judge-large".into()),
             ..Adaptation::default()
         };
-        let (j, note) = select(&a, no_model);
-        assert_eq!(j.name(), BUILTIN_JUDGE);
+        let (j, note) = select(&a, None);
+        assert_eq!(j, BUILTIN_JUDGE);
         assert!(note.expect("note").contains("judge-large"));
+        assert_eq!(
+            select(&a, Some("gpt-4o-mini")),
+            ("judge-large".into(), None)
+        );
+        assert_eq!(
+            select(&Adaptation::default(), Some("gpt-4o-mini")),
+            ("gpt-4o-mini".into(), None)
+        );
     }
 
     fn adaptation(min: u32, max_pivots: u32) -> Adaptation {

@@ -30,7 +30,7 @@ use super::{LeadSourceKind, Playbook};
 use crate::crm;
 use crate::error::{Error, Result};
 use crate::graph_api::{node_with_label, query::query_error};
-use crate::ids;
+use crate::plumbing::ids;
 
 /// Most leads a request may list, the largest `sampleSize`.
 pub const MAX_LEADS: usize = 5000;

@@ -14,16 +14,17 @@ use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
 use crate::capabilities::Capability;
-use crate::clock;
+use crate::crm;
 use crate::error::{Code, Error, Result};
+use crate::gateway::ledger;
 use crate::gateway::{self, Envelope, InvokeRequest};
 use crate::keys::AgentKey;
-use crate::ledger;
 use crate::outbound::consent;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
-use crate::{crm, ids};
 
 /// The `source` of the runs' invocations (ledger rows and receipts show it).
 pub const SOURCE: &str = "internal";
@@ -175,9 +176,11 @@ async fn start_lead(
     state: &AppState,
     ws: WorkspaceId,
     plan: &RunPlan,
+    key_id: &str,
     mut lead: RunLead,
 ) -> Result<Option<RunLead>> {
     lead.status = lead_status::WORKING.into();
+    lead.key_id = Some(key_id.to_owned());
     lead.variant = Some(plan.variant.clone());
     lead.channel = Some(plan.channel.clone());
     lead.updated_at = clock::now_rfc3339();
@@ -215,7 +218,7 @@ pub async fn work(
         if let Err(e) = precheck(state, key, &customer_id, cost).await? {
             return classify(lead, e);
         }
-        match start_lead(state, ws, plan, lead).await? {
+        match start_lead(state, ws, plan, &key.id, lead).await? {
             Some(l) => l,
             None => return Ok(LeadOutcome::Stopped),
         }

@@ -55,6 +55,11 @@ pub struct RunLead {
     /// Credits the lead's invocations charged.
     pub credits: u64,
     pub updated_at: String,
+    /// The principal the lead is worked as, set when it starts (`int_campaign`). Absent on
+    /// leads started before runs acted as the campaign buddy's internal principal: such a lead
+    /// under way finishes as `key_buddy_campaign` (see `principal::key_for_lead`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
 }
 
 impl Record for RunLead {
@@ -102,6 +107,7 @@ impl RunLead {
             .into(),
             code: unknown.then(|| "not_found".to_owned()),
             reason: unknown.then(|| "no customer matches the reference".to_owned()),
+            key_id: None,
             variant: None,
             channel: None,
             capability: None,

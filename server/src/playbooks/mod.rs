@@ -14,6 +14,7 @@ pub mod judge;
 pub mod lead_source;
 pub mod lead_step;
 pub mod leads;
+pub mod model_judge;
 pub mod principal;
 pub mod run_plan;
 pub mod runs;
@@ -23,9 +24,9 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum, Given};
+use crate::plumbing::{clock, ids};
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
-use crate::{clock, ids};
 
 wire_enum!(
     /// Lifecycle of a spec; any valid value may be set by update (SPEC.md "States").

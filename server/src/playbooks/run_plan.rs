@@ -19,8 +19,8 @@ pub mod status {
     /// past the limit was charged. `resume` (after credits were added) continues with that lead.
     pub const BLOCKED_CREDITS: &str = "blocked_credits";
     /// The run cannot go on until something outside it changes (the outbound integration is
-    /// not connected, the workspace is read-only, policy forbids the capability, the buddy's
-    /// key was revoked); `error` says what. `resume` tries again.
+    /// not connected, the workspace is read-only, policy forbids the capability); `error` says
+    /// what. `resume` tries again.
     pub const FAILED: &str = "failed";
 
     pub const ALL: [&str; 6] = [
@@ -114,7 +114,7 @@ pub struct RunPlan {
     pub channel: String,
     /// Current delay between two leads, in milliseconds.
     pub cadence_ms: u64,
-    /// The buddy whose internal key acts (`campaign`).
+    /// The buddy whose internal principal acts (`campaign`: `int_campaign`).
     pub buddy: String,
     /// Who judges this run's outcomes: `builtin-statistical` or a model name.
     pub judge: String,

@@ -16,10 +16,11 @@ use time::OffsetDateTime;
 
 use super::attribution::{self, Attributed};
 use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
+use super::model_judge::{self, Judging, Verdict};
 use super::run_plan::{self, PivotChange, RunPlan};
 use super::{ensure_writable, Playbook};
-use crate::clock;
 use crate::error::{Error, Result};
+use crate::plumbing::clock;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 
 /// Largest `samples` one outcome report may carry.
@@ -50,8 +51,13 @@ pub struct Pivot {
     pub reason: String,
     /// Who decided: `builtin-statistical` or a model's name (see `playbooks::judge`).
     pub judge: String,
-    /// The spec's `adaptation.judgeModel` when one was set (no model provider is configured,
-    /// so the built-in judge decided).
+    /// `statistical` or `model`.
+    #[serde(default = "statistical")]
+    pub judged_by: String,
+    /// Why a model that was asked did not decide (the statistical judge did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback_reason: Option<String>,
+    /// The spec's `adaptation.judgeModel` when one was set.
     pub requested_judge_model: Option<String>,
     pub metric_value: f64,
     pub samples: u64,
@@ -60,6 +66,19 @@ pub struct Pivot {
     /// What the pivot changed in an executing run (absent for runs without a plan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub change: Option<PivotChange>,
+}
+
+fn statistical() -> String {
+    judge::JUDGED_BY_STATISTICAL.to_owned()
+}
+
+/// The latest time the connected model was asked to judge the run and could not.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct JudgeFallback {
+    pub at: String,
+    pub model: String,
+    /// `provider_timeout: ...`, `provider_error: ...` or `invalid_answer: ...`.
+    pub reason: String,
 }
 
 /// Outcomes reported within one hour since the run's latest pivot.
@@ -98,6 +117,9 @@ pub struct PlaybookRun {
     /// (those only record outcomes).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<RunPlan>,
+    /// Set when the connected model could not judge (the statistical judge did instead).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge_fallback: Option<JudgeFallback>,
 }
 
 impl Record for PlaybookRun {
@@ -235,18 +257,23 @@ pub async fn record_outcome(
     playbook_id: String,
     run_id: String,
     report: OutcomeReport,
-    voice_connected: bool,
+    judging: &Judging,
 ) -> Result<OutcomeResult> {
     let value = report.validate()?;
-    store
+    let (ids, with_model) = (
+        (playbook_id.clone(), run_id.clone()),
+        judging.model.is_some(),
+    );
+    let voice = judging.voice_connected;
+    let first = store
         .write(move |tx| {
             let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
-            let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
-            steer_on_pivot(&mut run, &decision, voice_connected);
+            let step = fold_and_judge(&pb, &mut run, &report, value, with_model, voice);
             tx.put(ws, &run)?;
-            Ok(OutcomeResult { run, decision })
+            Ok(step)
         })
-        .await
+        .await?;
+    finish(store, ws, ids, judging, first).await
 }
 
 /// Folds the events attributed to the playbook's campaign since the run started (and since the
@@ -256,9 +283,14 @@ pub async fn sync_attributed(
     ws: WorkspaceId,
     playbook_id: String,
     run_id: String,
-    voice_connected: bool,
+    judging: &Judging,
 ) -> Result<OutcomeResult> {
-    store
+    let (ids, with_model) = (
+        (playbook_id.clone(), run_id.clone()),
+        judging.model.is_some(),
+    );
+    let voice = judging.voice_connected;
+    let first = store
         .write(move |tx| {
             let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
             let since = crate::events::parse_timestamp(&run.started_at)
@@ -277,48 +309,221 @@ pub async fn sync_attributed(
             };
             let value = report.value.unwrap_or(0.0);
             run.synced = now;
-            let decision = apply_outcome(&pb, &mut run, &report, value, clock::now());
-            steer_on_pivot(&mut run, &decision, voice_connected);
+            let step = fold_and_judge(&pb, &mut run, &report, value, with_model, voice);
+            tx.put(ws, &run)?;
+            Ok(step)
+        })
+        .await?;
+    finish(store, ws, ids, judging, first).await
+}
+
+/// After the outcomes were folded in: decided, or the model is to be asked.
+enum Step {
+    Decided(Box<OutcomeResult>),
+    AskModel {
+        situation: serde_json::Value,
+        model: String,
+        /// The run's pivot count when asked: a decision made meanwhile voids the answer.
+        epoch: usize,
+    },
+}
+
+/// Folds the report in and decides, unless the model is to judge: then the spec's bounds are
+/// checked here and the model is asked after this write ([`finish`]).
+fn fold_and_judge(
+    pb: &Playbook,
+    run: &mut PlaybookRun,
+    report: &OutcomeReport,
+    value: f64,
+    with_model: bool,
+    voice_connected: bool,
+) -> Step {
+    let now = clock::now();
+    let (window, pivots_last_week) = fold(pb, run, report, value, now);
+    let (metric, target) = (pb.strategy.success_metric, pb.strategy.success_target);
+    let decision = match judge::gate(&pb.adaptation, metric, target, pivots_last_week, window) {
+        Err(hold) => *hold,
+        Ok((metric, target)) if with_model => {
+            if report_is_empty(report, value) {
+                return Step::Decided(Box::new(OutcomeResult {
+                    run: run.clone(),
+                    decision: hold_for_model(
+                        "no new outcomes since the last report; the model judges new outcomes",
+                    ),
+                }));
+            }
+            return Step::AskModel {
+                situation: model_judge::situation(pb, run, metric, target, window, voice_connected),
+                model: pb.adaptation.judge_model.clone().unwrap_or_default(),
+                epoch: run.pivots.len(),
+            };
+        }
+        Ok((metric, target)) => judge::significance(&pb.adaptation, metric, target, window),
+    };
+    record_decision(pb, run, &decision, window, now, None, voice_connected);
+    Step::Decided(Box::new(OutcomeResult {
+        run: run.clone(),
+        decision,
+    }))
+}
+
+fn report_is_empty(report: &OutcomeReport, value: f64) -> bool {
+    report.samples == 0 && report.successes == 0 && value == 0.0
+}
+
+fn hold_for_model(reason: &str) -> Decision {
+    Decision {
+        action: "hold".into(),
+        reason: reason.into(),
+        judge: judge::BUILTIN_JUDGE.into(),
+        judged_by: judge::JUDGED_BY_STATISTICAL.into(),
+        metric_value: None,
+        fallback_reason: None,
+    }
+}
+
+/// Asks the model (outside any write) and records its checked answer, or the statistical
+/// judge's decision with the reason the model's answer was not used.
+async fn finish(
+    store: &Store,
+    ws: WorkspaceId,
+    (playbook_id, run_id): (String, String),
+    judging: &Judging,
+    step: Step,
+) -> Result<OutcomeResult> {
+    let (situation, requested, epoch) = match step {
+        Step::Decided(r) => return Ok(*r),
+        Step::AskModel {
+            situation,
+            model,
+            epoch,
+        } => (situation, model, epoch),
+    };
+    let Some(judge_model) = judging.model.clone() else {
+        return Err(Error::internal("a model judge without a model"));
+    };
+    let model = if requested.is_empty() {
+        judging.connected_model().unwrap_or_default().to_owned()
+    } else {
+        requested
+    };
+    let answer = judge_model.ask(&model, &situation).await;
+    let voice = judging.voice_connected;
+    store
+        .write(move |tx| {
+            let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
+            let now = clock::now();
+            if run.pivots.len() != epoch {
+                let decision =
+                    hold_for_model("another decision changed the run while the model judged");
+                return Ok(OutcomeResult { run, decision });
+            }
+            let (window, pivots_last_week) = judge_window(&pb, &run, now);
+            let (metric, target) = (pb.strategy.success_metric, pb.strategy.success_target);
+            let gate = judge::gate(&pb.adaptation, metric, target, pivots_last_week, window);
+            let verdict = answer.and_then(|args| model_judge::validate(&args, &run, voice));
+            let value = metric.map(|m| {
+                judge::metric_value(Some(m), window.samples, window.successes, window.value)
+            });
+            let (decision, steer) = match (gate, verdict) {
+                (Err(hold), _) => (*hold, None),
+                (Ok(_), Ok(Verdict::Hold(reason))) => {
+                    (model_decision("hold", reason, &model, value), None)
+                }
+                (Ok(_), Ok(Verdict::Pivot(reason, steer))) => {
+                    (model_decision("pivot", reason, &model, value), steer)
+                }
+                (Ok((metric, target)), Err(why)) => {
+                    run.judge_fallback = Some(JudgeFallback {
+                        at: clock::rfc3339(now),
+                        model: model.clone(),
+                        reason: why.clone(),
+                    });
+                    let d = judge::significance(&pb.adaptation, metric, target, window);
+                    (
+                        Decision {
+                            fallback_reason: Some(why),
+                            ..d
+                        },
+                        None,
+                    )
+                }
+            };
+            record_decision(&pb, &mut run, &decision, window, now, steer, voice);
             tx.put(ws, &run)?;
             Ok(OutcomeResult { run, decision })
         })
         .await
 }
 
-/// A pivot of an executing run changes what it does next (`run_plan::steer`); the change is
-/// recorded on the pivot. Runs that are over keep their plan as it ended.
-fn steer_on_pivot(run: &mut PlaybookRun, decision: &Decision, voice_connected: bool) {
+fn model_decision(action: &str, reason: String, model: &str, value: Option<f64>) -> Decision {
+    Decision {
+        action: action.into(),
+        reason,
+        judge: model.to_owned(),
+        judged_by: judge::JUDGED_BY_MODEL.into(),
+        metric_value: value,
+        fallback_reason: None,
+    }
+}
+
+/// Appends a pivot for a pivot decision and changes the plan of an executing run: as the model
+/// said (`steer`), else by the steering rotation (`run_plan::steer`). Runs that are over keep
+/// their plan as it ended.
+fn record_decision(
+    pb: &Playbook,
+    run: &mut PlaybookRun,
+    decision: &Decision,
+    window: Window,
+    now: OffsetDateTime,
+    steer: Option<model_judge::Steer>,
+    voice_connected: bool,
+) {
     if !decision.is_pivot() {
         return;
     }
+    let a = &pb.adaptation;
     let n = run.pivots.iter().filter(|p| p.change.is_some()).count();
-    let (Some(plan), Some(pivot)) = (run.plan.as_mut(), run.pivots.last_mut()) else {
-        return;
+    let change = match run.plan.as_mut() {
+        Some(plan) if !run_plan::status::is_final(&run.status) => {
+            plan.updated_at = clock::rfc3339(now);
+            Some(match &steer {
+                Some(s) => model_judge::apply(plan, s),
+                None => run_plan::steer(plan, n, voice_connected),
+            })
+        }
+        _ => None,
     };
-    if run_plan::status::is_final(&run.status) {
-        return;
-    }
-    let change = run_plan::steer(plan, n, voice_connected);
-    plan.updated_at = clock::now_rfc3339();
-    pivot.change = Some(change);
+    run.pivots.push(Pivot {
+        at: clock::rfc3339(now),
+        reason: decision.reason.clone(),
+        judge: decision.judge.clone(),
+        judged_by: decision.judged_by.clone(),
+        fallback_reason: decision.fallback_reason.clone(),
+        requested_judge_model: a.judge_model.clone(),
+        metric_value: decision.metric_value.unwrap_or(0.0),
+        samples: window.samples,
+        successes: window.successes,
+        window_days: a.pivot_window_days,
+        change,
+    });
 }
 
-/// Adds the report to the run's totals and hourly buckets, runs the judge on the window, and
-/// appends a pivot when it says so.
-pub fn apply_outcome(
+/// Adds the report to the run's totals and hourly buckets; returns the judge's window and the
+/// run's pivots in the last week.
+fn fold(
     pb: &Playbook,
     run: &mut PlaybookRun,
     report: &OutcomeReport,
     value: f64,
     now: OffsetDateTime,
-) -> Decision {
+) -> (Window, usize) {
     let now_unix = now.unix_timestamp();
     let hour_unix = now_unix - now_unix.rem_euclid(HOUR_SECS);
     let epoch = run.pivots.len();
     run.outcomes.retain(|b| b.hour_unix >= now_unix - KEEP_SECS);
-    let empty = report.samples == 0 && report.successes == 0 && value == 0.0;
     match run.outcomes.last_mut() {
-        _ if empty => {}
+        _ if report_is_empty(report, value) => {}
         Some(b) if b.hour_unix == hour_unix && b.epoch == epoch => {
             b.samples += report.samples;
             b.successes += report.successes;
@@ -339,9 +544,14 @@ pub fn apply_outcome(
     m.successes += report.successes;
     m.value += value;
     m.metric_value = judge::metric_value(metric, m.samples, m.successes, m.value);
+    judge_window(pb, run, now)
+}
 
-    let a = &pb.adaptation;
-    let window_start = now_unix - i64::from(a.pivot_window_days) * DAY_SECS;
+/// The outcomes in the judge's window (since the latest pivot) and the pivots of the last week.
+fn judge_window(pb: &Playbook, run: &PlaybookRun, now: OffsetDateTime) -> (Window, usize) {
+    let now_unix = now.unix_timestamp();
+    let epoch = run.pivots.len();
+    let window_start = now_unix - i64::from(pb.adaptation.pivot_window_days) * DAY_SECS;
     let window = run
         .outcomes
         .iter()
@@ -360,27 +570,29 @@ pub fn apply_outcome(
                 .unwrap_or(true)
         })
         .count();
-    let (judge, _) = judge::select(a, judge::no_model);
-    let decision = judge.decide(&judge::JudgeInput {
-        adaptation: a,
-        metric,
-        target: pb.strategy.success_target,
+    (window, pivots_last_week)
+}
+
+/// Adds the report and lets the statistical judge decide (a pivot is appended, the plan
+/// steered): the whole path of a workspace without a model.
+#[cfg(test)]
+pub fn apply_outcome(
+    pb: &Playbook,
+    run: &mut PlaybookRun,
+    report: &OutcomeReport,
+    value: f64,
+    now: OffsetDateTime,
+) -> Decision {
+    let (window, pivots_last_week) = fold(pb, run, report, value, now);
+    let a = &pb.adaptation;
+    let decision = judge::decide(
+        a,
+        pb.strategy.success_metric,
+        pb.strategy.success_target,
         pivots_last_week,
         window,
-    });
-    if decision.is_pivot() {
-        run.pivots.push(Pivot {
-            at: clock::rfc3339(now),
-            reason: decision.reason.clone(),
-            judge: decision.judge.clone(),
-            requested_judge_model: a.judge_model.clone(),
-            metric_value: decision.metric_value.unwrap_or(0.0),
-            samples: window.samples,
-            successes: window.successes,
-            window_days: a.pivot_window_days,
-            change: None,
-        });
-    }
+    );
+    record_decision(pb, run, &decision, window, now, None, false);
     decision
 }
 
@@ -414,6 +626,7 @@ mod tests {
             outcomes: Vec::new(),
             synced: Attributed::default(),
             plan: None,
+            judge_fallback: None,
         }
     }
 

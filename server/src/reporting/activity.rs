@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use svc_engine::{Direction, GraphRead, NodeId, Order, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::crm::{micros_of, micros_rfc3339, prop_str, time_ordered_id, DAY_US};
 use crate::error::{Error, Result};
+use crate::plumbing::clock;
 use crate::store::Record;
 
 /// A stored report (`report.generate`).

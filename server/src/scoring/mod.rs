@@ -45,9 +45,9 @@ use serde_json::{json, Value as Json};
 use svc_engine::{GraphRead, GraphWrite, Node, Snapshot, Value, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::Result;
-use crate::ids;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::vocabulary::prop;
 use model::round;
 

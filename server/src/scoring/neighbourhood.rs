@@ -7,7 +7,7 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use super::{AT_STAGE, HAS_OPPORTUNITY, OPPORTUNITY, OPPORTUNITY_CAP, STAGE, TOUCHPOINT_CAP};
 use crate::error::Result;
-use crate::ids;
+use crate::plumbing::ids;
 
 /// One touchpoint as the scoring, drafting and planning rules read it.
 #[derive(Clone, Debug, PartialEq)]

@@ -13,7 +13,6 @@
 //! - `POST /v1/models/retrain` retrains at once (same label thresholds).
 
 use std::collections::{HashMap, HashSet};
-use std::sync::LazyLock;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
@@ -25,8 +24,8 @@ use time::OffsetDateTime;
 use super::labels::example;
 use super::trained::{version_of, CurrentModel, Fitted, ScoreModel};
 use super::{assess_with, neighbourhood, vector, write_back, Models};
-use crate::clock;
 use crate::error::{Code, Error, Result};
+use crate::plumbing::clock;
 use crate::store::{Store, WorkspaceId};
 
 /// The outcome window: conversion within it, churn as no activity within it.
@@ -127,15 +126,21 @@ pub struct RetrainReport {
     pub written_back: usize,
 }
 
-/// Workspaces with a retrain running (one at a time per workspace).
-static RUNNING: LazyLock<Mutex<HashSet<WorkspaceId>>> = LazyLock::new(Default::default);
+/// The background job's memory, one per service (held by `AppState`, so two services in one
+/// process never share it): the workspaces with a retrain running (one at a time per
+/// workspace), and when each was last (attempted to be) trained with its touchpoints then.
+#[derive(Debug, Default)]
+pub struct Retrains {
+    running: Mutex<HashSet<WorkspaceId>>,
+    attempts: Mutex<HashMap<WorkspaceId, (Instant, u64)>>,
+}
 
-struct Running(WorkspaceId);
+struct Running<'a>(&'a Retrains, WorkspaceId);
 
-impl Running {
-    fn claim(ws: WorkspaceId) -> Result<Running> {
-        if RUNNING.lock().insert(ws) {
-            Ok(Running(ws))
+impl Retrains {
+    fn claim(&self, ws: WorkspaceId) -> Result<Running<'_>> {
+        if self.running.lock().insert(ws) {
+            Ok(Running(self, ws))
         } else {
             Err(Error::new(
                 Code::Conflict,
@@ -143,45 +148,49 @@ impl Running {
             ))
         }
     }
-}
 
-impl Drop for Running {
-    fn drop(&mut self) {
-        RUNNING.lock().remove(&self.0);
+    fn note_attempt(&self, ws: WorkspaceId, touchpoints: u64) {
+        self.attempts
+            .lock()
+            .insert(ws, (Instant::now(), touchpoints));
     }
 }
 
-async fn blocking<R: Send + 'static>(f: impl FnOnce() -> Result<R> + Send + 'static) -> Result<R> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::internal(format!("model task failed: {e}")))?
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.running.lock().remove(&self.1);
+    }
 }
 
 /// Trains the workspace's models as of `now` (cut-off `now - HORIZON_DAYS`), publishes them
 /// when at least one score could be fitted, and writes every customer's scores back.
-pub async fn retrain(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<RetrainReport> {
-    let _running = Running::claim(ws)?;
-    let graph = store.graph()?;
+pub async fn retrain(
+    store: &Store,
+    retrains: &Retrains,
+    ws: WorkspaceId,
+    now: OffsetDateTime,
+) -> Result<RetrainReport> {
+    let _running = retrains.claim(ws)?;
     let cutoff = now - time::Duration::days(i64::from(HORIZON_DAYS));
-    let (mut model, touchpoints) = blocking(move || {
-        let snap = graph.snapshot(ws);
-        let customers = snap.label_scan(CUSTOMER)?;
-        let touchpoints = snap.label_count(TOUCHPOINT)?;
-        let set = training_set(&snap, &customers, cutoff, HORIZON_DAYS)?;
-        if set.labelled < MIN_LABELLED {
-            let mut m = fit(&TrainingSet::default(), now, cutoff, HORIZON_DAYS);
-            m.labelled = set.labelled;
-            m.notes = vec![format!(
+    let (mut model, touchpoints) = store
+        .read(ws, move |snap| {
+            let customers = snap.label_scan(CUSTOMER)?;
+            let touchpoints = snap.label_count(TOUCHPOINT)?;
+            let set = training_set(snap, &customers, cutoff, HORIZON_DAYS)?;
+            if set.labelled < MIN_LABELLED {
+                let mut m = fit(&TrainingSet::default(), now, cutoff, HORIZON_DAYS);
+                m.labelled = set.labelled;
+                m.notes = vec![format!(
                 "{} labelled customer(s); at least {MIN_LABELLED} are needed: both scores stay \
                  on their priors",
                 set.labelled
             )];
-            return Ok((m, touchpoints));
-        }
-        Ok((fit(&set, now, cutoff, HORIZON_DAYS), touchpoints))
-    })
-    .await?;
-    note_attempt(ws, touchpoints);
+                return Ok((m, touchpoints));
+            }
+            Ok((fit(&set, now, cutoff, HORIZON_DAYS), touchpoints))
+        })
+        .await?;
+    retrains.note_attempt(ws, touchpoints);
     if model.churn.is_none() && model.conversion.is_none() {
         return Ok(RetrainReport {
             status: "skipped".to_owned(),
@@ -219,19 +228,18 @@ pub async fn retrain(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Res
 /// Scores every customer with the current models (one snapshot) and writes the scores back in
 /// chunks of [`WRITE_BACK_CHUNK`]. A read-only workspace is left as it is.
 pub async fn write_back_all(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<usize> {
-    let graph = store.graph()?;
-    let scores = blocking(move || {
-        let snap = graph.snapshot(ws);
-        let models = Models::current_at(&snap)?;
-        let mut out = Vec::new();
-        for id in snap.label_scan(CUSTOMER)? {
-            let Some(c) = snap.node(id)? else { continue };
-            let a = assess_with(&snap, &c, now, &models)?;
-            out.push((id, a.churn.probability, a.conversion.probability));
-        }
-        Ok(out)
-    })
-    .await?;
+    let scores = store
+        .read(ws, move |snap| {
+            let models = Models::current_at(snap)?;
+            let mut out = Vec::new();
+            for id in snap.label_scan(CUSTOMER)? {
+                let Some(c) = snap.node(id)? else { continue };
+                let a = assess_with(snap, &c, now, &models)?;
+                out.push((id, a.churn.probability, a.conversion.probability));
+            }
+            Ok(out)
+        })
+        .await?;
     let mut written = 0;
     for chunk in scores.chunks(WRITE_BACK_CHUNK) {
         let chunk = chunk.to_vec();
@@ -280,26 +288,17 @@ pub async fn list(store: &Store, ws: WorkspaceId) -> Result<(Option<String>, Vec
     Ok((current, models))
 }
 
-/// When each workspace was last (attempted to be) trained, and its touchpoints then.
-static ATTEMPTS: LazyLock<Mutex<HashMap<WorkspaceId, (Instant, u64)>>> =
-    LazyLock::new(Default::default);
-
-fn note_attempt(ws: WorkspaceId, touchpoints: u64) {
-    ATTEMPTS.lock().insert(ws, (Instant::now(), touchpoints));
-}
-
 /// Whether the background job should retrain `ws` now (see the module's thresholds).
-async fn due(store: &Store, ws: WorkspaceId) -> Result<bool> {
-    let last = ATTEMPTS.lock().get(&ws).copied();
+async fn due(store: &Store, retrains: &Retrains, ws: WorkspaceId) -> Result<bool> {
+    let last = retrains.attempts.lock().get(&ws).copied();
     if last.is_some_and(|(at, _)| at.elapsed() < MIN_INTERVAL) {
         return Ok(false);
     }
-    let graph = store.graph()?;
-    let (customers, touchpoints) = blocking(move || {
-        let snap = graph.snapshot(ws);
-        Ok((snap.label_count(CUSTOMER)?, snap.label_count(TOUCHPOINT)?))
-    })
-    .await?;
+    let (customers, touchpoints) = store
+        .read(ws, move |snap| {
+            Ok((snap.label_count(CUSTOMER)?, snap.label_count(TOUCHPOINT)?))
+        })
+        .await?;
     let current = store.get::<CurrentModel>(ws, "current").await?;
     let baseline = match (&current, last) {
         (_, Some((_, attempted))) => Some(attempted),
@@ -313,7 +312,7 @@ async fn due(store: &Store, ws: WorkspaceId) -> Result<bool> {
 }
 
 /// One tick of the background job: retrains every workspace that is due.
-pub async fn run_due(store: &Store) {
+pub async fn run_due(store: &Store, retrains: &Retrains) {
     let all = match crate::workspaces::all_ids(store).await {
         Ok(all) => all,
         Err(e) => {
@@ -322,9 +321,9 @@ pub async fn run_due(store: &Store) {
         }
     };
     for ws in all {
-        match due(store, ws).await {
+        match due(store, retrains, ws).await {
             Ok(true) => {
-                if let Err(e) = retrain(store, ws, clock::now()).await {
+                if let Err(e) = retrain(store, retrains, ws, clock::now()).await {
                     tracing::warn!(workspace = %ws, error = %e, "retraining failed; will retry");
                 }
             }
@@ -367,24 +366,30 @@ mod tests {
         for i in 0..12 {
             ingest(&store, ws, format!("c{i}@x.io"), 40 + i, now).await;
         }
-        let report = retrain(&store, ws, now).await.expect("retrain");
+        let retrains = Retrains::default();
+        let report = retrain(&store, &retrains, ws, now).await.expect("retrain");
         assert_eq!(report.status, "skipped");
         assert_eq!((report.labelled, report.written_back), (12, 0));
         assert!(report.notes[0].contains("at least 200"), "{report:?}");
         let (current, models) = list(&store, ws).await.expect("list");
         assert_eq!((current, models.len()), (None, 0));
         // Not due again until the touchpoints grow by GROWTH (and the interval has passed).
-        assert!(!due(&store, ws).await.expect("due"));
+        assert!(!due(&store, &retrains, ws).await.expect("due"));
         store.close();
     }
 
     #[test]
     fn one_retrain_at_a_time_per_workspace() {
         let ws = WorkspaceId(77);
-        let first = Running::claim(ws).expect("first");
-        let second = Running::claim(ws).map(|_| ()).expect_err("busy");
+        let retrains = Retrains::default();
+        let first = retrains.claim(ws).expect("first");
+        let second = retrains.claim(ws).map(|_| ()).expect_err("busy");
         assert_eq!(second.code, Code::Conflict);
         drop(first);
-        assert!(Running::claim(ws).is_ok());
+        assert!(retrains.claim(ws).is_ok());
+        // Another service's job (another AppState) is not blocked by this one's.
+        let other = Retrains::default();
+        let _held = retrains.claim(ws).expect("again");
+        assert!(other.claim(ws).is_ok());
     }
 }

@@ -14,12 +14,12 @@ use crate::capabilities::Capability;
 use crate::crm::{self, str_field};
 use crate::error::{Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage, ValidEvent};
-use crate::ids;
+use crate::gateway::ledger::Budget;
 use crate::keys::AgentKey;
-use crate::ledger::Budget;
 use crate::outbound::delivery::Dispatch;
 use crate::outbound::OutboundRecord;
-use crate::sealed::Sealer;
+use crate::plumbing::ids;
+use crate::plumbing::sealed::Sealer;
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use crate::{brand, planning, reporting, scoring};
 

@@ -12,7 +12,8 @@ use crate::error::{Code, Error, Result};
 use crate::integrations::{self, smtp, Kind};
 use crate::outbound::delivery::{CioWrite, Dispatch, Job};
 use crate::outbound::{self, consent, NewRecord, OutboundKind, OutboundRecord, State};
-use crate::{brand, ids, workspaces};
+use crate::plumbing::ids;
+use crate::{brand, workspaces};
 
 /// 409 `integration_not_connected`, naming the integration and the route that connects it.
 fn not_connected(kind: Kind) -> Error {

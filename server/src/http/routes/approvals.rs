@@ -6,8 +6,8 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 
-use crate::approvals::{self, PendingList, PendingView};
 use crate::error::Error;
+use crate::gateway::approvals::{self, PendingList, PendingView};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;

@@ -3,7 +3,7 @@
 use axum::extract::State;
 use serde_json::Value as Json;
 
-use crate::brand::{self, BrandContext, BrandEnvelope};
+use crate::brand::{self, BrandEnvelope};
 use crate::buddies::{self, Buddy, SystemPrompt};
 use crate::error::Error;
 use crate::http::error::ErrorBody;
@@ -29,7 +29,7 @@ pub async fn get_brand(
 /// clamped to 1-5 (missing ones 3), invalid links are dropped, unknown fields are dropped,
 /// over-long strings are 400. Answers the merged profile.
 #[utoipa::path(put, path = "/v1/brand-context", tag = "brand",
-    request_body = BrandContext, responses(
+    request_body = crate::http::request_docs::BrandUpdate, responses(
     (status = 200, body = BrandEnvelope),
     (status = 400, description = "an over-long string or a wrongly typed field (named)", body = ErrorBody),
     (status = 401, body = ErrorBody),

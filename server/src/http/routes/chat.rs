@@ -20,7 +20,8 @@ use crate::state::AppState;
 #[utoipa::path(post, path = "/v1/chat", tag = "chat",
     request_body = ChatRequest, responses(
     (status = 200, description = "`text/event-stream`; the last event is `turn.completed` \
-        with the turn", content_type = "text/event-stream", body = agents::TurnSummary),
+        with the turn; each event's data is one of `ChatEvent`", content_type = "text/event-stream",
+        body = crate::http::event_docs::ChatEvent),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 403, description = "not a dashboard session, or a read-only workspace", body = ErrorBody),

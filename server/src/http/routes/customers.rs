@@ -6,10 +6,10 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 
 use crate::auth::Principal;
+use crate::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
 use crate::customers::{
     self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
 };
-use crate::customers_insights::{self, CohortList, JourneyList, ProductList, SegmentList};
 use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
@@ -138,7 +138,7 @@ pub async fn list_segments(
     AnyAuth(p): AnyAuth,
 ) -> Result<ApiJson<SegmentList>, Error> {
     Ok(ApiJson(
-        customers_insights::segments(&state.store, p.workspace()).await?,
+        insights::segments(&state.store, p.workspace()).await?,
     ))
 }
 
@@ -153,7 +153,7 @@ pub async fn list_journeys(
     AnyAuth(p): AnyAuth,
 ) -> Result<ApiJson<JourneyList>, Error> {
     Ok(ApiJson(
-        customers_insights::journeys(&state.store, p.workspace()).await?,
+        insights::journeys(&state.store, p.workspace()).await?,
     ))
 }
 
@@ -168,7 +168,7 @@ pub async fn list_cohorts(
     AnyAuth(p): AnyAuth,
 ) -> Result<ApiJson<CohortList>, Error> {
     Ok(ApiJson(
-        customers_insights::cohorts(&state.store, p.workspace()).await?,
+        insights::cohorts(&state.store, p.workspace()).await?,
     ))
 }
 
@@ -183,6 +183,6 @@ pub async fn list_products(
     AnyAuth(p): AnyAuth,
 ) -> Result<ApiJson<ProductList>, Error> {
     Ok(ApiJson(
-        customers_insights::products(&state.store, p.workspace()).await?,
+        insights::products(&state.store, p.workspace()).await?,
     ))
 }

@@ -47,7 +47,7 @@ pub async fn invoke(
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<InvokeRequest>,
 ) -> Result<Response, Error> {
-    let request_id = context::request_id().unwrap_or_else(crate::ids::request_id);
+    let request_id = context::request_id().unwrap_or_else(crate::plumbing::ids::request_id);
     let mut out = gateway::invoke(&state, &key, &id, req, request_id).await?;
     if let Some(msg) = out.stream.take() {
         state.realtime.publish(key.workspace_id(), msg);

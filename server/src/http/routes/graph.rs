@@ -8,11 +8,14 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::graph_api::export::{self, ExportMode, GraphExport};
+use crate::graph_api::path::{self, GraphPath};
 use crate::graph_api::query::{self, Access, QueryRequest};
+use crate::graph_api::with_snapshot;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, OptionalAuth};
 use crate::state::AppState;
@@ -36,29 +39,48 @@ pub async fn get_graph(
     let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
     let mode = ExportMode::parse(params.get("mode").map(String::as_str))?;
     match auth {
-        Some(p) => stream_export(&state, p.workspace(), mode),
+        Some(p) => stream_export(&state, p.workspace(), mode).await,
         None => Ok(ApiJson(export::demo(mode)?).into_response()),
     }
 }
 
 /// Chunks of the export travel from a blocking task (which holds the snapshot) through a small
 /// channel, so memory stays bounded whatever the graph's size and a client that stops reading
-/// stops the export. A failure after the first chunk can only cut the response short.
-fn stream_export(state: &AppState, ws: WorkspaceId, mode: ExportMode) -> Result<Response, Error> {
-    let graph = state.store.graph()?;
-    let (tx, rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
-    tokio::task::spawn_blocking(move || {
-        let snap = graph.snapshot(ws);
-        let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
-        if let Err(e) = export::export_chunks(&snap, mode, 64 * 1024, &mut sink) {
+/// stops the export. The first chunk is awaited before answering, so a store that cannot be
+/// read is an error status, not an empty 200; a failure after it can only cut the response
+/// short.
+async fn stream_export(
+    state: &AppState,
+    ws: WorkspaceId,
+    mode: ExportMode,
+) -> Result<Response, Error> {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
+    let store = state.store.clone();
+    let export = tokio::spawn(async move {
+        store
+            .read(ws, move |snap| {
+                let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
+                export::export_chunks(snap, mode, 64 * 1024, &mut sink)
+            })
+            .await
+    });
+    let Some(first) = rx.recv().await else {
+        export
+            .await
+            .map_err(|e| Error::internal(format!("graph export task failed: {e}")))??;
+        return Err(Error::internal("the graph export produced nothing"));
+    };
+    tokio::spawn(async move {
+        if let Ok(Err(e)) = export.await {
             tracing::error!(error = %e, "graph export failed mid-stream");
         }
     });
-    let body = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv()
-            .await
-            .map(|chunk| (Ok::<_, std::convert::Infallible>(Bytes::from(chunk)), rx))
+    let rest = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|chunk| (chunk, rx))
     });
+    let body = futures_util::stream::once(async move { first })
+        .chain(rest)
+        .map(|chunk| Ok::<_, std::convert::Infallible>(Bytes::from(chunk)));
     Ok((
         [(header::CONTENT_TYPE, "application/json")],
         Body::from_stream(body),
@@ -90,4 +112,48 @@ pub async fn query_graph(
     Ok(ApiJson(
         query::run(&state.store, p.workspace(), access, req).await?,
     ))
+}
+
+/// The shortest path between two nodes (`cus_<n>`, `tp_<n>` or `node_<n>`), relationships
+/// taken in either direction, within `max_hops` (1 to 8, default 6) and a bounded subgraph
+/// (`graph_api::path`). `found: false` when there is none within the limits.
+#[utoipa::path(get, path = "/v1/graph/path", tag = "graph",
+    params(
+        ("from" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+            description = "node id the path starts at"),
+        ("to" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+            description = "node id the path ends at"),
+        ("max_hops" = Option<u32>, Query, minimum = 1, maximum = 8,
+            description = "most relationships on the path (default 6)"),
+    ),
+    responses(
+    (status = 200, body = GraphPath),
+    (status = 400, description = "a malformed node id or max_hops", body = ErrorBody),
+    (status = 401, body = ErrorBody),
+    (status = 404, description = "no such node in this workspace", body = ErrorBody),
+))]
+pub async fn graph_path(
+    State(state): State<AppState>,
+    AnyAuth(p): AnyAuth,
+    params: Result<Query<HashMap<String, String>>, QueryRejection>,
+) -> Result<ApiJson<GraphPath>, Error> {
+    let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let required = |name: &str| {
+        params
+            .get(name)
+            .cloned()
+            .ok_or_else(|| Error::invalid_input(format!("{name}: a node id is required")))
+    };
+    let (from, to) = (required("from")?, required("to")?);
+    let max_hops = match params.get("max_hops") {
+        None => path::DEFAULT_HOPS,
+        Some(v) => v.parse().map_err(|_| {
+            Error::invalid_field("max_hops", v, &format!("must be 1 to {}", path::MAX_HOPS))
+        })?,
+    };
+    let found = with_snapshot(&state.store, p.workspace(), move |snap| {
+        path::shortest_path(snap, &from, &to, max_hops)
+    })
+    .await?;
+    Ok(ApiJson(found))
 }

@@ -63,7 +63,7 @@ pub async fn post(
     let caller = Caller {
         state: &state,
         key: &key,
-        request_id: context::request_id().unwrap_or_else(crate::ids::request_id),
+        request_id: context::request_id().unwrap_or_else(crate::plumbing::ids::request_id),
         sessions: &state.mcp_sessions,
     };
     let transport = Headers {

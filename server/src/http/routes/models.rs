@@ -69,6 +69,12 @@ pub async fn retrain_models(
     JwtUser(s): JwtUser,
 ) -> Result<ApiJson<RetrainReport>, Error> {
     Ok(ApiJson(
-        retrain::retrain(&state.store, s.workspace, crate::clock::now()).await?,
+        retrain::retrain(
+            &state.store,
+            &state.retrains,
+            s.workspace,
+            crate::plumbing::clock::now(),
+        )
+        .await?,
     ))
 }

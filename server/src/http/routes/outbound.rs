@@ -113,6 +113,5 @@ pub async fn voice_status(
     if let Some(msg) = stream {
         state.realtime.publish(ws, msg);
     }
-    state.store.note_graph_write(ws);
     Ok(axum::http::StatusCode::NO_CONTENT)
 }

@@ -14,6 +14,7 @@ use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::playbooks::executor::{self, Control};
 use crate::playbooks::lead_source::RunRequest;
 use crate::playbooks::leads::{self, LeadList};
+use crate::playbooks::model_judge::Judging;
 use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use crate::playbooks::{self, PlaybookEnvelope, PlaybookList};
 use crate::state::AppState;
@@ -26,14 +27,9 @@ fn actor(p: &Principal) -> String {
     }
 }
 
-/// Whether a pivot may move a run to the call channel.
-async fn voice_connected(state: &AppState, p: &Principal) -> Result<bool, Error> {
-    let kind = crate::integrations::Kind::Voice;
-    Ok(
-        crate::integrations::load(&state.store, &state.sealer, p.workspace(), kind)
-            .await?
-            .is_some(),
-    )
+/// What judging a run can use: the voice integration (the call channel) and the model.
+async fn judging(state: &AppState, p: &Principal) -> Result<Judging, Error> {
+    Judging::load(state, p.workspace()).await
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -299,9 +295,9 @@ pub async fn report_outcomes(
     ApiPath((id, run_id)): ApiPath<(String, String)>,
     ApiJson(report): ApiJson<OutcomeReport>,
 ) -> Result<ApiJson<OutcomeResult>, Error> {
-    let voice = voice_connected(&state, &p).await?;
+    let judging = judging(&state, &p).await?;
     Ok(ApiJson(
-        runs::record_outcome(&state.store, p.workspace(), id, run_id, report, voice).await?,
+        runs::record_outcome(&state.store, p.workspace(), id, run_id, report, &judging).await?,
     ))
 }
 
@@ -321,8 +317,8 @@ pub async fn sync_run(
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
 ) -> Result<ApiJson<OutcomeResult>, Error> {
-    let voice = voice_connected(&state, &p).await?;
+    let judging = judging(&state, &p).await?;
     Ok(ApiJson(
-        runs::sync_attributed(&state.store, p.workspace(), id, run_id, voice).await?,
+        runs::sync_attributed(&state.store, p.workspace(), id, run_id, &judging).await?,
     ))
 }

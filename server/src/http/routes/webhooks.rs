@@ -7,13 +7,13 @@ use std::collections::HashMap;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 
-use crate::clock;
 use crate::error::Error;
 use crate::events::direct::{self, BatchResponse};
 use crate::events::webhook_secrets::{self, SecretStatus};
 use crate::events::{signatures, webhooks};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, IngestWorkspace, JwtUser, RawJson};
+use crate::plumbing::clock;
 use crate::state::AppState;
 
 /// A platform's webhook delivery, normalized into marketing events (`generic`: the

@@ -9,8 +9,8 @@ use super::voice::Writer;
 use super::{Channel, Intent, Request, PLAYBOOKS_READ};
 use crate::brand::Voice;
 use crate::error::Result;
-use crate::ids;
 use crate::playbooks::{self, Playbook};
+use crate::plumbing::ids;
 use crate::scoring::{self, Class, Touch};
 use crate::store::RecordScan;
 

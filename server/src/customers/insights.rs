@@ -6,19 +6,20 @@
 //! - Journeys are the most common ordered paths of touchpoint actions (the first
 //!   [`JOURNEY_STEPS`] actions of each customer, consecutive repeats collapsed).
 //! - Cohorts are the connected components of the customer-campaign graph (customers linked to
-//!   the campaigns that influenced their touchpoints), found with union-find.
+//!   the campaigns that influenced their touchpoints), found with petgraph's union-find.
 //! - Products are read from touchpoint properties (`product`, `productId`, `product_id`, `sku`,
 //!   or a `products` list of strings or objects with one of those keys).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 use svc_engine::schema::{CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use crate::error::Result;
 use crate::graph_api::{node_with_label, with_snapshot};
-use crate::ids;
+use crate::plumbing::ids;
 use crate::store::{Store, WorkspaceId};
 use crate::vocabulary::{prop, AT_STAGE, STAGE};
 
@@ -253,27 +254,6 @@ fn compute_journeys<R: GraphRead + ?Sized>(r: &R) -> Result<JourneyList> {
     Ok(JourneyList { journeys })
 }
 
-/// Union-find over dense indexes.
-struct Components {
-    parent: Vec<usize>,
-}
-
-impl Components {
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-    fn union(&mut self, a: usize, b: usize) {
-        let (ra, rb) = (self.find(a), self.find(b));
-        if ra != rb {
-            self.parent[ra.max(rb)] = ra.min(rb);
-        }
-    }
-}
-
 fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
     let custs = customers(r)?;
     // Dense indexes: customers first, then campaigns as they are met.
@@ -298,9 +278,7 @@ fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
             }
         }
     }
-    let mut uf = Components {
-        parent: (0..custs.len() + campaign_names.len()).collect(),
-    };
+    let mut uf = UnionFind::<usize>::new(custs.len() + campaign_names.len());
     for (a, b) in &links {
         uf.union(*a, *b);
     }
@@ -309,14 +287,14 @@ fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
     let linked: BTreeSet<usize> = links.iter().map(|(c, _)| *c).collect();
     for (ci, c) in custs.iter().enumerate() {
         if linked.contains(&ci) {
-            let root = uf.find(ci);
+            let root = uf.find_mut(ci);
             attributed.entry(root).or_default().0.push(c.id);
         } else {
             unattributed.push(c.id);
         }
     }
     for (k, name) in campaign_names.iter().enumerate() {
-        let root = uf.find(custs.len() + k);
+        let root = uf.find_mut(custs.len() + k);
         if let Some(entry) = attributed.get_mut(&root) {
             entry.1.insert(name.clone());
         }
@@ -340,7 +318,7 @@ fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
         })
         .collect();
     Ok(CohortList {
-        method: "connected components (union-find) of the customer-campaign graph: customers \
+        method: "connected components (petgraph's union-find) of the customer-campaign graph: customers \
                  are linked to the campaigns that influenced their touchpoints; customers with \
                  no attributed touchpoint form one unattributed cohort"
             .to_owned(),
@@ -403,7 +381,7 @@ fn compute_products<R: GraphRead + ?Sized>(r: &R) -> Result<ProductList> {
 }
 
 pub async fn segments(store: &Store, ws: WorkspaceId) -> Result<SegmentList> {
-    let now_us = crate::events::micros(crate::clock::now())?;
+    let now_us = crate::events::micros(crate::plumbing::clock::now())?;
     with_snapshot(store, ws, move |snap| compute_segments(snap, now_us)).await
 }
 

@@ -2,6 +2,8 @@
 //! (SPEC.md "Customers"). Reads run on one snapshot; dedupe runs in one write transaction. No
 //! HTTP types.
 
+pub mod insights;
+
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -16,9 +18,10 @@ use svc_engine::{
 use crate::error::{Error, Result};
 use crate::events::value_to_json;
 use crate::graph_api::{ensure_writable, node_with_label, with_snapshot};
+use crate::pipeline;
+use crate::plumbing::{clock, ids};
 use crate::store::{Store, WorkspaceId};
 use crate::vocabulary::{prop, OPPORTUNITY};
-use crate::{clock, ids, pipeline};
 
 /// SPEC.md limits.
 pub const CUSTOMERS_LISTED: usize = 100;

@@ -93,6 +93,14 @@ pub fn parse_touchpoint_id(s: &str) -> Option<svc_engine::NodeId> {
     parse_node_id(s, "tp_")
 }
 
+/// The engine node id named by any node wire id (`cus_<n>`, `tp_<n>`, `node_<n>`); whether
+/// the prefix fits the node's labels is the caller's to check (compare with [`node_id`]).
+pub fn parse_any_node_id(s: &str) -> Option<svc_engine::NodeId> {
+    ["cus_", "tp_", "node_"]
+        .iter()
+        .find_map(|p| parse_node_id(s, p))
+}
+
 fn parse_node_id(s: &str, prefix: &str) -> Option<svc_engine::NodeId> {
     let digits = s.strip_prefix(prefix)?;
     // Canonical decimal only (no sign, no leading zeros), so one node has one wire id.

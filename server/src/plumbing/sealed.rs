@@ -33,7 +33,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use sha2::{Digest, Sha256};
 
 use crate::error::Error;
-use crate::secrets;
+use crate::plumbing::secrets;
 use crate::store::WorkspaceId;
 
 /// Master keys are 256 bits.
@@ -105,7 +105,7 @@ impl KeyId {
 
 impl std::fmt::Display for KeyId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&crate::ids::hex(&self.0))
+        f.write_str(&crate::plumbing::ids::hex(&self.0))
     }
 }
 
@@ -403,7 +403,10 @@ fn write_keys(data_dir: &Path, name: &str, keys: &[[u8; KEY_BYTES]]) -> Result<(
     use std::io::Write;
     let path = data_dir.join(name);
     let tmp = data_dir.join(format!(".{name}.tmp"));
-    let text: String = keys.iter().map(|k| crate::ids::hex(k) + "\n").collect();
+    let text: String = keys
+        .iter()
+        .map(|k| crate::plumbing::ids::hex(k) + "\n")
+        .collect();
     let io =
         |what: &str, e: std::io::Error| Error::internal(format!("{what} {}: {e}", path.display()));
     let mut options = std::fs::OpenOptions::new();

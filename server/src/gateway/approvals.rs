@@ -13,19 +13,19 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{WorkspaceId, WorkspaceTxn, WriteTxn};
+use svc_engine::{WorkspaceId, WorkspaceTxn};
 use time::OffsetDateTime;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
 use crate::gateway::executors::{self, Phase};
+use crate::gateway::ledger::{self, LedgerRow};
 use crate::gateway::{self, registry};
-use crate::ids;
 use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, Delivered};
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::state::AppState;
-use crate::store::{Record, RecordScan, Store};
+use crate::store::{Record, RecordScan, Store, Tx};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
 pub const TTL: time::Duration = time::Duration::hours(72);
@@ -258,14 +258,8 @@ fn is_overdue(p: &PendingAction, now: OffsetDateTime) -> bool {
 /// returns how many. The sweeper's entry point: it looks first outside the writer and takes
 /// a write only when something is due.
 pub async fn expire_overdue(store: &Store, ws: WorkspaceId, now: OffsetDateTime) -> Result<usize> {
-    let graph = store.graph()?;
-    let due = tokio::task::spawn_blocking(move || -> Result<bool> {
-        let pending = graph.find_records::<PendingAction>(ws, "status", "pending")?;
-        Ok(pending.iter().any(|p| is_overdue(p, now)))
-    })
-    .await
-    .map_err(|e| Error::internal(format!("approval task failed: {e}")))??;
-    if !due {
+    let pending = store.find::<PendingAction>(ws, "status", "pending").await?;
+    if !pending.iter().any(|p| is_overdue(p, now)) {
         return Ok(0);
     }
     write(store, move |txn| expire_due(&mut txn.workspace(ws), now)).await
@@ -278,12 +272,9 @@ fn load(w: &WorkspaceTxn<'_, '_>, id: &str) -> Result<PendingAction> {
 
 async fn write<R: Send + 'static>(
     store: &Store,
-    f: impl FnOnce(&mut WriteTxn<'_>) -> Result<R> + Send + 'static,
+    f: impl FnOnce(&mut Tx<'_, '_>) -> Result<R> + Send + 'static,
 ) -> Result<R> {
-    let graph = store.graph()?;
-    tokio::task::spawn_blocking(move || graph.write(f))
-        .await
-        .map_err(|e| Error::internal(format!("approval task failed: {e}")))?
+    store.write(f).await
 }
 
 /// The workspace's pending actions (those still waiting by default), newest first.
@@ -429,7 +420,6 @@ pub async fn approve(
         Ok((PendingView::new(&p), dispatch))
     })
     .await?;
-    state.store.note_graph_write(ws);
     let (view, dispatch) = step;
     let Some(dispatch) = dispatch else {
         return Ok(view);
@@ -472,7 +462,6 @@ pub async fn approve(
         Ok(PendingView::new(&p))
     })
     .await?;
-    state.store.note_graph_write(ws);
     Ok(view)
 }
 
@@ -524,7 +513,7 @@ fn fail(
 /// invocation (`gateway::Prepared`): an outbound action sends the record it queued, exactly as
 /// the approver saw it.
 fn run_approved(
-    txn: &mut WriteTxn<'_>,
+    txn: &mut Tx<'_, '_>,
     deps: &gateway::Deps,
     ws: WorkspaceId,
     p: &PendingAction,

@@ -31,9 +31,10 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 use crate::error::{Error, Result};
 use crate::graph_api::{node_with_label, with_snapshot};
 use crate::pipeline::Status;
+use crate::playbooks::Buddy;
+use crate::plumbing::clock;
 use crate::store::{Record, RecordScan, Store, WorkspaceId};
 use crate::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
-use crate::{clock, playbooks::Buddy};
 
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
 pub const ARR_TARGET_CENTS: i64 = 5_000_000;
@@ -530,7 +531,7 @@ pub fn synthetic<R: GraphRead + ?Sized>(
         let who = r
             .adjacent(id, Direction::Incoming, Some(HAS_TOUCHPOINT))?
             .first()
-            .map(|a| crate::ids::customer_id(a.neighbour))
+            .map(|a| crate::plumbing::ids::customer_id(a.neighbour))
             .unwrap_or_else(|| "a customer".into());
         entries.push(ReasoningEntry {
             id: format!("syn_tp_{}", id.0),

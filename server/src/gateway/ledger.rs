@@ -8,10 +8,10 @@
 use serde::{Deserialize, Serialize};
 use svc_engine::WorkspaceTxn;
 
-use crate::clock;
 use crate::error::{Code, Error, Result};
-use crate::ids;
 use crate::keys::AgentKey;
+use crate::plumbing::clock;
+use crate::plumbing::ids;
 use crate::store::{Record, RecordScan};
 use crate::workspaces::WorkspaceSettings;
 

@@ -40,7 +40,7 @@ pub fn load_or_create(dir: &Path, name: &str, len: usize) -> Result<Vec<u8>> {
     }
     match options.open(&path) {
         Ok(mut file) => {
-            file.write_all(crate::ids::hex(&bytes).as_bytes())
+            file.write_all(crate::plumbing::ids::hex(&bytes).as_bytes())
                 .and_then(|_| file.sync_all())
                 .map_err(|e| Error::internal(format!("writing {}: {e}", path.display())))?;
             Ok(bytes)

@@ -1,0 +1,8 @@
+//! Plumbing every domain uses and none owns: ids and their wire forms (`ids`), time and its
+//! renderings (`clock`), sealing secrets at rest (`sealed`) and the service's own secrets on
+//! disk (`secrets`).
+
+pub mod clock;
+pub mod ids;
+pub mod sealed;
+pub mod secrets;
