@@ -3,10 +3,14 @@
 # - libclang-dev: RocksDB's Rust bindings are generated with bindgen, which loads libclang.
 # - python3-venv (when python3 cannot make virtualenvs): the MCP tests install the Python MCP
 #   client from PyPI into one (scripts/mcp-venv.sh).
+# - chromium + chromium-driver: the dashboard's browser tests (tests/tests/dashboard.rs) drive a
+#   headless Chromium through WebDriver.
 set -euo pipefail
 
 need_apt=()
 dpkg -s libclang-dev >/dev/null 2>&1 || need_apt+=(libclang-dev)
+dpkg -s chromium >/dev/null 2>&1 || need_apt+=(chromium)
+dpkg -s chromium-driver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import ensurepip, venv' >/dev/null 2>&1; then
   dpkg -s python3-venv >/dev/null 2>&1 || need_apt+=(python3-venv)
 fi

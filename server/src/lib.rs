@@ -17,6 +17,7 @@ pub mod capabilities;
 pub mod config;
 pub mod crm;
 pub mod customers;
+pub mod dashboard;
 pub mod error;
 pub mod events;
 pub mod fields;

@@ -1,6 +1,7 @@
 //! Shared harness of the behaviour tests: a real `svcd` service on 127.0.0.1:0 over a
 //! temporary data directory, driven through HTTP only.
 
+pub mod browser;
 pub mod llm;
 pub mod providers;
 pub mod smtp;

@@ -306,6 +306,14 @@ pub fn month_usage(
     ))
 }
 
+/// Credits the whole workspace used in `month`, as a snapshot sees them (the dashboard's
+/// credits chart).
+pub fn workspace_month_used(snap: &svc_engine::Snapshot<'_>, month: &str) -> Result<u64> {
+    Ok(snap
+        .get_record::<CreditCounter>(&workspace_counter_id(month))?
+        .map_or(0, |c| c.used))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

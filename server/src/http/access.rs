@@ -7,6 +7,11 @@
 //! refused with 500 (and fails `every_documented_route_has_a_rule` and the access behaviour
 //! test), so nothing is served by accident. [`document`] writes each rule into the OpenAPI
 //! document: its security requirement, an `x-access` extension and a line of description.
+//!
+//! The dashboard (`/app/...`, `crate::dashboard`) is not an API route: it is merged after this
+//! layer, is absent from RULES and the OpenAPI document, and enforces its own rule (the
+//! `svc_session` cookie plus a CSRF token on writes; docs/dashboard.md). No API route accepts
+//! that cookie.
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

@@ -105,7 +105,13 @@ async fn with_error_body(response: Response) -> Response {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("application/json"));
-    if !(status.is_client_error() || status.is_server_error()) || is_json {
+    // The dashboard's HTML error pages explain themselves to a person (docs/dashboard.md).
+    let is_html = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("text/html"));
+    if !(status.is_client_error() || status.is_server_error()) || is_json || is_html {
         return response;
     }
     let code = match status {

@@ -146,7 +146,10 @@ pub fn app(state: AppState) -> Router {
         state.clone(),
         access::enforce,
     ));
+    // The dashboard is merged after the access layer: it is not an API route and carries its
+    // own rule (cookie session + CSRF, see `crate::dashboard`).
     let app = api
+        .merge(crate::dashboard::router(state.clone()))
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -1,0 +1,294 @@
+//! The brand voice editor: the workspace's brand profile (`brand::put`, as
+//! `PUT /v1/brand-context`: empty text clears a field) and a preview of an email drafted in
+//! that voice. The preview is `draft.outreach` through the gateway as the prospect buddy (so it
+//! is charged and receipted like any draft); its HTML is shown in a sandboxed frame.
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Form};
+use maud::{html, Markup};
+use serde_json::{json, Map, Value as Json};
+
+use super::layout::{alert, csrf_input, page as shell};
+use super::session::Session;
+use super::{failed, is_htmx, Failure};
+use crate::agents::principal;
+use crate::brand::{self, BrandContext};
+use crate::buddies::Buddy;
+use crate::capabilities::Capability;
+use crate::customers;
+use crate::gateway::{self, InvokeRequest};
+use crate::plumbing::ids;
+use crate::state::AppState;
+
+const TEXTS: &[(&str, &str)] = &[
+    ("businessName", "Business name"),
+    ("website", "Website"),
+    ("description", "What you do"),
+    ("audience", "Who you serve"),
+];
+const DIALS: &[(&str, &str)] = &[
+    ("formality", "Formality"),
+    ("humor", "Humor"),
+    ("respect", "Respect"),
+    ("energy", "Energy"),
+];
+const LINKS: &[(&str, &str)] = &[
+    ("privacy", "Privacy policy"),
+    ("terms", "Terms"),
+    ("pricing", "Pricing"),
+    ("download", "Download"),
+];
+
+/// The `PUT /v1/brand-context` body of the submitted form: texts (empty = `null`, cleared),
+/// the four dials, and the links (empty ones left out, so the stored link stays).
+pub fn update_body(form: &[(String, String)]) -> Json {
+    let field = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.trim().to_owned())
+    };
+    let mut body = Map::new();
+    for (name, _) in TEXTS {
+        if let Some(v) = field(name) {
+            body.insert(
+                (*name).into(),
+                if v.is_empty() {
+                    Json::Null
+                } else {
+                    Json::String(v)
+                },
+            );
+        }
+    }
+    let mut voice = Map::new();
+    for (name, _) in DIALS {
+        if let Some(n) = field(name).and_then(|v| v.parse::<u8>().ok()) {
+            voice.insert((*name).into(), json!(n));
+        }
+    }
+    if !voice.is_empty() {
+        body.insert("voice".into(), Json::Object(voice));
+    }
+    let mut links = Map::new();
+    for (name, _) in LINKS {
+        if let Some(v) = field(&format!("link_{name}")).filter(|v| !v.is_empty()) {
+            links.insert((*name).into(), Json::String(v));
+        }
+    }
+    if !links.is_empty() {
+        body.insert("links".into(), Json::Object(links));
+    }
+    Json::Object(body)
+}
+
+/// `GET /app/brand`.
+pub async fn page(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+) -> Result<Markup, Failure> {
+    let ctx = brand::get(&state.store, &state.sealer, s.user.workspace)
+        .await
+        .map_err(|e| failed(&s, e))?;
+    render(&state, &s, &ctx, None).await
+}
+
+/// `POST /app/brand`: save.
+pub async fn save(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Result<Response, Failure> {
+    let ws = s.user.workspace;
+    match brand::put(&state.store, state.sealer.clone(), ws, update_body(&form)).await {
+        Ok(ctx) => Ok(render(&state, &s, &ctx, Some(Ok("Brand voice saved.")))
+            .await?
+            .into_response()),
+        Err(e) if e.code.status() < 500 => {
+            let ctx = brand::get(&state.store, &state.sealer, ws)
+                .await
+                .map_err(|e| failed(&s, e))?;
+            let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            Ok((
+                status,
+                render(&state, &s, &ctx, Some(Err(&e.message))).await?,
+            )
+                .into_response())
+        }
+        Err(e) => Err(failed(&s, e)),
+    }
+}
+
+/// `POST /app/brand/preview`: draft an email in the saved voice.
+pub async fn preview(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    headers: HeaderMap,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Result<Response, Failure> {
+    let field = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    let key = principal::ensure(&state.store, s.user.workspace, Buddy::Prospect)
+        .await
+        .map_err(|e| failed(&s, e))?;
+    let req = InvokeRequest {
+        mode: Some("execute".into()),
+        source: Some(super::playbook_cards::SOURCE.into()),
+        idempotency_key: None,
+        input: Some(
+            json!({"customer": field("customer"), "intent": field("intent"), "channel": "email"}),
+        ),
+    };
+    let block = match gateway::invoke(
+        &state,
+        &key,
+        Capability::DraftOutreach.id(),
+        req,
+        ids::request_id(),
+    )
+    .await
+    {
+        Ok(out) => {
+            let body: Json = serde_json::from_str(&out.body).unwrap_or(Json::Null);
+            drafted(&body["result"])
+        }
+        Err(e) if e.code.status() < 500 => alert(&e.message),
+        Err(e) => return Err(failed(&s, e)),
+    };
+    if is_htmx(&headers) {
+        return Ok(block.into_response());
+    }
+    Ok(shell(Some(&s), "Drafted email", "/app/brand", &[], block).into_response())
+}
+
+fn drafted(result: &Json) -> Markup {
+    let text = |k: &str| result.get(k).and_then(Json::as_str).unwrap_or("");
+    html! {
+        div.email-preview id="draft" {
+            p { span.label { "Subject: " } strong.subject { (text("subject")) } }
+            @if result.get("body_html").and_then(Json::as_str).is_some() {
+                // No scripts, no same origin: the frame can only show the email.
+                iframe.email-frame sandbox="" title="The drafted email as it would be sent" srcdoc=(text("body_html")) {}
+            }
+            details { summary { "Plain text" } div.email-body { (text("body_text")) } }
+        }
+    }
+}
+
+async fn render(
+    state: &AppState,
+    s: &Session,
+    ctx: &BrandContext,
+    notice: Option<Result<&str, &str>>,
+) -> Result<Markup, Failure> {
+    let list = customers::list(&state.store, s.user.workspace)
+        .await
+        .map_err(|e| failed(s, e))?;
+    let value = serde_json::to_value(ctx).unwrap_or(Json::Null);
+    let text = |k: &str| value.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+    let voice = ctx.voice.clone().unwrap_or_default();
+    let dial = |k: &str| match k {
+        "formality" => voice.formality,
+        "humor" => voice.humor,
+        "respect" => voice.respect,
+        _ => voice.energy,
+    };
+    let link = |k: &str| {
+        value["links"]
+            .get(k)
+            .and_then(Json::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    Ok(shell(
+        Some(s),
+        "Brand voice",
+        "/app/brand",
+        &[],
+        html! {
+            div.columns {
+                form.card method="post" action="/app/brand" aria-label="Brand profile" {
+                    (csrf_input(s))
+                    @match notice {
+                        Some(Ok(m)) => p.ok role="status" { (m) },
+                        Some(Err(m)) => (alert(m)),
+                        None => {},
+                    }
+                    @for (name, label) in TEXTS {
+                        label for=(format!("brand-{name}")) { (label) }
+                        @if *name == "description" || *name == "audience" {
+                            textarea id=(format!("brand-{name}")) name=(name) rows="3" { (text(name)) }
+                        } @else {
+                            input id=(format!("brand-{name}")) name=(name) type="text" value=(text(name));
+                        }
+                    }
+                    fieldset {
+                        legend { "Voice (1 to 5)" }
+                        @for (name, label) in DIALS {
+                            label for=(format!("dial-{name}")) { (label) ": " output id=(format!("dial-{name}-value")) { (dial(name)) } }
+                            input id=(format!("dial-{name}")) name=(name) type="range" min="1" max="5" step="1" value=(dial(name))
+                                data-output=(format!("dial-{name}-value"));
+                        }
+                    }
+                    fieldset {
+                        legend { "Links " span.hint { "(http or https)" } }
+                        @for (name, label) in LINKS {
+                            label for=(format!("link-{name}")) { (label) }
+                            input id=(format!("link-{name}")) name=(format!("link_{name}")) type="url" value=(link(name));
+                        }
+                    }
+                    button type="submit" { "Save brand voice" }
+                }
+                section.card aria-labelledby="preview-h" {
+                    h2 id="preview-h" { "Preview a drafted email" }
+                    p.hint { "Drafted in the saved voice by the prospect buddy (draft.outreach, 2 credits)." }
+                    @if list.customers.is_empty() {
+                        p.hint { "Preview needs a customer; ingest an event first." }
+                    } @else {
+                        form method="post" action="/app/brand/preview" hx-post="/app/brand/preview" hx-target="#draft-result" {
+                            (csrf_input(s))
+                            label for="preview-customer" { "Customer" }
+                            select id="preview-customer" name="customer" {
+                                @for c in &list.customers { option value=(c.id) { (c.email.as_deref().unwrap_or(&c.id)) } }
+                            }
+                            label for="preview-intent" { "What the email is for" }
+                            input id="preview-intent" name="intent" type="text" required value="follow up on the demo";
+                            button.primary type="submit" { "Draft" }
+                        }
+                        div id="draft-result" aria-live="polite" {}
+                    }
+                }
+            }
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_becomes_the_update_body() {
+        let f = |k: &str, v: &str| (k.to_owned(), v.to_owned());
+        let body = update_body(&[
+            f("csrf", "x"),
+            f("businessName", " Acme "),
+            f("website", ""),
+            f("formality", "5"),
+            f("energy", "2"),
+            f("link_pricing", "https://acme.test/pricing"),
+            f("link_terms", ""),
+        ]);
+        assert_eq!(
+            body,
+            json!({"businessName": "Acme", "website": null,
+                   "voice": {"formality": 5, "energy": 2},
+                   "links": {"pricing": "https://acme.test/pricing"}})
+        );
+    }
+}
