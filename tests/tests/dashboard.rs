@@ -1,7 +1,7 @@
 //! The dashboard in a real headless Chromium (see `svc_integration_tests::browser`): sign up,
 //! create an agent key, watch ingested events arrive live, open a customer's timeline, approve
 //! a queued email in the inbox (and see it delivered by a real SMTP server), connect SMTP and
-//! run its action playbook card, run Cypher, sign out. Writes a screenshot of each main page to docs/screenshots/.
+//! run its action playbook card, run Cypher, sign out. Writes a screenshot of each main page to docs/screenshots/latest/.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -12,8 +12,11 @@ use svc_integration_tests::browser::Browser;
 use svc_integration_tests::providers::SmtpSink;
 use svc_integration_tests::{invoke_path, read, str_at, unique, Capability, TestServer};
 
+/// Where each run writes its screenshots: `docs/screenshots/latest/` (ignored by git), so a
+/// test run never modifies the two committed copies README.md shows (refreshing those is a
+/// deliberate copy from here).
 fn screenshots() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots/latest")
 }
 
 /// Signs up in the browser; returns the email and password.
