@@ -18,7 +18,7 @@ use svc_engine::schema::{CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, TOUC
 use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use crate::error::Result;
-use crate::graph_api::{node_with_label, with_snapshot};
+use crate::graph_api::node_with_label;
 use crate::plumbing::ids;
 use crate::store::{Store, WorkspaceId};
 use crate::vocabulary::{prop, AT_STAGE, STAGE};
@@ -382,19 +382,21 @@ fn compute_products<R: GraphRead + ?Sized>(r: &R) -> Result<ProductList> {
 
 pub async fn segments(store: &Store, ws: WorkspaceId) -> Result<SegmentList> {
     let now_us = crate::events::micros(crate::plumbing::clock::now())?;
-    with_snapshot(store, ws, move |snap| compute_segments(snap, now_us)).await
+    store
+        .read(ws, move |snap| compute_segments(snap, now_us))
+        .await
 }
 
 pub async fn journeys(store: &Store, ws: WorkspaceId) -> Result<JourneyList> {
-    with_snapshot(store, ws, |snap| compute_journeys(snap)).await
+    store.read(ws, |snap| compute_journeys(snap)).await
 }
 
 pub async fn cohorts(store: &Store, ws: WorkspaceId) -> Result<CohortList> {
-    with_snapshot(store, ws, |snap| compute_cohorts(snap)).await
+    store.read(ws, |snap| compute_cohorts(snap)).await
 }
 
 pub async fn products(store: &Store, ws: WorkspaceId) -> Result<ProductList> {
-    with_snapshot(store, ws, |snap| compute_products(snap)).await
+    store.read(ws, |snap| compute_products(snap)).await
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use svc_engine::{
 
 use crate::error::{Error, Result};
 use crate::events::value_to_json;
-use crate::graph_api::{ensure_writable, node_with_label, with_snapshot};
+use crate::graph_api::{ensure_writable, node_with_label};
 use crate::pipeline;
 use crate::plumbing::{clock, ids};
 use crate::store::{Store, WorkspaceId};
@@ -234,144 +234,149 @@ fn touchpoints_of<R: GraphRead + ?Sized>(r: &R, customer: NodeId) -> Result<Vec<
 }
 
 pub async fn list(store: &Store, ws: WorkspaceId) -> Result<CustomerList> {
-    with_snapshot(store, ws, |snap| {
-        let ids = snap
-            .index_range(
-                CUSTOMER,
-                "lastSeen",
-                Bound::Included(&Value::DateTime(i64::MIN)),
-                Bound::Unbounded,
-                Order::Descending,
-                Some(CUSTOMERS_LISTED),
-            )?
-            .ok_or_else(|| Error::internal("no ordered index on Customer.lastSeen"))?;
-        let mut customers = Vec::with_capacity(ids.len());
-        for id in ids {
-            if let Some(n) = snap.node(id)? {
-                customers.push(customer_view(&n));
+    store
+        .read(ws, |snap| {
+            let ids = snap
+                .index_range(
+                    CUSTOMER,
+                    "lastSeen",
+                    Bound::Included(&Value::DateTime(i64::MIN)),
+                    Bound::Unbounded,
+                    Order::Descending,
+                    Some(CUSTOMERS_LISTED),
+                )?
+                .ok_or_else(|| Error::internal("no ordered index on Customer.lastSeen"))?;
+            let mut customers = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(n) = snap.node(id)? {
+                    customers.push(customer_view(&n));
+                }
             }
-        }
-        Ok(CustomerList { customers })
-    })
-    .await
+            Ok(CustomerList { customers })
+        })
+        .await
 }
 
 pub async fn profile(store: &Store, ws: WorkspaceId, reference: String) -> Result<CustomerProfile> {
-    with_snapshot(store, ws, move |snap| {
-        let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
-        let tps = touchpoints_of(snap, c.id)?;
-        let touchpoints = tps
-            .iter()
-            .rev()
-            .take(PROFILE_TOUCHPOINTS)
-            .map(|n| touchpoint_view(snap, n))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(CustomerProfile {
-            customer: customer_view(&c),
-            touchpoint_count: tps.len(),
-            touchpoints,
+    store
+        .read(ws, move |snap| {
+            let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
+            let tps = touchpoints_of(snap, c.id)?;
+            let touchpoints = tps
+                .iter()
+                .rev()
+                .take(PROFILE_TOUCHPOINTS)
+                .map(|n| touchpoint_view(snap, n))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(CustomerProfile {
+                customer: customer_view(&c),
+                touchpoint_count: tps.len(),
+                touchpoints,
+            })
         })
-    })
-    .await
+        .await
 }
 
 pub async fn timeline(store: &Store, ws: WorkspaceId, reference: String) -> Result<Timeline> {
-    with_snapshot(store, ws, move |snap| {
-        let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
-        let touchpoints = touchpoints_of(snap, c.id)?
-            .iter()
-            .map(|n| touchpoint_view(snap, n))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Timeline {
-            customer_id: ids::customer_id(c.id),
-            touchpoints,
+    store
+        .read(ws, move |snap| {
+            let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
+            let touchpoints = touchpoints_of(snap, c.id)?
+                .iter()
+                .map(|n| touchpoint_view(snap, n))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Timeline {
+                customer_id: ids::customer_id(c.id),
+                touchpoints,
+            })
         })
-    })
-    .await
+        .await
 }
 
 pub async fn campaigns(store: &Store, ws: WorkspaceId) -> Result<CampaignList> {
-    with_snapshot(store, ws, |snap| {
-        let mut campaigns = Vec::new();
-        for id in snap.label_scan(CAMPAIGN)? {
-            let Some(n) = snap.node(id)? else { continue };
-            campaigns.push(CampaignView {
-                id: ids::node_id(&n.labels, n.id),
-                campaign_id: str_prop(&n, "campaignId"),
-                name: str_prop(&n, "name"),
-                touchpoints: snap.degree(id, Direction::Incoming, Some(INFLUENCED_BY))?,
-                properties: props_except(&n, &["campaignId", "name"]),
+    store
+        .read(ws, |snap| {
+            let mut campaigns = Vec::new();
+            for id in snap.label_scan(CAMPAIGN)? {
+                let Some(n) = snap.node(id)? else { continue };
+                campaigns.push(CampaignView {
+                    id: ids::node_id(&n.labels, n.id),
+                    campaign_id: str_prop(&n, "campaignId"),
+                    name: str_prop(&n, "name"),
+                    touchpoints: snap.degree(id, Direction::Incoming, Some(INFLUENCED_BY))?,
+                    properties: props_except(&n, &["campaignId", "name"]),
+                });
+            }
+            campaigns.sort_by(|a, b| {
+                (Reverse(a.touchpoints), &a.campaign_id, &a.id).cmp(&(
+                    Reverse(b.touchpoints),
+                    &b.campaign_id,
+                    &b.id,
+                ))
             });
-        }
-        campaigns.sort_by(|a, b| {
-            (Reverse(a.touchpoints), &a.campaign_id, &a.id).cmp(&(
-                Reverse(b.touchpoints),
-                &b.campaign_id,
-                &b.id,
-            ))
-        });
-        Ok(CampaignList { campaigns })
-    })
-    .await
+            Ok(CampaignList { campaigns })
+        })
+        .await
 }
 
 pub async fn opportunities(store: &Store, ws: WorkspaceId) -> Result<OpportunityList> {
-    with_snapshot(store, ws, |snap| {
-        let mut ids = snap
-            .index_range(
-                OPPORTUNITY,
-                prop::SCORE,
-                Bound::Included(&Value::Float(f64::MIN)),
-                Bound::Unbounded,
-                Order::Descending,
-                Some(OPPORTUNITIES_LISTED),
-            )?
-            .ok_or_else(|| Error::internal("no ordered index on Opportunity.score"))?;
-        if ids.len() < OPPORTUNITIES_LISTED {
-            // Opportunities from events carry no score until the models score them: the rest
-            // of the page, largest amount first.
-            let scored: std::collections::HashSet<NodeId> = ids.iter().copied().collect();
-            let mut unscored = Vec::new();
-            for id in snap.label_scan(OPPORTUNITY)? {
-                if scored.contains(&id) {
-                    continue;
+    store
+        .read(ws, |snap| {
+            let mut ids = snap
+                .index_range(
+                    OPPORTUNITY,
+                    prop::SCORE,
+                    Bound::Included(&Value::Float(f64::MIN)),
+                    Bound::Unbounded,
+                    Order::Descending,
+                    Some(OPPORTUNITIES_LISTED),
+                )?
+                .ok_or_else(|| Error::internal("no ordered index on Opportunity.score"))?;
+            if ids.len() < OPPORTUNITIES_LISTED {
+                // Opportunities from events carry no score until the models score them: the rest
+                // of the page, largest amount first.
+                let scored: std::collections::HashSet<NodeId> = ids.iter().copied().collect();
+                let mut unscored = Vec::new();
+                for id in snap.label_scan(OPPORTUNITY)? {
+                    if scored.contains(&id) {
+                        continue;
+                    }
+                    if let Some(n) = snap.node(id)? {
+                        let amount = n.get(prop::AMOUNT).and_then(Value::as_f64).unwrap_or(0.0);
+                        unscored.push((amount, id));
+                    }
                 }
-                if let Some(n) = snap.node(id)? {
-                    let amount = n.get(prop::AMOUNT).and_then(Value::as_f64).unwrap_or(0.0);
-                    unscored.push((amount, id));
-                }
+                unscored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                let room = OPPORTUNITIES_LISTED - ids.len();
+                ids.extend(unscored.into_iter().take(room).map(|(_, id)| id));
             }
-            unscored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-            let room = OPPORTUNITIES_LISTED - ids.len();
-            ids.extend(unscored.into_iter().take(room).map(|(_, id)| id));
-        }
-        let mut opportunities = Vec::with_capacity(ids.len());
-        for id in ids {
-            let Some(n) = snap.node(id)? else { continue };
-            opportunities.push(OpportunityView {
-                id: ids::node_id(&n.labels, n.id),
-                opportunity_id: str_prop(&n, prop::OPPORTUNITY_ID),
-                name: str_prop(&n, prop::NAME),
-                score: n.get(prop::SCORE).map(value_to_json).unwrap_or(Json::Null),
-                amount: n.get(prop::AMOUNT).map(value_to_json).unwrap_or(Json::Null),
-                stage: pipeline::stage_of(snap, &n)?,
-                status: pipeline::status_of(snap, &n)?.as_str().to_owned(),
-                customer_id: pipeline::owner(snap, id)?.map(ids::customer_id),
-                properties: props_except(
-                    &n,
-                    &[
-                        prop::NAME,
-                        prop::SCORE,
-                        prop::OPPORTUNITY_ID,
-                        prop::AMOUNT,
-                        prop::STATUS,
-                    ],
-                ),
-            });
-        }
-        Ok(OpportunityList { opportunities })
-    })
-    .await
+            let mut opportunities = Vec::with_capacity(ids.len());
+            for id in ids {
+                let Some(n) = snap.node(id)? else { continue };
+                opportunities.push(OpportunityView {
+                    id: ids::node_id(&n.labels, n.id),
+                    opportunity_id: str_prop(&n, prop::OPPORTUNITY_ID),
+                    name: str_prop(&n, prop::NAME),
+                    score: n.get(prop::SCORE).map(value_to_json).unwrap_or(Json::Null),
+                    amount: n.get(prop::AMOUNT).map(value_to_json).unwrap_or(Json::Null),
+                    stage: pipeline::stage_of(snap, &n)?,
+                    status: pipeline::status_of(snap, &n)?.as_str().to_owned(),
+                    customer_id: pipeline::owner(snap, id)?.map(ids::customer_id),
+                    properties: props_except(
+                        &n,
+                        &[
+                            prop::NAME,
+                            prop::SCORE,
+                            prop::OPPORTUNITY_ID,
+                            prop::AMOUNT,
+                            prop::STATUS,
+                        ],
+                    ),
+                });
+            }
+            Ok(OpportunityList { opportunities })
+        })
+        .await
 }
 
 // ---- de-duplication ----
@@ -514,7 +519,7 @@ pub async fn dedupe(
     dry_run: bool,
 ) -> Result<DedupeReport> {
     if dry_run {
-        let plans = with_snapshot(store, ws, |snap| plan_dedupe(snap)).await?;
+        let plans = store.read(ws, |snap| plan_dedupe(snap)).await?;
         return Ok(DedupeReport {
             dry_run: true,
             merged: plans.iter().map(|p| p.duplicates.len()).sum(),

@@ -11,7 +11,6 @@ use super::session::Session;
 use super::{failed, Failure};
 use crate::gateway::ledger;
 use crate::gateway::registry::{self, Descriptor};
-use crate::graph_api::with_snapshot;
 use crate::state::AppState;
 use crate::{keys, workspaces};
 
@@ -31,16 +30,18 @@ pub async fn page(
     let key_ids: Vec<String> = list.keys.iter().map(|k| k.id.clone()).collect();
     let (used, per_key) = {
         let month = month.clone();
-        with_snapshot(&state.store, ws, move |snap| {
-            let used = ledger::workspace_month_used(snap, &month)?;
-            let per_key = key_ids
-                .iter()
-                .map(|id| Ok(ledger::month_usage(snap, id, &month)?.1))
-                .collect::<crate::error::Result<Vec<u64>>>()?;
-            Ok((used, per_key))
-        })
-        .await
-        .map_err(|e| failed(&s, e))?
+        state
+            .store
+            .read(ws, move |snap| {
+                let used = ledger::workspace_month_used(snap, &month)?;
+                let per_key = key_ids
+                    .iter()
+                    .map(|id| Ok(ledger::month_usage(snap, id, &month)?.1))
+                    .collect::<crate::error::Result<Vec<u64>>>()?;
+                Ok((used, per_key))
+            })
+            .await
+            .map_err(|e| failed(&s, e))?
     };
     Ok(shell(
         Some(&s),

@@ -17,8 +17,8 @@ use super::{failed, is_htmx, Failure};
 use crate::customers::{self, CustomerView};
 use crate::error::Error;
 use crate::gateway::ledger::{self, LedgerRow};
+use crate::graph_api::node_with_label;
 use crate::graph_api::query::{self, Access, QueryRequest};
-use crate::graph_api::{node_with_label, with_snapshot};
 use crate::plumbing::{clock, ids};
 use crate::scoring::{self, Models};
 use crate::state::AppState;
@@ -195,19 +195,21 @@ pub async fn profile(
         .await
         .map_err(|e| failed(&s, e))?;
     let customer_id = profile.customer.id.clone();
-    let extras = with_snapshot(&state.store, ws, move |snap| {
-        let node = ids::parse_customer_id(&customer_id)
-            .map(|n| node_with_label(snap, n, svc_engine::schema::CUSTOMER))
-            .transpose()?
-            .flatten()
-            .ok_or_else(|| Error::not_found("customer"))?;
-        let models = Models::current_at(snap)?;
-        let scores = scoring::assess_with(snap, &node, clock::now(), &models).ok();
-        let actions = ledger::rows_for_customer(snap, &customer_id)?;
-        Ok(Extras { scores, actions })
-    })
-    .await
-    .map_err(|e| failed(&s, e))?;
+    let extras = state
+        .store
+        .read(ws, move |snap| {
+            let node = ids::parse_customer_id(&customer_id)
+                .map(|n| node_with_label(snap, n, svc_engine::schema::CUSTOMER))
+                .transpose()?
+                .flatten()
+                .ok_or_else(|| Error::not_found("customer"))?;
+            let models = Models::current_at(snap)?;
+            let scores = scoring::assess_with(snap, &node, clock::now(), &models).ok();
+            let actions = ledger::rows_for_customer(snap, &customer_id)?;
+            Ok(Extras { scores, actions })
+        })
+        .await
+        .map_err(|e| failed(&s, e))?;
     let graph = neighbourhood(&state, &s, &profile.customer.id).await;
     let mut entries: Vec<Entry> = timeline
         .touchpoints

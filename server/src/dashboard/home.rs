@@ -18,7 +18,6 @@ use super::{failed, Failure};
 use crate::auth::Principal;
 use crate::error::Result;
 use crate::gateway::ledger;
-use crate::graph_api::with_snapshot;
 use crate::state::AppState;
 use crate::{customers, reporting, workspaces};
 
@@ -65,11 +64,11 @@ pub async fn page(
     let month = ledger::current_month();
     let used = {
         let month = month.clone();
-        with_snapshot(&state.store, ws, move |snap| {
-            ledger::workspace_month_used(snap, &month)
-        })
-        .await
-        .map_err(|e| failed(&s, e))?
+        state
+            .store
+            .read(ws, move |snap| ledger::workspace_month_used(snap, &month))
+            .await
+            .map_err(|e| failed(&s, e))?
     };
     let stages = pipeline_by_stage(&opportunities);
     let ticket = ticket(&state, &s).map_err(|e| failed(&s, e))?;

@@ -1,25 +1,16 @@
-//! Graph access for the customer, graph-export and graph-query domains: consistent snapshots on
-//! the blocking pool, the read-only guard inside write transactions, and node rendering.
+//! Graph access for the customer, graph-export and graph-query domains: the read-only guard
+//! inside write transactions, node rendering, and (submodules) export, paths, queries and
+//! value conversion. Consistent reads are `Store::read`.
 
 pub mod export;
 pub mod path;
 pub mod query;
 pub mod values;
 
-use svc_engine::{GraphRead, Node, NodeId, Snapshot, WorkspaceTxn};
+use svc_engine::{GraphRead, Node, NodeId, WorkspaceTxn};
 
 use crate::error::Result;
-use crate::store::{Store, WorkspaceId};
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
-
-/// Runs `f` on one consistent snapshot of `ws`, on the blocking pool.
-pub async fn with_snapshot<R, F>(store: &Store, ws: WorkspaceId, f: F) -> Result<R>
-where
-    R: Send + 'static,
-    F: FnOnce(&Snapshot<'_>) -> Result<R> + Send + 'static,
-{
-    store.read(ws, f).await
-}
 
 /// Refuses writes to a read-only workspace, checked inside the write so that it is atomic with
 /// it. A workspace without a settings record (never the case for registered workspaces) is

@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json};
 use svc_engine::ErrorKind;
 use svc_query::{Limits, Params, QueryError, QueryResult};
 
+use super::ensure_writable;
 use super::values::json_to_value;
-use super::{ensure_writable, with_snapshot};
 use crate::error::{Code, Error, Result};
 use crate::store::{Store, WorkspaceId};
 
@@ -79,10 +79,11 @@ pub async fn run(
         .collect();
     let limits = Limits::default();
     if stmt.is_read_only() {
-        return with_snapshot(store, ws, move |snap| {
-            svc_query::run_read(snap, &stmt, &params, &limits).map_err(query_error)
-        })
-        .await;
+        return store
+            .read(ws, move |snap| {
+                svc_query::run_read(snap, &stmt, &params, &limits).map_err(query_error)
+            })
+            .await;
     }
     if access == Access::ReadOnly {
         return Err(query_error(QueryError::WriteNotAllowed { clause: "write" }));

@@ -36,7 +36,6 @@ use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARI
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
 use super::{ensure_writable, judge, principal, time_ordered_id, Playbook};
 use crate::error::{Code, Error, Result};
-use crate::graph_api::with_snapshot;
 use crate::plumbing::clock;
 use crate::state::AppState;
 use crate::store::WorkspaceId;
@@ -429,10 +428,12 @@ async fn take_new_members(
         return Ok(0);
     };
     let now_us = micros_now();
-    let members = with_snapshot(&state.store, ws, move |snap| {
-        lead_source::segment_members(snap, &query, now_us, FOLLOW_SCAN)
-    })
-    .await?;
+    let members = state
+        .store
+        .read(ws, move |snap| {
+            lead_source::segment_members(snap, &query, now_us, FOLLOW_SCAN)
+        })
+        .await?;
     let key = run_key(&run.playbook_id, &run.id);
     let (playbook_id, run_id) = (run.playbook_id.clone(), run.id.clone());
     state
@@ -497,10 +498,12 @@ pub async fn start(
     let limit = pb.lead_source.sample_size as usize;
     let source = checked.source.clone();
     let now_us = micros_now();
-    let found = with_snapshot(&state.store, ws, move |snap| {
-        lead_source::leads(snap, &source, now_us, limit)
-    })
-    .await?;
+    let found = state
+        .store
+        .read(ws, move |snap| {
+            lead_source::leads(snap, &source, now_us, limit)
+        })
+        .await?;
     let judging = Judging::load(state, ws).await?;
     let (judge, judge_note) = judge::select(&pb.adaptation, judging.connected_model());
     let now = clock::now_rfc3339();

@@ -29,7 +29,7 @@ use svc_engine::schema::{CUSTOMER, HAS_TOUCHPOINT, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 
 use crate::error::{Error, Result};
-use crate::graph_api::{node_with_label, with_snapshot};
+use crate::graph_api::node_with_label;
 use crate::pipeline::Status;
 use crate::playbooks::Buddy;
 use crate::plumbing::clock;
@@ -113,7 +113,7 @@ pub async fn summary(store: &Store, cache: &SummaryCache, ws: WorkspaceId) -> Su
         return s;
     }
     let now_us = (clock::now().unix_timestamp_nanos() / 1000) as i64;
-    match with_snapshot(store, ws, move |snap| compute(snap, now_us)).await {
+    match store.read(ws, move |snap| compute(snap, now_us)).await {
         Ok(s) => {
             cache.put(ws, generation, s.clone());
             s
@@ -432,7 +432,9 @@ pub async fn recent_reasoning(
         .await?;
     if messages.is_empty() {
         let now_ms = (clock::now().unix_timestamp_nanos() / 1_000_000) as i64;
-        let entries = with_snapshot(store, ws, move |snap| synthetic(snap, limit, now_ms)).await?;
+        let entries = store
+            .read(ws, move |snap| synthetic(snap, limit, now_ms))
+            .await?;
         return Ok(ReasoningList { entries });
     }
     messages.reverse();

@@ -129,7 +129,8 @@ async fn fixture(dir: &std::path::Path) -> Store {
 async fn summary_matches_the_hand_computed_fixture() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = fixture(dir.path()).await;
-    let s = with_snapshot(&store, WS, |snap| compute(snap, NOW))
+    let s = store
+        .read(WS, |snap| compute(snap, NOW))
         .await
         .expect("summary");
     let mut hourly = vec![0; 24];
@@ -238,7 +239,8 @@ async fn synthetic_feed_uses_recommendations_and_touchpoints_and_is_never_empty(
         })
         .await
         .expect("write");
-    let entries = with_snapshot(&store, WS, |snap| synthetic(snap, 100, NOW / 1000))
+    let entries = store
+        .read(WS, |snap| synthetic(snap, 100, NOW / 1000))
         .await
         .expect("feed");
     assert_eq!(
@@ -253,13 +255,15 @@ async fn synthetic_feed_uses_recommendations_and_touchpoints_and_is_never_empty(
     assert_eq!(entries[0].buddy_id, "pipeline");
     assert!(entries.windows(2).all(|w| w[0].ts <= w[1].ts));
     assert!(entries.iter().all(|e| Buddy::parse(&e.buddy_id).is_some()));
-    let three = with_snapshot(&store, WS, |snap| synthetic(snap, 3, NOW / 1000))
+    let three = store
+        .read(WS, |snap| synthetic(snap, 3, NOW / 1000))
         .await
         .expect("feed");
     assert_eq!(three.len(), 3);
     assert_eq!(three.last(), entries.last(), "the most recent ones");
 
-    let empty = with_snapshot(&store, WorkspaceId(99), |snap| synthetic(snap, 25, 0))
+    let empty = store
+        .read(WorkspaceId(99), |snap| synthetic(snap, 25, 0))
         .await
         .expect("feed");
     assert_eq!(empty.len(), 1);

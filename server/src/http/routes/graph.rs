@@ -15,7 +15,6 @@ use crate::error::Error;
 use crate::graph_api::export::{self, ExportMode, GraphExport};
 use crate::graph_api::path::{self, GraphPath};
 use crate::graph_api::query::{self, Access, QueryRequest};
-use crate::graph_api::with_snapshot;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, OptionalAuth};
 use crate::state::AppState;
@@ -151,9 +150,11 @@ pub async fn graph_path(
             Error::invalid_field("max_hops", v, &format!("must be 1 to {}", path::MAX_HOPS))
         })?,
     };
-    let found = with_snapshot(&state.store, p.workspace(), move |snap| {
-        path::shortest_path(snap, &from, &to, max_hops)
-    })
-    .await?;
+    let found = state
+        .store
+        .read(p.workspace(), move |snap| {
+            path::shortest_path(snap, &from, &to, max_hops)
+        })
+        .await?;
     Ok(ApiJson(found))
 }
