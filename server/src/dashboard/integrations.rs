@@ -100,13 +100,6 @@ fn kind_of(name: &str) -> Result<Kind, Error> {
     Kind::parse(name).ok_or_else(|| Error::not_found("integration kind"))
 }
 
-fn owner_required() -> Error {
-    Error::new(
-        Code::OwnerRequired,
-        "only an owner of the workspace may change integrations",
-    )
-}
-
 /// `GET /app/integrations`.
 pub async fn page(
     State(state): State<AppState>,
@@ -123,9 +116,8 @@ pub async fn connect(
     Form(form): Form<Vec<(String, String)>>,
 ) -> Result<Response, Failure> {
     let kind = kind_of(&name).map_err(|e| failed(&s, e))?;
-    if !s.is_owner() {
-        return Err(failed(&s, owner_required()));
-    }
+    s.require_owner("change integrations")
+        .map_err(|e| failed(&s, e))?;
     let body = config_body(kind, &form);
     let outcome =
         integrations::put(&state.store, &state.sealer, s.user.workspace, kind, body).await;
@@ -145,9 +137,8 @@ pub async fn test(
     Path(name): Path<String>,
 ) -> Result<Response, Failure> {
     let kind = kind_of(&name).map_err(|e| failed(&s, e))?;
-    if !s.is_owner() {
-        return Err(failed(&s, owner_required()));
-    }
+    s.require_owner("change integrations")
+        .map_err(|e| failed(&s, e))?;
     let outcome = integrations::test(
         &state.store,
         &state.sealer,
@@ -174,9 +165,8 @@ pub async fn disconnect(
     Path(name): Path<String>,
 ) -> Result<Response, Failure> {
     let kind = kind_of(&name).map_err(|e| failed(&s, e))?;
-    if !s.is_owner() {
-        return Err(failed(&s, owner_required()));
-    }
+    s.require_owner("change integrations")
+        .map_err(|e| failed(&s, e))?;
     let outcome = integrations::delete(&state.store, s.user.workspace, kind).await;
     respond(
         &state,

@@ -11,7 +11,6 @@ use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
 use crate::capabilities::{Capability, Mode};
-use crate::error::{Code, Error};
 use crate::keys::{self, CreateKey, CreatedKey, KeyView, RouteGrant};
 use crate::state::AppState;
 
@@ -38,13 +37,6 @@ pub fn create_request(fields: &[(String, String)]) -> CreateKey {
     }
 }
 
-fn owner_required() -> Error {
-    Error::new(
-        Code::OwnerRequired,
-        "only an owner of the workspace may create or revoke keys",
-    )
-}
-
 /// `GET /app/keys`.
 pub async fn page(
     State(state): State<AppState>,
@@ -59,9 +51,8 @@ pub async fn create(
     Extension(s): Extension<Session>,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Result<Response, Failure> {
-    if !s.is_owner() {
-        return Err(failed(&s, owner_required()));
-    }
+    s.require_owner("create or revoke keys")
+        .map_err(|e| failed(&s, e))?;
     let req = create_request(&fields);
     match keys::create(
         &state.store,
@@ -94,9 +85,8 @@ pub async fn revoke(
     Extension(s): Extension<Session>,
     Path(id): Path<String>,
 ) -> Result<Redirect, Failure> {
-    if !s.is_owner() {
-        return Err(failed(&s, owner_required()));
-    }
+    s.require_owner("create or revoke keys")
+        .map_err(|e| failed(&s, e))?;
     let revoked = keys::revoke(&state.store, &state.usage, s.user.workspace, &id)
         .await
         .map_err(|e| failed(&s, e))?;

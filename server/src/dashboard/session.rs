@@ -49,6 +49,18 @@ impl Session {
     pub fn is_owner(&self) -> bool {
         self.user.user.role == crate::accounts::Role::Owner
     }
+
+    /// 403 `owner_required` unless the user owns the workspace; `to` says what they tried
+    /// ("create or revoke keys").
+    pub fn require_owner(&self, to: &str) -> Result<(), crate::error::Error> {
+        if self.is_owner() {
+            return Ok(());
+        }
+        Err(crate::error::Error::new(
+            crate::error::Code::OwnerRequired,
+            format!("only an owner of the workspace may {to}"),
+        ))
+    }
 }
 
 /// The CSRF token of a session token.

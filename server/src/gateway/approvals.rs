@@ -262,19 +262,14 @@ pub async fn expire_overdue(store: &Store, ws: WorkspaceId, now: OffsetDateTime)
     if !pending.iter().any(|p| is_overdue(p, now)) {
         return Ok(0);
     }
-    write(store, move |txn| expire_due(&mut txn.workspace(ws), now)).await
+    store
+        .write(move |txn| expire_due(&mut txn.workspace(ws), now))
+        .await
 }
 
 fn load(w: &WorkspaceTxn<'_, '_>, id: &str) -> Result<PendingAction> {
     w.get_record::<PendingAction>(id)?
         .ok_or_else(|| Error::not_found("pending action"))
-}
-
-async fn write<R: Send + 'static>(
-    store: &Store,
-    f: impl FnOnce(&mut Tx<'_, '_>) -> Result<R> + Send + 'static,
-) -> Result<R> {
-    store.write(f).await
 }
 
 /// The workspace's pending actions (those still waiting by default), newest first.
@@ -291,37 +286,39 @@ pub async fn list(store: &Store, ws: WorkspaceId, status: Option<String>) -> Res
             ));
         }
     }
-    write(store, move |txn| {
-        let now = clock::now();
-        let mut w = txn.workspace(ws);
-        expire_due(&mut w, now)?;
-        let mut actions = match &status {
-            Some(s) => w.find_records::<PendingAction>("status", s)?,
-            None => w.scan_records::<PendingAction>(&RecordScan {
-                reverse: true,
-                limit: Some(MAX_LISTED),
-                ..RecordScan::default()
-            })?,
-        };
-        actions.sort_by(|a, b| b.id.cmp(&a.id));
-        actions.truncate(MAX_LISTED);
-        Ok(PendingList {
-            actions: actions.iter().map(PendingView::new).collect(),
+    store
+        .write(move |txn| {
+            let now = clock::now();
+            let mut w = txn.workspace(ws);
+            expire_due(&mut w, now)?;
+            let mut actions = match &status {
+                Some(s) => w.find_records::<PendingAction>("status", s)?,
+                None => w.scan_records::<PendingAction>(&RecordScan {
+                    reverse: true,
+                    limit: Some(MAX_LISTED),
+                    ..RecordScan::default()
+                })?,
+            };
+            actions.sort_by(|a, b| b.id.cmp(&a.id));
+            actions.truncate(MAX_LISTED);
+            Ok(PendingList {
+                actions: actions.iter().map(PendingView::new).collect(),
+            })
         })
-    })
-    .await
+        .await
 }
 
 /// One pending action of the workspace (expired first when overdue).
 pub async fn get(store: &Store, ws: WorkspaceId, id: &str) -> Result<PendingView> {
     let id = id.to_owned();
-    write(store, move |txn| {
-        let mut w = txn.workspace(ws);
-        let mut p = load(&w, &id)?;
-        expire_if_due(&mut w, &mut p, clock::now())?;
-        Ok(PendingView::new(&p))
-    })
-    .await
+    store
+        .write(move |txn| {
+            let mut w = txn.workspace(ws);
+            let mut p = load(&w, &id)?;
+            expire_if_due(&mut w, &mut p, clock::now())?;
+            Ok(PendingView::new(&p))
+        })
+        .await
 }
 
 fn not_pending(p: &PendingAction) -> Error {
@@ -341,26 +338,27 @@ pub async fn reject(
     note: Option<String>,
 ) -> Result<PendingView> {
     let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
-    write(store, move |txn| {
-        let now = clock::now();
-        let mut w = txn.workspace(ws);
-        let mut p = load(&w, &id)?;
-        if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
-            return Err(not_pending(&p));
-        }
-        p.status = "rejected".into();
-        outbound::cancel_for_pending(&mut w, &p.id, now)?;
-        p.timeline.push(entry(
-            now,
-            "rejected",
-            &actor,
-            note.as_deref().unwrap_or("rejected; credits refunded"),
-        ));
-        refund(&mut w, &p, now)?;
-        w.put_record(&p)?;
-        Ok(PendingView::new(&p))
-    })
-    .await
+    store
+        .write(move |txn| {
+            let now = clock::now();
+            let mut w = txn.workspace(ws);
+            let mut p = load(&w, &id)?;
+            if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
+                return Err(not_pending(&p));
+            }
+            p.status = "rejected".into();
+            outbound::cancel_for_pending(&mut w, &p.id, now)?;
+            p.timeline.push(entry(
+                now,
+                "rejected",
+                &actor,
+                note.as_deref().unwrap_or("rejected; credits refunded"),
+            ));
+            refund(&mut w, &p, now)?;
+            w.put_record(&p)?;
+            Ok(PendingView::new(&p))
+        })
+        .await
 }
 
 /// Approves a pending action and executes it, exactly once: the approval, the execution's
@@ -378,90 +376,95 @@ pub async fn approve(
 ) -> Result<PendingView> {
     let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
     let deps = gateway::Deps::of(state);
-    let step = write(&state.store, move |txn| {
-        let now = clock::now();
-        let mut p = {
+    let step = state
+        .store
+        .write(move |txn| {
+            let now = clock::now();
+            let mut p = {
+                let mut w = txn.workspace(ws);
+                let mut p = load(&w, &id)?;
+                if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
+                    return Err(not_pending(&p));
+                }
+                p
+            };
+            p.status = "approved".into();
+            p.timeline.push(entry(
+                now,
+                "approved",
+                &actor,
+                note.as_deref().unwrap_or("approved"),
+            ));
+            let outcome = txn.attempt(|t| run_approved(t, &deps, ws, &p, now));
             let mut w = txn.workspace(ws);
-            let mut p = load(&w, &id)?;
-            if expire_if_due(&mut w, &mut p, now)? || p.status != "pending" {
-                return Err(not_pending(&p));
-            }
-            p
-        };
-        p.status = "approved".into();
-        p.timeline.push(entry(
-            now,
-            "approved",
-            &actor,
-            note.as_deref().unwrap_or("approved"),
-        ));
-        let outcome = txn.attempt(|t| run_approved(t, &deps, ws, &p, now));
-        let mut w = txn.workspace(ws);
-        let dispatch = match outcome {
-            Ok(out) if out.dispatch.is_some() => {
-                p.timeline
-                    .push(entry(now, "approved", "system", "handed to the provider"));
-                out.dispatch
-            }
-            Ok(out) => {
-                p.status = "executed".into();
-                p.result = Some(out.result);
-                p.timeline
-                    .push(entry(now, "executed", "system", "executed"));
-                None
-            }
-            Err(e) if e.code == Code::Internal || e.code == Code::Unavailable => return Err(e),
-            Err(e) => {
-                fail(&mut w, &mut p, e.code.as_str(), &e.message, now)?;
-                None
-            }
-        };
-        w.put_record(&p)?;
-        Ok((PendingView::new(&p), dispatch))
-    })
-    .await?;
+            let dispatch = match outcome {
+                Ok(out) if out.dispatch.is_some() => {
+                    p.timeline
+                        .push(entry(now, "approved", "system", "handed to the provider"));
+                    out.dispatch
+                }
+                Ok(out) => {
+                    p.status = "executed".into();
+                    p.result = Some(out.result);
+                    p.timeline
+                        .push(entry(now, "executed", "system", "executed"));
+                    None
+                }
+                Err(e) if e.code == Code::Internal || e.code == Code::Unavailable => return Err(e),
+                Err(e) => {
+                    fail(&mut w, &mut p, e.code.as_str(), &e.message, now)?;
+                    None
+                }
+            };
+            w.put_record(&p)?;
+            Ok((PendingView::new(&p), dispatch))
+        })
+        .await?;
     let (view, dispatch) = step;
     let Some(dispatch) = dispatch else {
         return Ok(view);
     };
     let delivered = outbound::delivery::perform(&state.http, &dispatch.job).await;
     let id = view.id.clone();
-    let view = write(&state.store, move |txn| {
-        let now = clock::now();
-        let mut w = txn.workspace(ws);
-        let mut p = load(&w, &id)?;
-        let (record, _stream) = outbound::finish(&mut w, &dispatch.outbound_id, &delivered, now)?;
-        match &delivered {
-            Delivered::Ok { .. } => {
-                p.status = "executed".into();
-                p.result = Some(gateway::outbound_result(&record));
-                p.timeline.push(entry(
-                    now,
-                    "executed",
-                    "system",
-                    "the provider took the action",
-                ));
+    let view = state
+        .store
+        .write(move |txn| {
+            let now = clock::now();
+            let mut w = txn.workspace(ws);
+            let mut p = load(&w, &id)?;
+            let (record, _stream) =
+                outbound::finish(&mut w, &dispatch.outbound_id, &delivered, now)?;
+            match &delivered {
+                Delivered::Ok { .. } => {
+                    p.status = "executed".into();
+                    p.result = Some(gateway::outbound_result(&record));
+                    p.timeline.push(entry(
+                        now,
+                        "executed",
+                        "system",
+                        "the provider took the action",
+                    ));
+                }
+                Delivered::Failed { message } => {
+                    fail(
+                        &mut w,
+                        &mut p,
+                        Code::CapabilityFailed.as_str(),
+                        message,
+                        now,
+                    )?;
+                }
+                Delivered::Unknown { message } => {
+                    // It may have been done: credits stay charged, nothing is retried.
+                    p.status = "unknown".into();
+                    p.result = Some(gateway::outbound_result(&record));
+                    p.timeline.push(entry(now, "unknown", "system", message));
+                }
             }
-            Delivered::Failed { message } => {
-                fail(
-                    &mut w,
-                    &mut p,
-                    Code::CapabilityFailed.as_str(),
-                    message,
-                    now,
-                )?;
-            }
-            Delivered::Unknown { message } => {
-                // It may have been done: credits stay charged, nothing is retried.
-                p.status = "unknown".into();
-                p.result = Some(gateway::outbound_result(&record));
-                p.timeline.push(entry(now, "unknown", "system", message));
-            }
-        }
-        w.put_record(&p)?;
-        Ok(PendingView::new(&p))
-    })
-    .await?;
+            w.put_record(&p)?;
+            Ok(PendingView::new(&p))
+        })
+        .await?;
     Ok(view)
 }
 
@@ -576,46 +579,47 @@ mod tests {
     /// Queues a crm.mutate at `then` with its 3-credit charge, as the gateway does.
     async fn queue_charged(store: &Store, ws: WorkspaceId, then: OffsetDateTime) -> String {
         let m = ledger::current_month();
-        write(store, move |txn| {
-            let mut w = txn.workspace(ws);
-            let k = key(ws);
-            let p = create_in(
-                &mut w,
-                NewPending {
-                    id: new_id(then),
-                    request_id: "req_t",
-                    capability: Capability::CrmMutate.id(),
-                    key: &k,
-                    source: "api",
-                    input: &json!({"customer": "cus_1"}),
+        store
+            .write(move |txn| {
+                let mut w = txn.workspace(ws);
+                let k = key(ws);
+                let p = create_in(
+                    &mut w,
+                    NewPending {
+                        id: new_id(then),
+                        request_id: "req_t",
+                        capability: Capability::CrmMutate.id(),
+                        key: &k,
+                        source: "api",
+                        input: &json!({"customer": "cus_1"}),
+                        credits: 3,
+                        month: &m,
+                        customer_id: None,
+                        now: then,
+                        note: "queued".into(),
+                    },
+                )?;
+                let charge = LedgerRow {
+                    id: ledger::new_row_id(),
+                    request_id: "req_t".into(),
+                    key_id: k.id.clone(),
+                    agent: "t".into(),
+                    capability: Capability::CrmMutate.id().into(),
+                    mode: "queue".into(),
+                    source: "api".into(),
+                    status: "queued".into(),
                     credits: 3,
-                    month: &m,
+                    month: m.clone(),
                     customer_id: None,
-                    now: then,
-                    note: "queued".into(),
-                },
-            )?;
-            let charge = LedgerRow {
-                id: ledger::new_row_id(),
-                request_id: "req_t".into(),
-                key_id: k.id.clone(),
-                agent: "t".into(),
-                capability: Capability::CrmMutate.id().into(),
-                mode: "queue".into(),
-                source: "api".into(),
-                status: "queued".into(),
-                credits: 3,
-                month: m.clone(),
-                customer_id: None,
-                idempotency_key: None,
-                pending_action_id: Some(p.id.clone()),
-                created_at: p.created_at.clone(),
-            };
-            ledger::reverse(&mut w, &charge)?;
-            Ok(p.id)
-        })
-        .await
-        .expect("queued")
+                    idempotency_key: None,
+                    pending_action_id: Some(p.id.clone()),
+                    created_at: p.created_at.clone(),
+                };
+                ledger::reverse(&mut w, &charge)?;
+                Ok(p.id)
+            })
+            .await
+            .expect("queued")
     }
 
     #[tokio::test]
