@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum};
 use crate::playbooks::ensure_writable;
 use crate::plumbing::clock;
+use crate::plumbing::reseal::{reseal_all, SealedRecord};
 use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
@@ -329,23 +330,19 @@ pub fn prompt_block(ctx: &BrandContext) -> Option<String> {
     Some(lines.join("\n"))
 }
 
+impl SealedRecord for BrandRecord {
+    fn seal_context(&self) -> String {
+        KIND.to_owned()
+    }
+    fn sealed_mut(&mut self) -> &mut Sealed {
+        &mut self.sealed
+    }
+}
+
 /// Re-seals the workspace's brand context under the sealer's current key (master-key
 /// rotation, `crate::admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
-    let sealer = sealer.clone();
-    store
-        .write(move |tx| {
-            let Some(mut record) = tx.get::<BrandRecord>(ws, RECORD_ID)? else {
-                return Ok(0);
-            };
-            let Some(bytes) = sealer.reseal(ws, KIND, &record.sealed.0)? else {
-                return Ok(0);
-            };
-            record.sealed = Sealed(bytes);
-            tx.put(ws, &record)?;
-            Ok(1)
-        })
-        .await
+    reseal_all::<BrandRecord>(store, sealer, ws).await
 }
 
 #[cfg(test)]

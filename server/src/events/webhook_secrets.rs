@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{signatures, webhooks};
 use crate::error::{Error, Result};
 use crate::plumbing::clock;
+use crate::plumbing::reseal::{reseal_all, SealedRecord};
 use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
@@ -132,31 +133,19 @@ pub async fn load(
     )?))
 }
 
+impl SealedRecord for WebhookSecret {
+    fn seal_context(&self) -> String {
+        seal_context(&self.platform)
+    }
+    fn sealed_mut(&mut self) -> &mut Sealed {
+        &mut self.sealed
+    }
+}
+
 /// Re-seals every signing secret of the workspace under the sealer's current key (master-key
 /// rotation, `crate::admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
-    let records = store
-        .scan::<WebhookSecret>(ws, crate::store::RecordScan::default())
-        .await?;
-    let mut rewritten = 0;
-    for platform in records.into_iter().map(|r| r.platform) {
-        let sealer = sealer.clone();
-        rewritten += store
-            .write(move |tx| {
-                let Some(mut record) = tx.get::<WebhookSecret>(ws, &platform)? else {
-                    return Ok(0);
-                };
-                let Some(bytes) = sealer.reseal(ws, &seal_context(&platform), &record.sealed.0)?
-                else {
-                    return Ok(0);
-                };
-                record.sealed = Sealed(bytes);
-                tx.put(ws, &record)?;
-                Ok(1)
-            })
-            .await?;
-    }
-    Ok(rewritten)
+    reseal_all::<WebhookSecret>(store, sealer, ws).await
 }
 
 #[cfg(test)]

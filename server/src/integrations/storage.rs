@@ -12,6 +12,7 @@ use super::{SmtpConfig, VoiceConfig};
 use crate::error::{Code, Error, Result};
 use crate::playbooks::ensure_writable;
 use crate::plumbing::clock;
+use crate::plumbing::reseal::{reseal_all, SealedRecord};
 use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
 
@@ -285,31 +286,19 @@ pub async fn test(
     Ok(TestResult { ok, kind, message })
 }
 
+impl SealedRecord for IntegrationRecord {
+    fn seal_context(&self) -> String {
+        sealed_kind(self.kind)
+    }
+    fn sealed_mut(&mut self) -> &mut Sealed {
+        &mut self.sealed
+    }
+}
+
 /// Re-seals every integration config of the workspace under the sealer's current key
 /// (master-key rotation, `crate::admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
-    let records = store
-        .scan::<IntegrationRecord>(ws, crate::store::RecordScan::default())
-        .await?;
-    let mut rewritten = 0;
-    for kind in records.into_iter().map(|r| r.kind) {
-        let sealer = sealer.clone();
-        rewritten += store
-            .write(move |tx| {
-                let id = kind.as_str();
-                let Some(mut record) = tx.get::<IntegrationRecord>(ws, id)? else {
-                    return Ok(0);
-                };
-                let Some(bytes) = sealer.reseal(ws, &sealed_kind(kind), &record.sealed.0)? else {
-                    return Ok(0);
-                };
-                record.sealed = Sealed(bytes);
-                tx.put(ws, &record)?;
-                Ok(1)
-            })
-            .await?;
-    }
-    Ok(rewritten)
+    reseal_all::<IntegrationRecord>(store, sealer, ws).await
 }
 
 #[cfg(test)]
