@@ -4,7 +4,7 @@
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps run test lint bench fuzz soak
+.PHONY: deps run dist test lint bench fuzz soak
 
 deps:
 	@./scripts/install-deps.sh
@@ -12,6 +12,11 @@ deps:
 ## Build and start the server on the embedded default data directory (./data).
 run: deps
 	$(CARGO) run --release -p svc-server --bin svcd -- serve
+
+## The release binaries as shipped: dist/svcd and dist/svc without debug information, their
+## line tables beside them in dist/*.debug (scripts/dist.sh).
+dist: deps
+	CARGO=$(CARGO) ./scripts/dist.sh
 
 ## Every test of the workspace, plus formatting and lints.
 test: deps
