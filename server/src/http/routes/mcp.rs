@@ -16,8 +16,8 @@ use crate::http::extract::AgentKeyAuth;
 use crate::mcp::Caller;
 use crate::state::AppState;
 
-/// What a client that sends no `Accept` is taken to accept (RFC 9110: no `Accept` means any
-/// media type), so `curl -d` works; rmcp requires both to be named.
+/// What a client that accepts any media type (no `Accept`, or `*/*` as curl and most HTTP
+/// libraries send) is taken to name; rmcp requires both to be named.
 const ACCEPT_ANY: &str = "application/json, text/event-stream";
 /// Longest rmcp refusal text read back into the error envelope.
 const MAX_REFUSAL_BYTES: usize = 4096;
@@ -46,7 +46,7 @@ pub async fn post(
     mut request: Request,
 ) -> Result<Response, Error> {
     check_origin(request.headers())?;
-    if !request.headers().contains_key(header::ACCEPT) {
+    if accepts_anything(request.headers()) {
         request
             .headers_mut()
             .insert(header::ACCEPT, HeaderValue::from_static(ACCEPT_ANY));
@@ -58,6 +58,15 @@ pub async fn post(
     });
     let response = state.mcp.handle(request).await;
     Ok(enveloped(response).await)
+}
+
+fn accepts_anything(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+    values.peek().is_none()
+        || values
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|range| range.split(';').next().is_some_and(|m| m.trim() == "*/*"))
 }
 
 /// rmcp answers transport refusals with plain text; the API answers errors with its envelope.
