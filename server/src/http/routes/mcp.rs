@@ -123,3 +123,27 @@ fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
+        }
+        h
+    }
+
+    #[test]
+    fn only_clients_that_accept_anything_get_the_default() {
+        assert!(accepts_anything(&accept(&[])));
+        assert!(accepts_anything(&accept(&["*/*"])));
+        assert!(accepts_anything(&accept(&["text/html, */*;q=0.8"])));
+        assert!(!accepts_anything(&accept(&["application/json"])));
+        assert!(!accepts_anything(&accept(&[
+            "application/json, text/event-stream"
+        ])));
+    }
+}
