@@ -1,11 +1,11 @@
 //! `svc`: the command-line client of the capability gateway, and `svc mcp`, an MCP server over
-//! stdio that relays to svcd's `/mcp`. A pure HTTP client: it never opens the store and shares
+//! stdio (rmcp) whose tools are svcd's `/mcp` tools. A pure HTTP client: it never opens the store and shares
 //! no code with the server; everything it does, an agent can do with curl.
 //!
 //! Modules: `cli` (grammar), `config` (server, key, credentials file), `client` (HTTP),
 //! `gateway` (invocations with `source: "cli"` and safe retries), `output` (human/JSON,
 //! colour, progress), `error` (exit codes), `commands::*` (one module per command group),
-//! `batch` (JSON-lines rows and their idempotency keys), `mcp_bridge` (stdio <-> /mcp).
+//! `batch` (JSON-lines rows and their idempotency keys), `mcp_stdio` (`svc mcp`: rmcp over stdio, answered by svcd's /mcp).
 
 pub mod batch;
 pub mod cli;
@@ -14,7 +14,7 @@ pub mod commands;
 pub mod config;
 pub mod error;
 pub mod gateway;
-pub mod mcp_bridge;
+pub mod mcp_stdio;
 pub mod output;
 
 use std::ffi::OsString;
@@ -92,7 +92,7 @@ fn dispatch(ctx: &Ctx, command: Command) -> Result<u8> {
         Command::Invoke(a) => invoke::run(ctx, a),
         Command::Doctor => doctor::run(ctx),
         Command::Events(cli::EventsCommand::Send(a)) => events::send(ctx, a),
-        Command::Mcp => mcp_bridge::run(ctx),
+        Command::Mcp => mcp_stdio::run(ctx),
         Command::Chat(a) => chat::run(ctx, a),
     }
 }

@@ -45,8 +45,8 @@ pub struct Inner {
     pub http: crate::integrations::HttpClient,
     /// Idempotency keys whose first request is still running (409 for a concurrent retry).
     pub idempotency_in_flight: crate::gateway::idempotency::InFlightKeys,
-    /// MCP sessions of `/mcp` (a transport detail; lost on restart by design).
-    pub mcp_sessions: crate::mcp::Sessions,
+    /// rmcp's streamable HTTP service behind `/mcp` (stateless: no MCP sessions to keep).
+    pub mcp: crate::mcp::transport::Endpoint,
     /// The background tasks of running playbook runs (`playbooks::executor`).
     pub playbook_runs: crate::playbooks::executor::Runner,
     /// The score models' background retraining (`scoring::retrain`).
@@ -117,7 +117,7 @@ impl AppState {
                 store,
                 config,
                 idempotency_in_flight: Default::default(),
-                mcp_sessions: Default::default(),
+                mcp: crate::mcp::transport::Endpoint::new(crate::http::MAX_BODY_BYTES),
                 playbook_runs: Default::default(),
                 retrains: Default::default(),
                 public_url: parking_lot::RwLock::new(public_url),

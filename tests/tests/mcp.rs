@@ -1,5 +1,6 @@
-//! The MCP server at `/mcp` (streamable HTTP) through raw JSON-RPC over HTTP: protocol rules,
-//! sessions, authentication on every message, and tools that are the key's capability listing.
+//! The MCP server at `/mcp` (rmcp's streamable HTTP, stateless with JSON answers) through raw
+//! JSON-RPC over HTTP: protocol rules, authentication on every message, and tools that are the
+//! key's capability listing.
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
@@ -40,8 +41,8 @@ async fn setup() -> (TestServer, Key, Account) {
 }
 
 #[tokio::test]
-async fn initialize_negotiates_and_opens_a_session_of_the_key() {
-    let (s, key, account) = setup().await;
+async fn initialize_negotiates_and_needs_no_session() {
+    let (s, key, _) = setup().await;
 
     let resp = post(&s, &key.plaintext, None, &init("2025-06-18")).await;
     assert_eq!(resp.status(), StatusCode::OK);
@@ -50,12 +51,9 @@ async fn initialize_negotiates_and_opens_a_session_of_the_key() {
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json")));
-    let session = resp
-        .headers()
-        .get("mcp-session-id")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
-        .expect("session header");
+    // Stateless (rmcp's stateless streamable HTTP): every request carries the key, so no
+    // session is issued.
+    assert!(resp.headers().get("mcp-session-id").is_none());
     let (_, v) = read(resp).await;
     assert_eq!(v["id"], 1);
     assert_eq!(v["result"]["protocolVersion"], "2025-06-18");
@@ -66,11 +64,10 @@ async fn initialize_negotiates_and_opens_a_session_of_the_key() {
     let (_, v) = call(&s, &key.plaintext, &init("1999-01-01")).await;
     assert_eq!(v["result"]["protocolVersion"], "2025-11-25");
 
-    // The session works for its key, with the negotiated version header.
+    // Later messages with the negotiated version header.
     let resp = s
         .post("/mcp")
         .header("x-api-key", &key.plaintext)
-        .header("mcp-session-id", &session)
         .header("mcp-protocol-version", "2025-06-18")
         .json(&rpc(2, "ping", json!({})))
         .send()
@@ -78,22 +75,6 @@ async fn initialize_negotiates_and_opens_a_session_of_the_key() {
         .expect("ping");
     let (status, v) = read(resp).await;
     assert_eq!((status, v["result"].clone()), (StatusCode::OK, json!({})));
-
-    // Another key of the same workspace cannot use it: 404 (initialize again).
-    let other = s
-        .mint_key(
-            &account,
-            json!({"name": "other", "grants": [grant(Capability::EventsIngest)]}),
-        )
-        .await;
-    let resp = post(
-        &s,
-        &other.plaintext,
-        Some(&session),
-        &rpc(3, "ping", json!({})),
-    )
-    .await;
-    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
 
     // An unsupported protocol version header: 400.
     let resp = s
@@ -106,23 +87,15 @@ async fn initialize_negotiates_and_opens_a_session_of_the_key() {
         .expect("ping");
     expect_error(resp, StatusCode::BAD_REQUEST, "invalid_input").await;
 
-    // DELETE ends the session; it is unknown afterwards.
+    // No sessions, so nothing to end: DELETE is not a method of /mcp.
     let resp = s
         .request(reqwest::Method::DELETE, "/mcp")
         .bearer_auth(&key.plaintext)
-        .header("mcp-session-id", &session)
+        .header("mcp-session-id", "mcps_anything")
         .send()
         .await
         .expect("delete");
-    assert_eq!(resp.status(), StatusCode::NO_CONTENT);
-    let resp = post(
-        &s,
-        &key.plaintext,
-        Some(&session),
-        &rpc(5, "ping", json!({})),
-    )
-    .await;
-    expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
+    expect_error(resp, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
 }
 
 #[tokio::test]
@@ -130,24 +103,34 @@ async fn json_rpc_rules() {
     let (s, key, _) = setup().await;
     let k = key.plaintext.as_str();
 
-    // Notifications and client responses: 202, no body.
-    for msg in [
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        json!({"jsonrpc": "2.0", "id": 9, "result": {}}),
-    ] {
-        let resp = post(&s, k, None, &msg).await;
-        assert_eq!(resp.status(), StatusCode::ACCEPTED);
-        assert!(resp.text().await.expect("body").is_empty());
-    }
+    // Notifications: 202, no body.
+    let msg = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let resp = post(&s, k, None, &msg).await;
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert!(resp.text().await.expect("body").is_empty());
+    // A client response: this stateless server sent no request to answer (rmcp: 400, -32600).
+    let (status, v) = call(&s, k, &json!({"jsonrpc": "2.0", "id": 9, "result": {}})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(v["error"]["code"], -32600);
 
     let (status, v) = call(&s, k, &rpc(1, "resources/list", json!({}))).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["error"]["code"], -32601);
 
-    let (status, v) = call(&s, k, &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(v["error"]["code"], -32600);
-
+    // What is not a JSON-RPC message is refused before JSON-RPC (rmcp: 415).
+    let resp = post(
+        &s,
+        k,
+        None,
+        &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+    )
+    .await;
+    expect_error(
+        resp,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
     let resp = s
         .post("/mcp")
         .bearer_auth(k)
@@ -156,12 +139,12 @@ async fn json_rpc_rules() {
         .send()
         .await
         .expect("post");
-    let (status, v) = read(resp).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(
-        (v["id"].clone(), v["error"]["code"].clone()),
-        (Value::Null, json!(-32700))
-    );
+    expect_error(
+        resp,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
 
     let (_, v) = call(
         &s,
@@ -171,21 +154,20 @@ async fn json_rpc_rules() {
     .await;
     assert_eq!(v["error"]["code"], -32602);
 
-    // A batch gets an array of answers (the notification in it gets none).
-    let (status, v) = call(
+    // No batches (MCP removed them in 2025-06-18; rmcp reads one message per request).
+    let resp = post(
         &s,
         k,
-        &json!([
-            rpc(1, "ping", json!({})),
-            {"jsonrpc": "2.0", "method": "notifications/initialized"},
-            rpc(2, "tools/list", json!({}))
-        ]),
+        None,
+        &json!([rpc(1, "ping", json!({})), rpc(2, "tools/list", json!({}))]),
     )
     .await;
-    assert_eq!(status, StatusCode::OK);
-    let answers = v.as_array().expect("array");
-    assert_eq!(answers.len(), 2);
-    assert_eq!(answers[1]["id"], 2);
+    expect_error(
+        resp,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported_media_type",
+    )
+    .await;
 
     // GET (no server-initiated stream) is 405; a non-JSON body is 415.
     let resp = s.get("/mcp").bearer_auth(k).send().await.expect("get");
@@ -291,7 +273,7 @@ async fn tools_are_the_keys_capabilities_and_calls_go_through_the_gateway() {
         .expect("usage");
     assert_eq!(read(resp).await.1["used"], 1);
 
-    // Several calls in one batch each get their own invocation id.
+    // Each call gets its own invocation id (the id of the HTTP request carrying it).
     let call_msg = |id: u64, who: &str| {
         rpc(
             id,
@@ -300,14 +282,21 @@ async fn tools_are_the_keys_capabilities_and_calls_go_through_the_gateway() {
             "arguments": {"event": "x", "email": format!("{who}@example.com")}}),
         )
     };
-    let (_, v) = call(&s, k, &json!([call_msg(1, "a"), call_msg(2, "b")])).await;
-    let ids: Vec<&str> = v
-        .as_array()
-        .expect("answers")
-        .iter()
-        .filter_map(|a| a["result"]["structuredContent"]["request_id"].as_str())
-        .collect();
-    assert_eq!(ids.len(), 2, "{v}");
+    let mut ids = Vec::new();
+    for (id, who) in [(1, "a"), (2, "b")] {
+        let resp = post(&s, k, None, &call_msg(id, who)).await;
+        let request_id = resp
+            .headers()
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let (_, v) = read(resp).await;
+        let invocation = v["result"]["structuredContent"]["request_id"]
+            .as_str()
+            .map(str::to_owned);
+        assert!(invocation.is_some() && invocation == request_id, "{v}");
+        ids.extend(invocation);
+    }
     assert_ne!(ids[0], ids[1]);
 
     // A key without grants sees no tool and can call none.

@@ -56,7 +56,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(gateway::invoke))
         .routes(routes!(gateway::usage))
         .routes(routes!(gateway::receipt))
-        .routes(routes!(mcp::post, mcp::delete))
+        .routes(routes!(mcp::post))
         .routes(routes!(approvals::pending))
         .routes(routes!(approvals::list_approvals))
         .routes(routes!(approvals::approve))

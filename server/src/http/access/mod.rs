@@ -310,7 +310,7 @@ mod tests {
 
     #[test]
     fn unruled_methods_of_a_ruled_path_are_405_with_allow() {
-        assert_eq!(methods_of("/mcp"), Some(vec!["POST", "DELETE"]));
+        assert_eq!(methods_of("/mcp"), Some(vec!["POST"]));
         assert_eq!(methods_of("/healthz"), Some(vec!["GET", "HEAD"]));
         assert_eq!(methods_of("/nowhere"), None);
         let r = method_not_allowed(&["GET", "HEAD"]);

@@ -55,7 +55,6 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ),
     ("GET", "/api/v1/capabilities/pending/{id}", GATEWAY_READ),
     ("POST", "/mcp", GATEWAY_WRITE),
-    ("DELETE", "/mcp", GATEWAY_WRITE),
     // Approvals: a person decides, never an agent.
     ("GET", "/api/v1/approvals", JWT_READ),
     ("POST", "/api/v1/approvals/{id}/approve", JWT_WRITE),

@@ -1,133 +1,111 @@
-//! `/mcp`: the MCP server over streamable HTTP (thin adapter over `crate::mcp`). POST carries
-//! JSON-RPC messages and is answered with `application/json` (202 when there is nothing to
-//! answer); there is no server-initiated stream, so GET is 405; DELETE ends a session. The agent
-//! key (`Authorization: Bearer` or `X-API-Key`) is resolved on every request.
+//! `/mcp`: the MCP server over streamable HTTP (thin adapter over rmcp's service in
+//! `crate::mcp::transport`). The access layer admits an agent key (`Authorization: Bearer` or
+//! `X-API-Key`) on every request; this adapter refuses browser pages of another origin, hands
+//! the request with its [`Caller`] to rmcp, and puts rmcp's plain-text refusals (405, 413, 415,
+//! an unsupported `MCP-Protocol-Version`) into the API's error envelope. JSON-RPC answers pass
+//! through untouched.
 
-use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::State;
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::error::{Code, Error};
 use crate::http::context;
 use crate::http::error::ErrorBody;
-use crate::http::extract::{payload_too_large, AgentKeyAuth};
-use crate::mcp::{self, Caller, Headers, Refusal};
+use crate::http::extract::AgentKeyAuth;
+use crate::mcp::Caller;
 use crate::state::AppState;
 
-/// Session header of the streamable HTTP transport.
-pub const SESSION_HEADER: &str = "mcp-session-id";
-/// Negotiated protocol revision, sent by clients after initialization.
-pub const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+/// What a client that accepts any media type (no `Accept`, or `*/*` as curl and most HTTP
+/// libraries send) is taken to name; rmcp requires both to be named.
+const ACCEPT_ANY: &str = "application/json, text/event-stream";
+/// Longest rmcp refusal text read back into the error envelope.
+const MAX_REFUSAL_BYTES: usize = 4096;
 
-/// MCP JSON-RPC message (or batch) for the agent key's tools. `initialize` answers with an
-/// `Mcp-Session-Id` header; later messages may carry it.
+/// An MCP JSON-RPC message (request, notification or response) for the agent key's tools.
+/// Stateless: no `Mcp-Session-Id` is issued or needed.
 #[utoipa::path(post, path = "/mcp", tag = "mcp",
     request_body(content = Object, content_type = "application/json",
-        description = "A JSON-RPC 2.0 request, notification or response, or a batch of them"),
+        description = "One JSON-RPC 2.0 request, notification or response (no batches)"),
     params(
-        ("Mcp-Session-Id" = Option<String>, Header, description = "Session from initialize"),
         ("MCP-Protocol-Version" = Option<String>, Header, description = "Negotiated revision"),
     ),
     responses(
-    (status = 200, description = "JSON-RPC response(s)", content_type = "application/json", body = Object),
-    (status = 202, description = "Only notifications or responses were sent"),
-    (status = 400, description = "Not JSON-RPC (JSON-RPC error body), or an unsupported MCP-Protocol-Version"),
+    (status = 200, description = "JSON-RPC response", content_type = "application/json", body = Object),
+    (status = 202, description = "A notification or response was accepted"),
+    (status = 400, description = "An unsupported MCP-Protocol-Version (or a JSON-RPC error body for a malformed request)", body = ErrorBody),
     (status = 401, body = ErrorBody),
-    (status = 403, description = "not an agent key", body = ErrorBody),
-    (status = 404, description = "unknown or expired session: initialize again", body = ErrorBody),
-    (status = 415, body = ErrorBody),
+    (status = 403, description = "not an agent key, or another origin", body = ErrorBody),
+    (status = 413, body = ErrorBody),
+    (status = 415, description = "not JSON, or not a JSON-RPC message", body = ErrorBody),
     (status = 429, body = ErrorBody),
 ))]
 pub async fn post(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
-    headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    mut request: Request,
 ) -> Result<Response, Error> {
-    check_origin(&headers)?;
-    if !is_json(&headers) {
-        return Err(Error::new(
-            Code::UnsupportedMediaType,
-            "MCP messages must be JSON (Content-Type: application/json)",
-        ));
+    check_origin(request.headers())?;
+    if accepts_anything(request.headers()) {
+        request
+            .headers_mut()
+            .insert(header::ACCEPT, HeaderValue::from_static(ACCEPT_ANY));
     }
-    let body = body.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            payload_too_large()
-        } else {
-            Error::invalid_input(e.body_text())
-        }
-    })?;
-    let caller = Caller {
-        state: &state,
-        key: &key,
+    request.extensions_mut().insert(Caller {
+        state: state.clone(),
+        key,
         request_id: context::request_id().unwrap_or_else(crate::plumbing::ids::request_id),
-        sessions: &state.mcp_sessions,
+    });
+    let response = state.mcp.handle(request).await;
+    Ok(enveloped(response).await)
+}
+
+fn accepts_anything(headers: &HeaderMap) -> bool {
+    let mut values = headers.get_all(header::ACCEPT).iter().peekable();
+    values.peek().is_none()
+        || values
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|range| range.split(';').next().is_some_and(|m| m.trim() == "*/*"))
+}
+
+/// rmcp answers transport refusals with plain text; the API answers errors with its envelope.
+async fn enveloped(response: Response) -> Response {
+    let status = response.status();
+    let is_json = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    let code = match status {
+        StatusCode::BAD_REQUEST => Code::InvalidInput,
+        StatusCode::FORBIDDEN => Code::Forbidden,
+        StatusCode::NOT_FOUND => Code::NotFound,
+        StatusCode::METHOD_NOT_ALLOWED => Code::MethodNotAllowed,
+        StatusCode::PAYLOAD_TOO_LARGE => Code::PayloadTooLarge,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => Code::UnsupportedMediaType,
+        StatusCode::INTERNAL_SERVER_ERROR => Code::Internal,
+        _ => return response,
     };
-    let transport = Headers {
-        session_id: text(&headers, SESSION_HEADER)?,
-        protocol_version: text(&headers, PROTOCOL_HEADER)?,
-    };
-    let reply = mcp::handle(&caller, transport, &body)
+    if is_json {
+        return response; // a JSON-RPC error body
+    }
+    let allow = response.headers().get(header::ALLOW).cloned();
+    let text = axum::body::to_bytes(response.into_body(), MAX_REFUSAL_BYTES)
         .await
-        .map_err(refusal)?;
-    for msg in reply.stream {
-        state.realtime.publish(key.workspace_id(), msg);
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let mut out = Error::new(code, text.trim().to_owned()).into_response();
+    if let Some(allow) = allow {
+        out.headers_mut().insert(header::ALLOW, allow);
     }
-    let mut response = match reply.body {
-        None => StatusCode::ACCEPTED.into_response(),
-        Some(body) => {
-            let status = if reply.malformed {
-                StatusCode::BAD_REQUEST
-            } else {
-                StatusCode::OK
-            };
-            (status, axum::Json(body)).into_response()
-        }
-    };
-    if let Some(id) = reply.new_session {
-        if let Ok(v) = HeaderValue::from_str(&id) {
-            response.headers_mut().insert(SESSION_HEADER, v);
-        }
-    }
-    Ok(response)
-}
-
-/// Ends an MCP session (`Mcp-Session-Id`).
-#[utoipa::path(delete, path = "/mcp", tag = "mcp",
-    params(("Mcp-Session-Id" = String, Header, description = "Session to end")),
-    responses(
-    (status = 204, description = "Session ended"),
-    (status = 400, body = ErrorBody),
-    (status = 401, body = ErrorBody),
-    (status = 404, description = "no such session for this key", body = ErrorBody),
-))]
-pub async fn delete(
-    State(state): State<AppState>,
-    AgentKeyAuth(key): AgentKeyAuth,
-    headers: HeaderMap,
-) -> Result<StatusCode, Error> {
-    let id = text(&headers, SESSION_HEADER)?
-        .ok_or_else(|| Error::invalid_input("the Mcp-Session-Id header is required"))?;
-    if state.mcp_sessions.end(id, &key.id) {
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(refusal(Refusal::UnknownSession))
-    }
-}
-
-fn refusal(r: Refusal) -> Error {
-    match r {
-        Refusal::UnknownSession => Error::new(Code::NotFound, r.message()),
-        Refusal::UnsupportedProtocolVersion(_) => Error::invalid_input(r.message()),
-    }
+    out
 }
 
 /// DNS-rebinding guard (required of MCP's HTTP transport): a browser page may post here only
 /// from the server's own origin. Non-browser clients send no `Origin` and are unaffected; the
-/// key header is what authenticates either way.
+/// key header is what authenticates either way. (rmcp's own Origin check takes a fixed list;
+/// svcd's origin is whatever host it is reached by.)
 fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
@@ -146,20 +124,26 @@ fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
     }
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
-    headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn text<'h>(headers: &'h HeaderMap, name: &str) -> Result<Option<&'h str>, Error> {
-    headers
-        .get(name)
-        .map(|v| {
-            v.to_str()
-                .map_err(|_| Error::invalid_input(format!("the {name} header is not valid text")))
-        })
-        .transpose()
+    fn accept(values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
+        }
+        h
+    }
+
+    #[test]
+    fn only_clients_that_accept_anything_get_the_default() {
+        assert!(accepts_anything(&accept(&[])));
+        assert!(accepts_anything(&accept(&["*/*"])));
+        assert!(accepts_anything(&accept(&["text/html, */*;q=0.8"])));
+        assert!(!accepts_anything(&accept(&["application/json"])));
+        assert!(!accepts_anything(&accept(&[
+            "application/json, text/event-stream"
+        ])));
+    }
 }
