@@ -117,20 +117,14 @@ async fn json_rpc_rules() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(v["error"]["code"], -32601);
 
-    // What is not a JSON-RPC message is refused before JSON-RPC (rmcp: 415).
-    let resp = post(
-        &s,
-        k,
-        None,
-        &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
-    )
-    .await;
-    expect_error(
-        resp,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-    )
-    .await;
+    // JSON that is not one JSON-RPC 2.0 message: 400 with JSON-RPC's invalid request or parse
+    // error and a null id.
+    let (status, v) = call(&s, k, &json!({"jsonrpc": "1.0", "id": 1, "method": "ping"})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        (v["error"]["code"].clone(), v["id"].clone()),
+        (json!(-32600), Value::Null)
+    );
     let resp = s
         .post("/mcp")
         .bearer_auth(k)
@@ -139,12 +133,9 @@ async fn json_rpc_rules() {
         .send()
         .await
         .expect("post");
-    expect_error(
-        resp,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-    )
-    .await;
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    let v: Value = resp.json().await.expect("json-rpc error");
+    assert_eq!(v["error"]["code"], -32700);
 
     let (_, v) = call(
         &s,
@@ -154,20 +145,11 @@ async fn json_rpc_rules() {
     .await;
     assert_eq!(v["error"]["code"], -32602);
 
-    // No batches (MCP removed them in 2025-06-18; rmcp reads one message per request).
-    let resp = post(
-        &s,
-        k,
-        None,
-        &json!([rpc(1, "ping", json!({})), rpc(2, "tools/list", json!({}))]),
-    )
-    .await;
-    expect_error(
-        resp,
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "unsupported_media_type",
-    )
-    .await;
+    // No batches (MCP removed them in 2025-06-18): an invalid request.
+    let batch = json!([rpc(1, "ping", json!({})), rpc(2, "tools/list", json!({}))]);
+    let (status, v) = call(&s, k, &batch).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(v["error"]["code"], -32600);
 
     // GET (no server-initiated stream) is 405; a non-JSON body is 415.
     let resp = s.get("/mcp").bearer_auth(k).send().await.expect("get");

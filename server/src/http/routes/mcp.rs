@@ -5,14 +5,18 @@
 //! an unsupported `MCP-Protocol-Version`) into the API's error envelope. JSON-RPC answers pass
 //! through untouched.
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
 
 use crate::error::{Code, Error};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::AgentKeyAuth;
+use crate::http::MAX_BODY_BYTES;
 use crate::mcp::Caller;
 use crate::state::AppState;
 
@@ -43,9 +47,24 @@ const MAX_REFUSAL_BYTES: usize = 4096;
 pub async fn post(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
-    mut request: Request,
+    request: Request,
 ) -> Result<Response, Error> {
     check_origin(request.headers())?;
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            Error::new(
+                Code::PayloadTooLarge,
+                format!("request body exceeds {MAX_BODY_BYTES} bytes"),
+            )
+        })?;
+    if is_json(&parts.headers) {
+        if let Some(refusal) = json_rpc_refusal(&body) {
+            return Ok(refusal);
+        }
+    }
+    let mut request = Request::from_parts(parts, Body::from(body));
     if accepts_anything(request.headers()) {
         request
             .headers_mut()
@@ -58,6 +77,34 @@ pub async fn post(
     });
     let response = state.mcp.handle(request).await;
     Ok(enveloped(response).await)
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// JSON-RPC's own answer, as HTTP 400 with a null id, for a JSON body that is not one JSON-RPC
+/// 2.0 message (rmcp refuses these with a plain 415, which says "wrong media type" about a
+/// body that is JSON): a parse error (-32700), or an invalid request (-32600), which includes a
+/// batch (MCP removed batches in 2025-06-18).
+fn json_rpc_refusal(body: &[u8]) -> Option<Response> {
+    let (code, message) = match serde_json::from_slice::<Value>(body) {
+        Err(e) => (-32700, format!("Parse error: {e}")),
+        Ok(Value::Object(m)) if m.get("jsonrpc").and_then(Value::as_str) == Some("2.0") => {
+            return None
+        }
+        Ok(Value::Object(_)) => (-32600, r#"Invalid Request: "jsonrpc" must be "2.0""#.into()),
+        Ok(Value::Array(_)) => (
+            -32600,
+            "Invalid Request: batches are not supported (MCP 2025-06-18 removed them)".into(),
+        ),
+        Ok(_) => (-32600, "Invalid Request: not a JSON-RPC message".into()),
+    };
+    let error = json!({"jsonrpc": "2.0", "id": null, "error": {"code": code, "message": message}});
+    Some((StatusCode::BAD_REQUEST, Json(error)).into_response())
 }
 
 fn accepts_anything(headers: &HeaderMap) -> bool {
@@ -134,6 +181,20 @@ mod tests {
             h.append(header::ACCEPT, HeaderValue::from_str(v).expect("header"));
         }
         h
+    }
+
+    #[test]
+    fn json_that_is_not_one_json_rpc_message_gets_json_rpc_errors() {
+        let code = |body: &str| {
+            json_rpc_refusal(body.as_bytes()).map(|r| {
+                assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+                r
+            })
+        };
+        assert!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
+        for body in ["{not json", r#"{"jsonrpc":"1.0","id":1}"#, "[1,2]", "7"] {
+            assert!(code(body).is_some(), "{body}");
+        }
     }
 
     #[test]
