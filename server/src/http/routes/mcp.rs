@@ -186,10 +186,8 @@ mod tests {
     #[test]
     fn json_that_is_not_one_json_rpc_message_gets_json_rpc_errors() {
         let code = |body: &str| {
-            json_rpc_refusal(body.as_bytes()).map(|r| {
-                assert_eq!(r.status(), StatusCode::BAD_REQUEST);
-                r
-            })
+            json_rpc_refusal(body.as_bytes())
+                .inspect(|r| assert_eq!(r.status(), StatusCode::BAD_REQUEST))
         };
         assert!(code(r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).is_none());
         for body in ["{not json", r#"{"jsonrpc":"1.0","id":1}"#, "[1,2]", "7"] {
