@@ -49,7 +49,11 @@ mod oneshot;
 mod read;
 mod record;
 #[cfg(feature = "storage")]
+pub mod record_encoding;
+#[cfg(feature = "storage")]
 mod record_io;
+#[cfg(feature = "storage")]
+mod record_kinds;
 pub mod schema;
 #[cfg(feature = "storage")]
 mod snapshot;
@@ -80,6 +84,8 @@ pub use model::{
 pub use oneshot::Receiver as WriteOutcome;
 pub use read::{GraphRead, GraphWrite, IndexKind, IndexStats, Order};
 pub use record::{Record, RecordScan};
+#[cfg(feature = "storage")]
+pub use record_kinds::RecordKinds;
 #[cfg(feature = "storage")]
 pub use snapshot::Snapshot;
 #[cfg(feature = "storage")]
