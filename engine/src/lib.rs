@@ -76,7 +76,7 @@ pub use identity::{
 };
 pub use keys::IdentityKind;
 #[cfg(feature = "storage")]
-pub use migrate::FORMAT_VERSION;
+pub use migrate::{downgrade_to_format_three, record_census, RecordCensus, FORMAT_VERSION};
 pub use model::{
     AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
 };

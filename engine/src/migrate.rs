@@ -6,6 +6,8 @@
 
 mod records;
 
+pub use records::{downgrade_to_format_three, record_census, RecordCensus};
+
 use crate::columns::Cf;
 use crate::error::EngineError;
 use crate::keys;

@@ -18,6 +18,7 @@ type ToJson = fn(&[u8]) -> Result<serde_json::Value, EngineError>;
 struct KindCodec {
     transcode: Transcode,
     to_json: ToJson,
+    to_legacy: Transcode,
 }
 
 fn transcode<T: Record>(bytes: &[u8]) -> Result<Vec<u8>, EngineError> {
@@ -26,6 +27,12 @@ fn transcode<T: Record>(bytes: &[u8]) -> Result<Vec<u8>, EngineError> {
 
 fn to_json<T: Record>(bytes: &[u8]) -> Result<serde_json::Value, EngineError> {
     serde_json::to_value(record_encoding::decode::<T>(bytes)?)
+        .map_err(|e| EngineError::Record(format!("{} record: {e}", T::KIND)))
+}
+
+/// The bytes a format-3 build stored for the record (its JSON).
+fn to_legacy<T: Record>(bytes: &[u8]) -> Result<Vec<u8>, EngineError> {
+    serde_json::to_vec(&record_encoding::decode::<T>(bytes)?)
         .map_err(|e| EngineError::Record(format!("{} record: {e}", T::KIND)))
 }
 
@@ -45,6 +52,7 @@ impl RecordKinds {
         let codec = KindCodec {
             transcode: transcode::<T>,
             to_json: to_json::<T>,
+            to_legacy: to_legacy::<T>,
         };
         if self.kinds.insert(T::KIND, codec).is_some() {
             panic!("record kind {:?} registered twice", T::KIND);
@@ -65,6 +73,11 @@ impl RecordKinds {
     /// unregistered kind.
     pub fn transcode(&self, kind: &str, bytes: &[u8]) -> Option<Result<Vec<u8>, EngineError>> {
         self.kinds.get(kind).map(|c| (c.transcode)(bytes))
+    }
+
+    /// Stored bytes of `kind` as a format-3 build wrote them (JSON); None when unregistered.
+    pub fn to_legacy(&self, kind: &str, bytes: &[u8]) -> Option<Result<Vec<u8>, EngineError>> {
+        self.kinds.get(kind).map(|c| (c.to_legacy)(bytes))
     }
 
     /// The JSON view of stored bytes of `kind`; None for an unregistered kind.

@@ -14,7 +14,8 @@ use crate::error::EngineError;
 use crate::keys;
 use crate::record_encoding::POSTCARD_TAG;
 use crate::record_kinds::RecordKinds;
-use crate::store::{KvRead, Store};
+use crate::store::{KvRead, Store, StoreOptions};
+use std::path::Path;
 
 /// Rewrites per batch: bounded memory on large stores.
 const BATCH: usize = 1_000;
@@ -78,13 +79,106 @@ pub(super) fn reencode_records(
     })
 }
 
+/// How the records of a store are encoded, and its format version.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordCensus {
+    pub version: Option<u32>,
+    pub json: usize,
+    pub postcard: usize,
+}
+
+fn census(store: &Store) -> Result<RecordCensus, EngineError> {
+    let mut out = RecordCensus {
+        version: super::stored_version(store)?,
+        ..RecordCensus::default()
+    };
+    store.scan(Cf::Records, &[], None, false, &mut |_, v| {
+        if v.first() == Some(&POSTCARD_TAG) {
+            out.postcard += 1;
+        } else {
+            out.json += 1;
+        }
+        true
+    })?;
+    Ok(out)
+}
+
+/// The census of the (closed) store at `path`.
+pub fn record_census(path: &Path) -> Result<RecordCensus, EngineError> {
+    census(&Store::open(path, &StoreOptions::default())?)
+}
+
+/// Format 4 -> 3, for a rollback to a build before format 4 (and for tests that need a store
+/// as such a build left it): every record rewritten as the JSON that build wrote, then the
+/// version stamped 3. The store at `path` must be closed. Fails, before stamping, on a record
+/// of a kind missing from `kinds`; the store then stays at format 4 with some records in JSON,
+/// which this build still reads.
+pub fn downgrade_to_format_three(
+    path: &Path,
+    kinds: &RecordKinds,
+) -> Result<RecordCensus, EngineError> {
+    let store = Store::open(path, &StoreOptions::default())?;
+    match super::stored_version(&store)? {
+        Some(3 | 4) => {}
+        other => {
+            return Err(EngineError::invalid(
+                "format version",
+                format!("only a format 4 store goes back to format 3, not {other:?}"),
+            ))
+        }
+    }
+    let mut batch = store.batch();
+    let mut pending = 0usize;
+    let mut failure = None;
+    store.scan(Cf::Records, &[], None, false, &mut |k, v| {
+        if v.first() != Some(&POSTCARD_TAG) {
+            return true;
+        }
+        let json = keys::decode_record_kind(k)
+            .ok_or_else(|| EngineError::Corrupt {
+                context: "record key",
+                detail: format!("{k:?}"),
+            })
+            .and_then(|kind| {
+                kinds.to_legacy(&kind, v).unwrap_or_else(|| {
+                    Err(EngineError::invalid(
+                        "record kind",
+                        format!("{kind} is not registered"),
+                    ))
+                })
+            })
+            .and_then(|json| batch.put(Cf::Records, k, &json));
+        if let Err(e) = json {
+            failure = Some(e);
+            return false;
+        }
+        pending += 1;
+        if pending >= BATCH {
+            let full = std::mem::replace(&mut batch, store.batch());
+            if let Err(e) = store.write(full) {
+                failure = Some(e);
+                return false;
+            }
+            pending = 0;
+        }
+        true
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    if !batch.is_empty() {
+        store.write(batch)?;
+    }
+    super::stamp(&store, 3)?;
+    census(&store)
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{stamp, stored_version, FORMAT_VERSION};
     use super::*;
     use crate::model::WorkspaceId;
     use crate::record::Record;
-    use crate::store::StoreOptions;
     use crate::{Graph, GraphOptions};
     use serde::{Deserialize, Serialize};
 
@@ -282,5 +376,47 @@ mod tests {
         let err = Graph::open(dir.path(), options).expect_err("refused");
         assert!(err.to_string().contains("tick"), "{err}");
         assert_eq!(encodings(dir.path()).1, Some(3));
+    }
+
+    #[test]
+    fn format_four_goes_back_to_format_three_and_forward_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_format_three(dir.path());
+        let kinds = RecordKinds::new().with::<Account>().with::<Tick>();
+        let options = GraphOptions {
+            records: kinds.clone(),
+            ..GraphOptions::default()
+        };
+        drop(Graph::open(dir.path(), options.clone()).expect("migrates"));
+        let n = accounts().len() + ticks().len();
+        let forward = RecordCensus {
+            version: Some(4),
+            json: 0,
+            postcard: n,
+        };
+        assert_eq!(record_census(dir.path()).expect("census"), forward);
+        let back = downgrade_to_format_three(dir.path(), &kinds).expect("downgrade");
+        assert_eq!(
+            back,
+            RecordCensus {
+                version: Some(3),
+                json: n,
+                postcard: 0
+            }
+        );
+        // The JSON is what a format-3 build wrote: the record's serde_json bytes.
+        let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
+        let key = keys::record_key(WS, Account::KIND, "acc_00001");
+        let want = serde_json::to_vec(&accounts()[1]).expect("json");
+        assert_eq!(store.get(Cf::Records, &key).expect("get"), Some(want));
+        drop(store);
+        // An unregistered kind is refused.
+        let graph = Graph::open(dir.path(), options).expect("migrates again");
+        assert_readable(&graph);
+        drop(graph);
+        assert_eq!(record_census(dir.path()).expect("census"), forward);
+        let only_accounts = RecordKinds::new().with::<Account>();
+        assert!(downgrade_to_format_three(dir.path(), &only_accounts).is_err());
+        assert_eq!(record_census(dir.path()).expect("census").version, Some(4));
     }
 }
