@@ -4,7 +4,10 @@
 //! done. A record type missing here would keep its old encoding, so a test checks that every
 //! `impl Record for` in the server is listed (see `tests`).
 
-use svc_engine::RecordKinds;
+use std::path::Path;
+
+pub use svc_engine::{record_census, RecordCensus, FORMAT_VERSION};
+use svc_engine::{EngineError, RecordKinds};
 
 macro_rules! record_types {
     ($($ty:ty),* $(,)?) => {
@@ -54,6 +57,13 @@ record_types!(
     crate::workspaces::WorkspaceEntry,
     crate::workspaces::WorkspaceSettings,
 );
+
+/// Rewrites the (closed) store at `store_dir` in format 3 (JSON records), so a build from
+/// before format 4 can open it again (a rollback), and so tests can make a format-3 data
+/// directory. Opening it with this build migrates it forward again.
+pub fn downgrade_to_format_three(store_dir: &Path) -> Result<RecordCensus, EngineError> {
+    svc_engine::downgrade_to_format_three(store_dir, &all())
+}
 
 #[cfg(test)]
 mod sample;
