@@ -143,3 +143,70 @@ fn stored_records_start_with_the_postcard_tag() {
     let record: crate::keys::KeyDigest = sample(Options::Set, 0).expect("sample");
     assert_eq!(encode(&record).expect("encode")[0], POSTCARD_TAG);
 }
+
+/// (JSON bytes, stored bytes) of a record given as its JSON.
+fn sizes_of<T: Record>(json: Value) -> (usize, usize) {
+    let record: T = serde_json::from_value(json).expect("record");
+    let legacy = serde_json::to_vec(&record).expect("json");
+    (legacy.len(), encode(&record).expect("encode").len())
+}
+
+/// Typical records (realistic ids, timestamps and text) are much smaller in postcard: field
+/// names are not repeated in every value and integers are varints.
+#[test]
+fn typical_records_are_smaller_in_postcard() {
+    let ts = "2026-11-25T10:42:28.123456Z";
+    let figures = [
+        (
+            "ledger_row",
+            sizes_of::<crate::gateway::ledger::LedgerRow>(serde_json::json!({
+                "id": "led_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "request_id": "req_01JDX6Q8Z4AB8CD9EF0GH1JK2L",
+                "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X", "agent": "renewal-bot",
+                "capability": "crm.memory.write", "mode": "execute", "source": "gateway",
+                "status": "ok", "credits": 1, "month": "2026-11",
+                "customer_id": "cus_01JDX4B2C3D4E5F6G7H8J9K0M1", "created_at": ts,
+            })),
+        ),
+        (
+            "user",
+            sizes_of::<crate::auth::user::User>(serde_json::json!({
+                "id": "usr_01JDX3A1B2C3D4E5F6G7H8J9K0", "email": "Ada.Lovelace@example.com",
+                "email_normalized": "ada.lovelace@example.com", "name": "Ada Lovelace",
+                "password_hash": "$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$ZmFrZWhhc2hmYWtlaGFzaGZha2VoYXNoZmFrZWg",
+                "workspace": 12, "created_at": ts, "role": "owner",
+            })),
+        ),
+        (
+            "memory_note",
+            sizes_of::<crate::crm::memory::MemoryNote>(serde_json::json!({
+                "id": "mem_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "customer_id": "cus_01JDX4B2C3D4E5F6G7H8J9K0M1",
+                "kind": "blocker", "text": "Legal asks for a DPA before the renewal call",
+                "tags": ["legal", "renewal"], "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X",
+                "agent": "renewal-bot", "request_id": "req_01JDX6Q8Z4AB8CD9EF0GH1JK2L",
+                "created_at": ts,
+            })),
+        ),
+        (
+            "pending_action",
+            sizes_of::<crate::gateway::approvals::PendingAction>(serde_json::json!({
+                "id": "pa_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "request_id": "req_01JDX6Q8Z4AB8CD9EF0GH1JK2L",
+                "capability": "outbound.email.send", "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X",
+                "agent": "renewal-bot", "source": "gateway",
+                "input": {"customer": "ada@example.com", "subject": "Your renewal",
+                          "body": "Hi Ada, your plan renews on 1 December."},
+                "credits": 5, "month": "2026-11", "customer_id": "cus_01JDX4B2C3D4E5F6G7H8J9K0M1",
+                "status": "pending", "created_at": ts, "expires_at": ts,
+                "timeline": [{"ts": ts, "state": "pending", "actor": "agent:key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X",
+                              "note": "queued for approval"}],
+                "result": null, "error": null,
+            })),
+        ),
+    ];
+    for (kind, (json, postcard)) in figures {
+        println!("{kind}: {json} bytes JSON, {postcard} bytes postcard");
+        assert!(
+            postcard * 10 < json * 8,
+            "{kind}: {postcard} of {json} bytes"
+        );
+    }
+}
