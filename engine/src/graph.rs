@@ -32,6 +32,10 @@ pub struct GraphOptions {
     /// burst of writes flow through the pipeline (the writer prepares one group while the
     /// committer writes the previous one); fsyncs stay shared because the syncer batches them.
     pub max_group_writes: usize,
+    /// The application's record types, used to re-encode the records of a store older than
+    /// format 4 (see `migrate`). Kinds missing here keep their old encoding (still readable)
+    /// and the store stays at format 3 until a later open registers them.
+    pub records: crate::RecordKinds,
 }
 
 impl Default for GraphOptions {
@@ -40,6 +44,7 @@ impl Default for GraphOptions {
             store: StoreOptions::default(),
             max_group_jobs: 512,
             max_group_writes: 2_048,
+            records: crate::RecordKinds::new(),
         }
     }
 }
@@ -70,7 +75,7 @@ impl Graph {
         std::fs::create_dir_all(path)
             .map_err(|e| EngineError::Storage(format!("cannot create {}: {e}", path.display())))?;
         let store = Store::open(path, &options.store)?;
-        migrate::run(&store)?;
+        migrate::run(&store, &options.records)?;
         let labels = LabelIndex::load(&store)?;
         let shared = Arc::new(Shared {
             store,

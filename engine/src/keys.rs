@@ -450,6 +450,11 @@ pub fn record_key(ws: WorkspaceId, kind: &str, id: &str) -> Vec<u8> {
     k
 }
 
+/// The kind of a record key (`record_key`).
+pub fn decode_record_kind(key: &[u8]) -> Option<String> {
+    read_str(key.get(8..)?).map(|(kind, _)| kind)
+}
+
 // ---- record index: ws | kind | index | value | id (raw) ----
 
 pub fn record_index_prefix(ws: WorkspaceId, kind: &str, index: &str, value: &str) -> Vec<u8> {
@@ -626,6 +631,14 @@ mod tests {
         let p = record_index_prefix(WorkspaceId(0), "user", "email", "a@b.c");
         let rk = record_index_key(WorkspaceId(0), "user", "email", "a@b.c", "usr_1");
         assert_eq!(record_index_id(&rk, p.len()).as_deref(), Some("usr_1"));
+        assert_eq!(
+            decode_record_kind(&record_key(WorkspaceId(9), "user", "usr_1")).as_deref(),
+            Some("user")
+        );
+        assert_eq!(
+            decode_record_kind(&record_key(WorkspaceId(9), "a\0b", "\0")).as_deref(),
+            Some("a\0b")
+        );
         assert!(record_key(WorkspaceId(0), "user", "usr_1")
             .starts_with(&record_prefix(WorkspaceId(0), "user")));
     }

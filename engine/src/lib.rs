@@ -49,7 +49,11 @@ mod oneshot;
 mod read;
 mod record;
 #[cfg(feature = "storage")]
+pub mod record_encoding;
+#[cfg(feature = "storage")]
 mod record_io;
+#[cfg(feature = "storage")]
+mod record_kinds;
 pub mod schema;
 #[cfg(feature = "storage")]
 mod snapshot;
@@ -72,7 +76,7 @@ pub use identity::{
 };
 pub use keys::IdentityKind;
 #[cfg(feature = "storage")]
-pub use migrate::FORMAT_VERSION;
+pub use migrate::{downgrade_to_format_three, record_census, RecordCensus, FORMAT_VERSION};
 pub use model::{
     AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
 };
@@ -80,6 +84,8 @@ pub use model::{
 pub use oneshot::Receiver as WriteOutcome;
 pub use read::{GraphRead, GraphWrite, IndexKind, IndexStats, Order};
 pub use record::{Record, RecordScan};
+#[cfg(feature = "storage")]
+pub use record_kinds::RecordKinds;
 #[cfg(feature = "storage")]
 pub use snapshot::Snapshot;
 #[cfg(feature = "storage")]

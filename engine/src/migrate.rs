@@ -4,19 +4,37 @@
 //! version up, stamping the version after every step, so an interrupted upgrade resumes where it
 //! stopped. A store newer than this build is refused rather than misread.
 
+mod records;
+
+pub use records::{downgrade_to_format_three, record_census, RecordCensus};
+
 use crate::columns::Cf;
 use crate::error::EngineError;
 use crate::keys;
+use crate::record_kinds::RecordKinds;
 use crate::store::{KvRead, Store};
 
 /// The format this build writes.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+
+/// Whether a step finished. A step that cannot finish yet (format 4: records of kinds the
+/// application did not register) leaves the version where it was, so a later open runs it
+/// again; the store is readable meanwhile.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Progress {
+    Done,
+    Pending,
+}
 
 /// One upgrade step: `steps[i]` turns format `i + 1` into format `i + 2`.
-pub(crate) type Migration = fn(&Store) -> Result<(), EngineError>;
+pub(crate) type Migration = fn(&Store, &RecordKinds) -> Result<Progress, EngineError>;
 
 /// The steps of this build.
-const MIGRATIONS: &[Migration] = &[add_counts, add_opportunity_id_index];
+const MIGRATIONS: &[Migration] = &[
+    |store, _| add_counts(store).map(|()| Progress::Done),
+    |store, _| add_opportunity_id_index(store).map(|()| Progress::Done),
+    records::reencode_records,
+];
 
 /// Indexes declared in format 3: built from the stored nodes when an older store opens.
 const INDEXES_OF_FORMAT_3: &[(&str, &str)] = &[("Opportunity", "opportunityId")];
@@ -254,14 +272,15 @@ fn is_empty(store: &Store) -> Result<bool, EngineError> {
 }
 
 /// Brings the store to this build's format; returns the version found before.
-pub(crate) fn run(store: &Store) -> Result<Option<u32>, EngineError> {
-    upgrade(store, FORMAT_VERSION, MIGRATIONS)
+pub(crate) fn run(store: &Store, kinds: &RecordKinds) -> Result<Option<u32>, EngineError> {
+    upgrade(store, FORMAT_VERSION, MIGRATIONS, kinds)
 }
 
 pub(crate) fn upgrade(
     store: &Store,
     target: u32,
     steps: &[Migration],
+    kinds: &RecordKinds,
 ) -> Result<Option<u32>, EngineError> {
     let found = stored_version(store)?;
     let mut version = match found {
@@ -290,7 +309,9 @@ pub(crate) fn upgrade(
                 context: "format version",
                 detail: format!("no migration from format {version}"),
             })?;
-        step(store)?;
+        if step(store, kinds)? == Progress::Pending {
+            break;
+        }
         version += 1;
         stamp(store, version)?;
     }
@@ -302,13 +323,14 @@ mod tests {
     use super::*;
     use crate::store::StoreOptions;
 
-    fn mark_two(store: &Store) -> Result<(), EngineError> {
+    fn mark_two(store: &Store, _: &RecordKinds) -> Result<Progress, EngineError> {
         let mut b = store.batch();
         b.put(Cf::Meta, b"step2", b"done")?;
-        store.write(b)
+        store.write(b)?;
+        Ok(Progress::Done)
     }
 
-    fn mark_three(store: &Store) -> Result<(), EngineError> {
+    fn mark_three(store: &Store, _: &RecordKinds) -> Result<Progress, EngineError> {
         // A step sees the previous step's result.
         assert_eq!(
             store.get(Cf::Meta, b"step2")?.as_deref(),
@@ -316,24 +338,34 @@ mod tests {
         );
         let mut b = store.batch();
         b.put(Cf::Meta, b"step3", b"done")?;
-        store.write(b)
+        store.write(b)?;
+        Ok(Progress::Done)
     }
 
     #[test]
     fn new_stores_are_stamped_and_old_ones_upgraded_step_by_step() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
-        assert_eq!(upgrade(&store, 1, &[]).expect("stamp"), None);
+        assert_eq!(
+            upgrade(&store, 1, &[], &RecordKinds::new()).expect("stamp"),
+            None
+        );
         assert_eq!(stored_version(&store).expect("read"), Some(1));
         let steps: &[Migration] = &[mark_two, mark_three];
-        assert_eq!(upgrade(&store, 3, steps).expect("upgrade"), Some(1));
+        assert_eq!(
+            upgrade(&store, 3, steps, &RecordKinds::new()).expect("upgrade"),
+            Some(1)
+        );
         assert_eq!(stored_version(&store).expect("read"), Some(3));
         assert_eq!(
             store.get(Cf::Meta, b"step3").expect("read").as_deref(),
             Some(&b"done"[..])
         );
         // Running again is a no-op.
-        assert_eq!(upgrade(&store, 3, steps).expect("again"), Some(3));
+        assert_eq!(
+            upgrade(&store, 3, steps, &RecordKinds::new()).expect("again"),
+            Some(3)
+        );
     }
 
     #[test]
@@ -480,7 +512,7 @@ mod tests {
         let store = Store::open(dir.path(), &StoreOptions::default()).expect("open");
         stamp(&store, 9).expect("stamp");
         assert!(matches!(
-            upgrade(&store, 1, &[]),
+            upgrade(&store, 1, &[], &RecordKinds::new()),
             Err(EngineError::FormatTooNew {
                 found: 9,
                 supported: 1

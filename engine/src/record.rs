@@ -4,7 +4,8 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-/// A record type. Records are stored as JSON under (workspace, KIND, id); `indexes` names the
+/// A record type. Records are stored under (workspace, KIND, id), encoded as described in
+/// `record_encoding` (postcard since format 4); `indexes` names the
 /// secondary lookups (index name, value) kept exact on every put and delete.
 pub trait Record: Serialize + DeserializeOwned {
     /// Stable kind name, part of every key of this record type (e.g. "user").

@@ -7,14 +7,7 @@ use crate::model::WorkspaceId;
 use crate::record::{Record, RecordScan};
 use crate::store::KvRead;
 
-pub(crate) fn decode_record<T: Record>(bytes: &[u8]) -> Result<T, EngineError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| EngineError::Record(format!("{} record: {e}", T::KIND)))
-}
-
-pub(crate) fn encode_record<T: Record>(record: &T) -> Result<Vec<u8>, EngineError> {
-    serde_json::to_vec(record).map_err(|e| EngineError::Record(format!("{} record: {e}", T::KIND)))
-}
+pub(crate) use crate::record_encoding::{decode as decode_record, encode as encode_record};
 
 pub(crate) fn get_record<T: Record>(
     kv: &dyn KvRead,

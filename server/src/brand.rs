@@ -117,7 +117,7 @@ pub struct BrandEnvelope {
 
 /// What is stored: the profile sealed, and when it changed (not secret).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct BrandRecord {
+pub(crate) struct BrandRecord {
     sealed: Sealed,
     updated_at: String,
 }

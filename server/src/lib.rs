@@ -36,6 +36,7 @@ pub mod planning;
 pub mod playbooks;
 pub mod plumbing;
 pub mod ratelimit;
+pub mod record_kinds;
 pub mod reporting;
 pub mod retention;
 pub mod scoring;

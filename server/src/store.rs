@@ -55,7 +55,11 @@ impl Store {
     /// [`Store::open`] keeping the engine's error, so the operator's tools (`crate::admin`)
     /// can tell a store locked by a running service from a damaged one.
     pub fn try_open(path: &Path) -> std::result::Result<Store, EngineError> {
-        let graph = Graph::open(path, GraphOptions::default())?;
+        let options = GraphOptions {
+            records: crate::record_kinds::all(),
+            ..GraphOptions::default()
+        };
+        let graph = Graph::open(path, options)?;
         Ok(Store {
             graph: Arc::new(RwLock::new(Some(graph))),
             generations: Arc::default(),
@@ -183,7 +187,7 @@ impl Store {
 
 /// The readiness probe's record.
 #[derive(serde::Serialize, serde::Deserialize)]
-struct Probe {
+pub(crate) struct Probe {
     at: String,
 }
 

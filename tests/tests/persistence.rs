@@ -240,3 +240,113 @@ async fn graceful_stop_finishes_in_flight_requests_and_keeps_their_writes() {
     }
     s.stop().await;
 }
+
+/// `v` without the members named `name`, at any depth (fields a restart legitimately moves).
+fn without(mut v: serde_json::Value, name: &str) -> serde_json::Value {
+    match &mut v {
+        serde_json::Value::Object(o) => {
+            o.remove(name);
+            for x in o.values_mut() {
+                *x = without(x.take(), name);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a.iter_mut() {
+                *x = without(x.take(), name);
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// A data directory as a build before format 4 left it (every record JSON, format 3) opens,
+/// is re-encoded to postcard (format 4), and serves what it held through the API.
+#[tokio::test]
+async fn a_format_three_data_directory_is_migrated_and_reads_back() {
+    use svc_integration_tests::{get_ok, grant, invoke_path, track};
+    use svc_server::record_kinds::{downgrade_to_format_three, record_census, FORMAT_VERSION};
+
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let ingest = s.agent_key(&a).await;
+    let key = s
+        .key_with_grants(
+            &a,
+            &[
+                grant(Capability::MemoryWrite),
+                grant(Capability::ContextGet),
+            ],
+        )
+        .await;
+    track(
+        &s,
+        &ingest.plaintext,
+        json!({"action": "demo_requested", "email": "grace@example.com", "channel": "web"}),
+    )
+    .await;
+    let (status, note) = read(
+        s.post(&invoke_path(Capability::MemoryWrite))
+            .bearer_auth(&key.plaintext)
+            .json(
+                &json!({"mode": "execute", "input": {"customer": "grace@example.com",
+                "kind": "blocker", "text": "Security review pending", "tags": ["security"]}}),
+            )
+            .send()
+            .await
+            .expect("note"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{note}");
+    let request_id = str_at(&note, "/request_id");
+    let views = [
+        ("/api/v1/keys".to_owned(), a.token.clone()),
+        ("/api/v1/workspace".to_owned(), a.token.clone()),
+        ("/api/auth/session".to_owned(), a.token.clone()),
+        (
+            format!("/api/v1/capabilities/actions/{request_id}"),
+            key.plaintext.clone(),
+        ),
+        (
+            "/api/v1/capabilities/usage/actions?limit=10".to_owned(),
+            key.plaintext.clone(),
+        ),
+    ];
+    let mut before = Vec::new();
+    for (path, bearer) in &views {
+        before.push(without(get_ok(&s, path, bearer).await, "last_used_at"));
+    }
+
+    let (dir, config) = s.stop().await;
+    let stored = downgrade_to_format_three(&config.store_dir()).expect("downgrade");
+    assert_eq!(stored.version, Some(3));
+    assert_eq!(stored.postcard, 0);
+    assert!(stored.json >= 10, "{stored:?}");
+
+    let s = TestServer::start_with(dir, config).await;
+    for ((path, bearer), want) in views.iter().zip(&before) {
+        let got = without(get_ok(&s, path, bearer).await, "last_used_at");
+        assert_eq!(&got, want, "GET {path}");
+    }
+    // The memory note comes back through the context the gateway builds from it.
+    let (status, context) = read(
+        s.post(&invoke_path(Capability::ContextGet))
+            .bearer_auth(&key.plaintext)
+            .json(&json!({"mode": "execute", "input": {"customer": "grace@example.com"}}))
+            .send()
+            .await
+            .expect("context"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{context}");
+    assert!(
+        context.to_string().contains("Security review pending"),
+        "{context}"
+    );
+
+    let (_dir, config) = s.stop().await;
+    let census = record_census(&config.store_dir()).expect("census");
+    assert_eq!(census.version, Some(FORMAT_VERSION));
+    assert_eq!(census.json, 0, "{census:?}");
+    assert!(census.postcard > stored.json, "{census:?}");
+}

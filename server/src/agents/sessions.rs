@@ -68,6 +68,7 @@ pub struct ChatMessage {
     /// Role-specific detail: the route's reason, a tool call's capability, mode and input, a
     /// tool result's status and gateway answer, an answer's turn summary.
     #[schema(value_type = Object)]
+    #[serde(with = "svc_engine::record_encoding::json_text")]
     pub data: Json,
     /// Epoch milliseconds.
     pub ts: i64,
@@ -75,7 +76,7 @@ pub struct ChatMessage {
 
 /// Stored under `<session id>/<message id>` (see the module doc).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct StoredMessage(ChatMessage);
+pub(crate) struct StoredMessage(ChatMessage);
 
 impl Record for StoredMessage {
     const KIND: &'static str = "chat_message";

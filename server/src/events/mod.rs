@@ -135,7 +135,7 @@ pub struct IngestResult {
 
 /// The dedupe record of a `messageId`, written with the event it carried.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct SeenMessage {
+pub(crate) struct SeenMessage {
     message_id: String,
     received_at: String,
     received_at_us: i64,

@@ -52,6 +52,7 @@ pub struct PendingAction {
     pub agent: String,
     pub source: String,
     /// The invocation input, kept for execution; shown sanitized.
+    #[serde(with = "svc_engine::record_encoding::json_text")]
     pub input: Value,
     pub credits: u64,
     /// Month the credits were charged to (a refund reverses that month).
@@ -61,7 +62,9 @@ pub struct PendingAction {
     pub created_at: String,
     pub expires_at: String,
     pub timeline: Vec<TimelineEntry>,
+    #[serde(default, with = "svc_engine::record_encoding::json_text")]
     pub result: Option<Value>,
+    #[serde(default, with = "svc_engine::record_encoding::json_text")]
     pub error: Option<Value>,
 }
 

@@ -80,7 +80,7 @@ pub struct StoredResponse {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct IdempotencyRecord {
+pub(crate) struct IdempotencyRecord {
     id: String,
     fingerprint: String,
     request_id: String,

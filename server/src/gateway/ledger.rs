@@ -34,12 +34,21 @@ pub struct LedgerRow {
     /// Calendar month (UTC) the credits count against, `YYYY-MM`.
     pub month: String,
     /// Customer the invocation acted on, when it names one (`cus_...`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub customer_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub idempotency_key: Option<String>,
     /// The approval request this row charged or refunded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub pending_action_id: Option<String>,
     pub created_at: String,
 }
@@ -64,7 +73,7 @@ impl Record for LedgerRow {
 
 /// Credits used in one month by the workspace (`ws/<month>`) or by one key (`key/<id>/<month>`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct CreditCounter {
+pub(crate) struct CreditCounter {
     id: String,
     used: u64,
 }

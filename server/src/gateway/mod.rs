@@ -19,7 +19,7 @@ pub mod idempotency;
 pub mod ledger;
 mod outbound_flow;
 mod prepare;
-mod receipts;
+pub(crate) mod receipts;
 pub mod registry;
 mod sanitize;
 

@@ -18,13 +18,14 @@ pub const MAX_USAGE_ROWS: usize = 100;
 
 /// Receipt of an invocation (stored by request id).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(super) struct ReceiptRecord {
+pub(crate) struct ReceiptRecord {
     pub(super) request_id: String,
     pub(super) ledger_row_id: String,
     #[serde(default)]
     pub(super) pending_action_id: Option<String>,
     pub(super) key_id: String,
     /// The response envelope with secrets and contact details masked.
+    #[serde(with = "svc_engine::record_encoding::json_text")]
     pub(super) response: Value,
 }
 

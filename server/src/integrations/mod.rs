@@ -17,7 +17,7 @@ pub mod http;
 mod kind;
 mod llm;
 pub mod smtp;
-mod storage;
+pub(crate) mod storage;
 pub mod voice;
 
 pub use config::{

@@ -25,12 +25,12 @@ fn sealed_kind(kind: Kind) -> String {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-struct IntegrationRecord {
+pub(crate) struct IntegrationRecord {
     kind: Kind,
     sealed: Sealed,
     connected_at: String,
     updated_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     last_test: Option<LastTest>,
 }
 

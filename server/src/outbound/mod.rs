@@ -111,8 +111,10 @@ pub struct OutboundRecord {
     pub capability: String,
     pub pending_action_id: Option<String>,
     /// What is sent, as rendered (the email, the call script, the Customer.io body).
+    #[serde(with = "svc_engine::record_encoding::json_text")]
     pub payload: Value,
     /// Provider-side outcome reported later (a call's final status and duration).
+    #[serde(default, with = "svc_engine::record_encoding::json_text")]
     pub outcome: Option<Value>,
     pub error: Option<String>,
     /// The idempotency record holding the invocation's answer, rewritten by [`recover`].

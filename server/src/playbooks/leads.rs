@@ -58,7 +58,10 @@ pub struct RunLead {
     /// The principal the lead is worked as, set when it starts (`int_campaign`). Absent on
     /// leads started before runs acted as the campaign buddy's internal principal: such a lead
     /// under way finishes as `key_buddy_campaign` (see `principal::key_for_lead`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub key_id: Option<String>,
 }
 

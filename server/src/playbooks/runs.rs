@@ -55,7 +55,10 @@ pub struct Pivot {
     #[serde(default = "statistical")]
     pub judged_by: String,
     /// Why a model that was asked did not decide (the statistical judge did).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub fallback_reason: Option<String>,
     /// The spec's `adaptation.judgeModel` when one was set.
     pub requested_judge_model: Option<String>,
@@ -64,7 +67,10 @@ pub struct Pivot {
     pub successes: u64,
     pub window_days: u32,
     /// What the pivot changed in an executing run (absent for runs without a plan).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub change: Option<PivotChange>,
 }
 
@@ -115,10 +121,16 @@ pub struct PlaybookRun {
     pub synced: Attributed,
     /// The executor's plan and progress; absent on runs recorded before the executor existed
     /// (those only record outcomes).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub plan: Option<RunPlan>,
     /// Set when the connected model could not judge (the statistical judge did instead).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "svc_engine::record_encoding::skip_none_in_json"
+    )]
     pub judge_fallback: Option<JudgeFallback>,
 }
 

@@ -292,7 +292,7 @@ impl Sealer {
     }
 }
 
-/// Sealed bytes as they sit in a JSON record: a base64 string (standard alphabet, padded).
+/// Sealed bytes; in JSON a base64 string (standard alphabet, padded).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Sealed(pub Vec<u8>);
 
@@ -302,14 +302,33 @@ impl std::fmt::Debug for Sealed {
     }
 }
 
+/// In a binary format (the stored records, postcard) the bytes themselves, a third smaller.
 impl Serialize for Sealed {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if !s.is_human_readable() {
+            return s.serialize_bytes(&self.0);
+        }
         s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(&self.0))
+    }
+}
+
+struct SealedBytes;
+
+impl serde::de::Visitor<'_> for SealedBytes {
+    type Value = Sealed;
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("sealed bytes")
+    }
+    fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Sealed, E> {
+        Ok(Sealed(v.to_vec()))
     }
 }
 
 impl<'de> Deserialize<'de> for Sealed {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Sealed, D::Error> {
+        if !d.is_human_readable() {
+            return d.deserialize_byte_buf(SealedBytes);
+        }
         let text = String::deserialize(d)?;
         base64::engine::general_purpose::STANDARD
             .decode(text.as_bytes())

@@ -21,6 +21,7 @@ pub struct Report {
     pub request_id: String,
     pub key_id: String,
     pub created_at: String,
+    #[serde(with = "svc_engine::record_encoding::json_text")]
     pub body: Value,
 }
 
