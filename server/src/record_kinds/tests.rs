@@ -99,7 +99,10 @@ fn record_types_in(source: &str) -> Vec<String> {
         .lines()
         .filter_map(|line| {
             let rest = line.trim().strip_prefix("impl ")?;
-            let (_, ty) = rest.split_once("Record for ")?;
+            let (trait_path, ty) = rest.split_once("Record for ")?;
+            // `Record` itself (or a path to it), not a trait whose name ends in it (`SealedRecord`)
+            let whole_name = trait_path.is_empty() || trait_path.ends_with([':', ' ', '>']);
+            whole_name.then_some(())?;
             Some(ty.trim_end_matches(" {").trim().to_owned())
         })
         .collect()
