@@ -1,4 +1,6 @@
-//! Write transactions: an overlay of pending writes over the store, with savepoints.
+//! Write transactions: an overlay of pending writes over the store, with savepoints, the
+//! generic graph and record operations, and the derived state (indexes, counters) they keep
+//! exact. Event recording and identity resolution are built on top, in `events`.
 //!
 //! Transactions run only on the engine's writer thread (see `writer`), one after another, so a
 //! read-check-write inside one closure is atomic without locks. Several closures share one
@@ -26,12 +28,13 @@ use crate::model::{EdgeId, NodeId, WorkspaceId};
 use crate::store::{Batch, KvRead, Store};
 use crate::view::{self, LabelSource, View};
 
-mod events;
 mod graph_ops;
+mod identity_index;
 mod indexes;
 mod records;
 
-pub use events::MergeOutcome;
+pub(crate) use graph_ops::{check_name, check_properties};
+pub(crate) use identity_index::customer_identities;
 
 /// Where an overlay entry lives: a column family, the label membership that commit turns
 /// into bitmap deltas, or a counter delta of `Cf::Counts` (an i64 that commit merges into the
@@ -348,7 +351,7 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
         self.ws
     }
 
-    fn view(&self) -> View<'_> {
+    pub(crate) fn view(&self) -> View<'_> {
         View {
             kv: &*self.txn,
             labels: &*self.txn,
@@ -356,7 +359,7 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
         }
     }
 
-    fn alloc_id(&mut self) -> Result<u64, EngineError> {
+    pub(crate) fn alloc_id(&mut self) -> Result<u64, EngineError> {
         let next = match self.txn.get(Cf::Meta, keys::meta::NEXT_ID)? {
             Some(b) => keys::read_u64(&b).ok_or_else(|| EngineError::Corrupt {
                 context: "id sequence",
@@ -372,11 +375,16 @@ impl<'t, 'a> WorkspaceTxn<'t, 'a> {
         Ok(next)
     }
 
-    fn node_record(&self, id: NodeId) -> Result<NodeRecord, EngineError> {
+    /// A node's record as this transaction sees it (None when it does not exist).
+    pub(crate) fn load_node(&self, id: NodeId) -> Result<Option<NodeRecord>, EngineError> {
+        view::load_node(&*self.txn, self.ws, id)
+    }
+
+    pub(crate) fn node_record(&self, id: NodeId) -> Result<NodeRecord, EngineError> {
         view::load_node(&*self.txn, self.ws, id)?.ok_or(EngineError::NodeNotFound(id))
     }
 
-    fn edge_record(&self, id: EdgeId) -> Result<EdgeRecord, EngineError> {
+    pub(crate) fn edge_record(&self, id: EdgeId) -> Result<EdgeRecord, EngineError> {
         view::load_edge(&*self.txn, self.ws, id)?.ok_or(EngineError::EdgeNotFound(id))
     }
 }
