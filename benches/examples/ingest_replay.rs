@@ -8,7 +8,7 @@
 //! python3 tools/bench/gen.py --out /tmp/benchdata
 //! python3 tools/bench/ref_resolve.py /tmp/benchdata/events.jsonl \
 //!     --customers /tmp/benchdata/customers.jsonl
-//! ingest_replay /tmp/benchdata <writers> <events_per_call>
+//! ingest_replay /tmp/benchdata <writers> <events_per_call> [max_group_writes] [write_buffer_mb]
 //! ```
 
 use std::time::Instant;
@@ -49,7 +49,14 @@ fn main() {
     );
 
     let store = tempfile::tempdir().expect("tempdir");
-    let graph = Graph::open(store.path(), GraphOptions::default()).expect("open");
+    let mut options = GraphOptions::default();
+    if let Some(w) = args.get(4) {
+        options.max_group_writes = w.parse().expect("a number");
+    }
+    if let Some(mb) = args.get(5) {
+        options.store.write_buffer_bytes = mb.parse::<usize>().expect("a number") << 20;
+    }
+    let graph = Graph::open(store.path(), options).expect("open");
     let ws = WorkspaceId(1);
     let cpu_before = process_ticks();
     let (elapsed, outcomes) = replay(&graph, ws, streams, per_call);
