@@ -108,9 +108,15 @@ mod tests {
         assert_eq!(c.get(Cf::Identity, b"a"), Some(None));
         assert_eq!(c.get(Cf::Edges, b"a"), None);
         let mut o = Overlay::new();
-        o.insert((Space::Kv(Cf::Identity), b"a".to_vec()), Some(b"7".to_vec()));
+        o.insert(
+            (Space::Kv(Cf::Identity), b"a".to_vec()),
+            Some(b"7".to_vec()),
+        );
         o.insert((Space::Kv(Cf::Nodes), b"n".to_vec()), None);
-        o.insert((Space::Kv(Cf::Nodes), b"other".to_vec()), Some(b"x".to_vec()));
+        o.insert(
+            (Space::Kv(Cf::Nodes), b"other".to_vec()),
+            Some(b"x".to_vec()),
+        );
         c.apply(&o);
         assert_eq!(c.get(Cf::Identity, b"a"), Some(Some(b"7".to_vec())));
         assert_eq!(c.get(Cf::Nodes, b"n"), Some(None));
