@@ -40,7 +40,7 @@ fn events_see_generic_writes_and_not_rolled_back_ones() {
     let failed: Result<(), EngineError> = graph.write(move |txn| {
         txn.workspace(WS)
             .set_node_property(c, "email", Value::String("c@x.io".into()))?;
-        Err(EngineError::invalid("test", "roll back"))
+        Err(EngineError::NoIdentity)
     });
     assert!(failed.is_err());
     let after = graph
