@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use svc_benches::ingest;
+use svc_benches::{engine_thread_ticks, ingest};
 use svc_engine::{Graph, GraphOptions, WorkspaceId};
 
 fn arg(i: usize, default: u64) -> u64 {
@@ -46,31 +46,4 @@ fn main() {
             secs * 1e6 / (events + 20_000) as f64
         );
     }
-}
-
-/// utime + stime (clock ticks, 100 per second on Linux) of this process's engine threads.
-fn engine_thread_ticks() -> Vec<(String, u64)> {
-    let mut out = Vec::new();
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return out;
-    };
-    for task in tasks.flatten() {
-        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
-        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
-        let name = name.trim().to_owned();
-        if !name.starts_with("svc-engine") {
-            continue;
-        }
-        // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
-        let rest = stat.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
-        let f: Vec<&str> = rest.split_whitespace().collect();
-        let ticks = |i: usize| {
-            f.get(i - 3)
-                .and_then(|v| v.parse::<u64>().ok())
-                .unwrap_or(0)
-        };
-        out.push((name, ticks(14) + ticks(15)));
-    }
-    out.sort();
-    out
 }

@@ -9,7 +9,7 @@ use std::sync::{mpsc, Arc};
 use parking_lot::{Mutex, RwLock};
 
 use crate::error::EngineError;
-use crate::identity::{EventInput, EventOutcome};
+use crate::events::{EventInput, EventOutcome};
 use crate::labels::LabelIndex;
 use crate::migrate;
 use crate::model::WorkspaceId;

@@ -1,10 +1,12 @@
 //! Normalisation of identity keys (email, phone, external id).
 //!
-//! Resolution itself (priority, enrichment, creation) lives in `txn`, where it runs inside the
-//! single writer so that concurrent events carrying one new key create one customer.
+//! Resolution itself (priority, enrichment, creation) lives in `events`, where it runs inside
+//! the single writer so that concurrent events carrying one new key create one customer.
 
 use crate::keys::IdentityKind;
-use crate::model::{NodeId, Properties};
+use crate::model::NodeId;
+#[cfg(feature = "storage")]
+use crate::model::Properties;
 
 /// The identity keys an event carries, before normalisation.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -95,31 +97,6 @@ pub fn identities_of(properties: &Properties) -> Vec<(IdentityKind, String)> {
             normalize(k, v).map(|n| (k, n))
         })
         .collect()
-}
-
-/// One event to record: who (identity keys), what (action, channel, time, properties) and
-/// which campaign influenced it.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct EventInput {
-    pub keys: IdentityKeys,
-    pub action: String,
-    pub channel: Option<String>,
-    /// Event time, microseconds since the Unix epoch (UTC).
-    pub ts: i64,
-    /// Free-form touchpoint properties.
-    pub properties: Properties,
-    pub campaign_id: Option<String>,
-}
-
-/// What recording an event did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EventOutcome {
-    pub customer_id: NodeId,
-    pub touchpoint_id: NodeId,
-    /// The customer was created by this event.
-    pub is_new: bool,
-    /// Nodes created or changed (customer, touchpoint, campaign).
-    pub nodes_mutated: u32,
 }
 
 #[cfg(test)]

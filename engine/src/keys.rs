@@ -115,7 +115,10 @@ pub fn read_str(bytes: &[u8]) -> Option<(String, &[u8])> {
 }
 
 pub fn workspace_prefix(ws: WorkspaceId) -> Vec<u8> {
-    ws.0.to_be_bytes().to_vec()
+    // Most callers append a kind, ids and names: room for them spares the reallocations.
+    let mut k = Vec::with_capacity(48);
+    k.extend_from_slice(&ws.0.to_be_bytes());
+    k
 }
 
 // ---- nodes and edges: ws | id ----
@@ -176,7 +179,10 @@ pub fn adjacency_prefix(
     direction: Option<Direction>,
     rel_type: Option<&str>,
 ) -> Vec<u8> {
-    let mut k = node_key(ws, node);
+    // ws, node, direction, type and its terminator, then neighbour and edge (adjacency_key).
+    let mut k = Vec::with_capacity(16 + 1 + rel_type.map_or(0, str::len) + 2 + 16);
+    put_u64(&mut k, ws.0);
+    put_u64(&mut k, node.0);
     if let Some(d) = direction {
         k.push(dir_byte(d));
         if let Some(t) = rel_type {

@@ -4,6 +4,8 @@
 //!   directions, all scoped by workspace (every key starts with it).
 //! - A roaring-bitmap label index, declared property indexes (equality and ordered, see
 //!   `schema`), and an identity index for resolving customers by email, phone or external id.
+//! - Event recording (`events`): identity resolution and the customer, touchpoint and campaign
+//!   an event writes, built on the generic write transaction (`txn`).
 //! - Durable, atomic writes through one writer thread with group commit (`Graph::write`), and
 //!   consistent read snapshots (`Graph::snapshot`) implementing [`GraphRead`].
 //! - Typed domain records ([`Record`]) in the same database, committed atomically with graph
@@ -33,6 +35,7 @@ mod bitmap;
 mod codec;
 pub mod columns;
 mod error;
+mod events;
 #[cfg(all(test, feature = "storage"))]
 mod faults;
 #[cfg(feature = "storage")]
@@ -70,10 +73,11 @@ mod writer;
 
 pub use error::{EngineError, ErrorKind};
 #[cfg(feature = "storage")]
+pub use events::MergeOutcome;
+pub use events::{EventInput, EventOutcome};
+#[cfg(feature = "storage")]
 pub use graph::{Graph, GraphOptions};
-pub use identity::{
-    normalize_email, normalize_external_id, normalize_phone, EventInput, EventOutcome, IdentityKeys,
-};
+pub use identity::{normalize_email, normalize_external_id, normalize_phone, IdentityKeys};
 pub use keys::IdentityKind;
 #[cfg(feature = "storage")]
 pub use migrate::{downgrade_to_format_three, record_census, RecordCensus, FORMAT_VERSION};
@@ -91,6 +95,6 @@ pub use snapshot::Snapshot;
 #[cfg(feature = "storage")]
 pub use store::StoreOptions;
 #[cfg(feature = "storage")]
-pub use txn::{MergeOutcome, WorkspaceTxn, WriteTxn};
+pub use txn::{WorkspaceTxn, WriteTxn};
 #[cfg(feature = "storage")]
 pub use validate::ValidationReport;

@@ -21,7 +21,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::error::EngineError;
 use crate::labels::LabelIndex;
 use crate::store::Store;
-use crate::txn::{self, Overlay, WriteTxn};
+use crate::txn::{self, Overlay, ReadCache, WriteTxn};
 
 /// Delivers a closure's outcome once its group is durable (or has failed).
 pub(crate) type Completion = Box<dyn FnOnce(Result<(), EngineError>) + Send>;
@@ -164,6 +164,7 @@ fn writer_loop(
     let mut unconfirmed = false;
     // A job taken from the queue to learn whether more work is waiting.
     let mut next: Option<Job> = None;
+    let cache = std::cell::RefCell::new(ReadCache::default());
     loop {
         let first = match next.take() {
             Some(job) => job,
@@ -172,7 +173,12 @@ fn writer_loop(
                 Err(_) => break,
             },
         };
-        let mut txn = WriteTxn::new(&shared.store, &shared.labels, in_flight.clone());
+        let mut txn = WriteTxn::new(
+            &shared.store,
+            &shared.labels,
+            in_flight.clone(),
+            Some(&cache),
+        );
         let mut done = vec![first(&mut txn)];
         while done.len() < limits.max_jobs && txn.pending() < limits.max_pending_writes {
             match jobs.try_recv() {
@@ -181,6 +187,8 @@ fn writer_loop(
             }
         }
         let overlay = txn.into_overlay();
+        // From here on the group is the in-flight layer or committed (see `txn::read_cache`).
+        cache.borrow_mut().apply(&overlay);
         next = jobs.try_recv().ok();
         // One group in flight at most: the next transaction then needs only this one layer.
         if unconfirmed {
@@ -194,6 +202,9 @@ fn writer_loop(
             // spare lone writers the hop to the committer thread.
             in_flight = None;
             let result = shared.commit(&overlay);
+            if result.is_err() {
+                cache.borrow_mut().clear();
+            }
             if sync.send((result, done)).is_err() {
                 break;
             }

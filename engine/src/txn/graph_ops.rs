@@ -14,7 +14,7 @@ use crate::view;
 
 use super::WorkspaceTxn;
 
-pub(super) fn check_name(what: &'static str, name: &str) -> Result<(), EngineError> {
+pub(crate) fn check_name(what: &'static str, name: &str) -> Result<(), EngineError> {
     if name.is_empty() {
         return Err(EngineError::invalid(what, "must not be empty"));
     }
@@ -27,7 +27,7 @@ pub(super) fn check_name(what: &'static str, name: &str) -> Result<(), EngineErr
     Ok(())
 }
 
-pub(super) fn check_properties(properties: &Properties) -> Result<(), EngineError> {
+pub(crate) fn check_properties(properties: &Properties) -> Result<(), EngineError> {
     for (k, v) in properties {
         check_name("property key", k)?;
         codec::check_storable(v)?;

@@ -44,7 +44,7 @@ fn label_set(rec: Option<&NodeRecord>) -> BTreeSet<&str> {
 
 impl WorkspaceTxn<'_, '_> {
     /// Writes a node's new state (None: deleted) and keeps every index in step with it.
-    pub(super) fn write_node(
+    pub(crate) fn write_node(
         &mut self,
         id: NodeId,
         old: Option<&NodeRecord>,
@@ -188,7 +188,7 @@ impl WorkspaceTxn<'_, '_> {
     }
 
     /// `ends`: the labels of the start and the end node as stored now.
-    pub(super) fn insert_edge(&mut self, id: EdgeId, e: &EdgeRecord, ends: (&[String], &[String])) {
+    pub(crate) fn insert_edge(&mut self, id: EdgeId, e: &EdgeRecord, ends: (&[String], &[String])) {
         self.txn.put(
             Cf::Edges,
             keys::edge_key(self.ws, id),
@@ -198,7 +198,7 @@ impl WorkspaceTxn<'_, '_> {
         self.count_edge(e, ends, 1);
     }
 
-    pub(super) fn remove_edge(&mut self, id: EdgeId, e: &EdgeRecord) -> Result<(), EngineError> {
+    pub(crate) fn remove_edge(&mut self, id: EdgeId, e: &EdgeRecord) -> Result<(), EngineError> {
         self.txn.delete(Cf::Edges, keys::edge_key(self.ws, id));
         self.put_adjacency(id, e, false);
         let (start, end) = (self.labels_of(e.start)?, self.labels_of(e.end)?);
@@ -207,7 +207,7 @@ impl WorkspaceTxn<'_, '_> {
     }
 
     /// The labels of a node as stored now (none when it does not exist).
-    pub(super) fn labels_of(&self, id: NodeId) -> Result<Vec<String>, EngineError> {
+    pub(crate) fn labels_of(&self, id: NodeId) -> Result<Vec<String>, EngineError> {
         Ok(view::load_node(&*self.txn, self.ws, id)?
             .map(|r| r.labels)
             .unwrap_or_default())
@@ -268,7 +268,7 @@ impl WorkspaceTxn<'_, '_> {
     }
 
     /// Every edge touching `id`, each once (a self-loop appears in both directions).
-    pub(super) fn edges_of(&self, id: NodeId) -> Result<Vec<EdgeId>, EngineError> {
+    pub(crate) fn edges_of(&self, id: NodeId) -> Result<Vec<EdgeId>, EngineError> {
         let mut ids = BTreeSet::new();
         view::scan_adjacency(
             &*self.txn,

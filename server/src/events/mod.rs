@@ -404,10 +404,6 @@ pub fn apply(
             }
         }
     }
-    let campaign_created = match (&ev.input.campaign_id, ev.traits.is_empty()) {
-        (Some(c), false) => !campaign_exists(w, c)?,
-        _ => false,
-    };
     // An event about an opportunity (crate::pipeline::sources) also writes the pipeline.
     let opportunity = crate::pipeline::sources::change_of(ev)?;
     let followed = match &opportunity {
@@ -435,12 +431,8 @@ pub fn apply(
         let applied = crate::pipeline::apply(w, outcome.customer_id, change, ev.input.ts, history)?;
         nodes_mutated += applied.nodes_mutated;
     }
-    if set_traits(w, outcome.customer_id, &ev.traits)? {
-        // record_event counts the touchpoint, a new campaign and the customer when it changed.
-        let customer_counted = outcome.nodes_mutated > 1 + u32::from(campaign_created);
-        if !customer_counted {
-            nodes_mutated += 1;
-        }
+    if set_traits(w, outcome.customer_id, &ev.traits)? && !outcome.customer_written {
+        nodes_mutated += 1;
     }
     let result = IngestResult {
         customer_id: ids::customer_id(outcome.customer_id),
@@ -460,15 +452,6 @@ pub fn apply(
         })?;
     }
     Ok(result)
-}
-
-fn campaign_exists(w: &WorkspaceTxn<'_, '_>, campaign: &str) -> Result<bool> {
-    Ok(w.index_seek(
-        svc_engine::schema::CAMPAIGN,
-        "campaignId",
-        &Value::String(campaign.to_owned()),
-    )?
-    .is_some_and(|ids| !ids.is_empty()))
 }
 
 /// Sets each trait that differs from the customer's current value; true when any changed.
