@@ -47,6 +47,8 @@ mod model;
 #[cfg(feature = "storage")]
 mod oneshot;
 mod read;
+#[cfg(feature = "storage")]
+mod readmodel;
 mod record;
 #[cfg(feature = "storage")]
 mod record_io;
@@ -78,7 +80,10 @@ pub use model::{
 };
 #[cfg(feature = "storage")]
 pub use oneshot::Receiver as WriteOutcome;
-pub use read::{GraphRead, GraphWrite, IndexKind, IndexStats, Order};
+pub use read::{
+    compare_values, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats, Order,
+    PropertyTest,
+};
 pub use record::{Record, RecordScan};
 #[cfg(feature = "storage")]
 pub use snapshot::Snapshot;
