@@ -36,11 +36,13 @@ mod expressions;
 mod operators;
 mod pattern;
 mod projection;
+mod readmodel;
 mod scan;
 mod writes;
 
 pub(crate) use explain::render;
 pub(crate) use operators::*;
+pub(crate) use readmodel::reach_input;
 
 /// Plans a statement against a graph (whose declared indexes and label counts guide the plan).
 pub(crate) fn plan(
