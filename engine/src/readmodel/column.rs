@@ -233,6 +233,37 @@ impl Prepared<'_> {
         }
     }
 
+    /// Number of rows in `0..rows` that pass, in one tight loop per column kind (the common
+    /// single-test count without touched rows).
+    pub fn count_all(&self, rows: usize) -> u64 {
+        /// Counts the values passing `op` against `c`, with the operator chosen once.
+        fn count<T: PartialOrd + Copy>(values: &[T], op: Comparison, c: T) -> u64 {
+            let n = match op {
+                Comparison::Eq => values.iter().filter(|v| **v == c).count(),
+                Comparison::Lt => values.iter().filter(|v| **v < c).count(),
+                Comparison::Le => values.iter().filter(|v| **v <= c).count(),
+                Comparison::Gt => values.iter().filter(|v| **v > c).count(),
+                Comparison::Ge => values.iter().filter(|v| **v >= c).count(),
+            };
+            n as u64
+        }
+        match self {
+            Prepared::Never => 0,
+            Prepared::Codes { codes, pass } => codes[..rows]
+                .iter()
+                .filter(|c| pass.get(**c as usize).copied().unwrap_or(false))
+                .count() as u64,
+            Prepared::Ints {
+                values,
+                absent,
+                op,
+                c,
+            } if absent.is_empty() => count(&values[..rows], *op, *c),
+            Prepared::Floats { values, op, c } => count(&values[..rows], *op, *c),
+            _ => (0..rows).filter(|r| self.passes(*r)).count() as u64,
+        }
+    }
+
     pub fn is_never(&self) -> bool {
         matches!(self, Prepared::Never)
     }

@@ -33,15 +33,19 @@ pub(crate) fn count_where(
         if let Some(prepared) = prepared.filter(|p| !p.iter().any(|t| t.is_never())) {
             // Rows of touched nodes are answered from the snapshot below.
             let skip = touched_rows(base, &rows.rows, delta);
-            for row in 0..rows.rows.len() {
-                if skip
-                    .as_ref()
-                    .is_some_and(|s| s[row / 64] & (1 << (row % 64)) != 0)
-                {
-                    continue;
-                }
-                if prepared.iter().all(|t| t.passes(row)) {
-                    n += 1;
+            if let (None, [one]) = (&skip, prepared.as_slice()) {
+                n += one.count_all(rows.rows.len());
+            } else {
+                for row in 0..rows.rows.len() {
+                    if skip
+                        .as_ref()
+                        .is_some_and(|s| s[row / 64] & (1 << (row % 64)) != 0)
+                    {
+                        continue;
+                    }
+                    if prepared.iter().all(|t| t.passes(row)) {
+                        n += 1;
+                    }
                 }
             }
         }
