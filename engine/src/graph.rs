@@ -115,7 +115,7 @@ impl Graph {
     /// background; snapshots taken afterwards use it. Returns its size in bytes, or None when
     /// it would exceed `GraphOptions::read_model_bytes`.
     pub fn prepare_read_model(&self, ws: WorkspaceId) -> Result<Option<usize>, EngineError> {
-        readmodel::build_now(&self.shared, ws)
+        readmodel::build_now(&self.shared, ws, true)
     }
 
     /// Runs `f` on the writer thread and returns once its writes are durable (group commit:

@@ -240,24 +240,33 @@ fn touched_ids(overlay: &Overlay) -> Vec<(WorkspaceId, u64)> {
 }
 
 /// Builds the model of `ws` now, on the calling thread, and installs it. Returns the bytes of
-/// the new base, or None when it would exceed the budget (or models are off).
-pub(crate) fn build_now(shared: &Shared, ws: WorkspaceId) -> Result<Option<usize>, EngineError> {
+/// the new base, or None when it would exceed the budget (or models are off). With `wait`, a
+/// build already running is waited for and followed by a new one; without, it answers None.
+pub(crate) fn build_now(
+    shared: &Shared,
+    ws: WorkspaceId,
+    wait: bool,
+) -> Result<Option<usize>, EngineError> {
     let models = &shared.readmodel;
     if models.budget == 0 {
         return Ok(None);
     }
     let delta: Delta = Default::default();
-    let snap = {
+    let snap = loop {
         // Taken together with registering the delta, so no commit falls between the two.
         let _g = shared.visibility.read();
         let mut w = models.workspaces.lock();
         let entry = w.entry(ws).or_default();
-        if entry.building.is_some() {
+        if entry.building.is_none() {
+            entry.building = Some(Arc::clone(&delta));
+            models.active.store(true, Ordering::Release);
+            break shared.store.snapshot();
+        }
+        if !wait {
             return Ok(None);
         }
-        entry.building = Some(Arc::clone(&delta));
-        models.active.store(true, Ordering::Release);
-        shared.store.snapshot()
+        drop((w, _g));
+        std::thread::sleep(std::time::Duration::from_millis(2));
     };
     let built = Base::build(&snap, ws, models.budget, &models.stop);
     drop(snap);
@@ -268,6 +277,7 @@ pub(crate) fn build_now(shared: &Shared, ws: WorkspaceId) -> Result<Option<usize
         Ok(base) => {
             let bytes = base.bytes();
             entry.current = Some(Arc::new(Version { base, delta }));
+            entry.over_budget = false;
             Ok(Some(bytes))
         }
         Err(BuildStop::OverBudget) => {
@@ -329,6 +339,6 @@ fn builder_loop(shared: &Shared, requests: Receiver<WorkspaceId>) {
             continue;
         }
         // A failed build leaves the workspace without a model: queries use the ordinary path.
-        let _ = build_now(shared, ws);
+        let _ = build_now(shared, ws, false);
     }
 }
