@@ -231,7 +231,10 @@ mod tests {
         let limits = Limits::default();
         for seed in 0..4u64 {
             let mut rng = StdRng::seed_from_u64(seed);
-            let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+            let (d1, d2) = (
+                tempfile::tempdir().expect("test step"),
+                tempfile::tempdir().expect("test step"),
+            );
             let plain = Graph::open(
                 d1.path(),
                 GraphOptions {
@@ -239,8 +242,8 @@ mod tests {
                     ..GraphOptions::default()
                 },
             )
-            .unwrap();
-            let model = Graph::open(d2.path(), GraphOptions::default()).unwrap();
+            .expect("test step");
+            let model = Graph::open(d2.path(), GraphOptions::default()).expect("test step");
             for round in 0..3 {
                 let ops: Vec<Op> = (0..60)
                     .map(|_| {
@@ -257,7 +260,7 @@ mod tests {
                 apply(&plain, ops.clone());
                 apply(&model, ops);
                 if round == 0 {
-                    assert!(model.prepare_read_model(WS).unwrap().is_some());
+                    assert!(model.prepare_read_model(WS).expect("test step").is_some());
                 }
                 let (a, b) = (plain.snapshot(WS), model.snapshot(WS));
                 assert!(b.has_read_model() && !a.has_read_model());
@@ -286,7 +289,7 @@ mod tests {
                             literal(&mut rng)
                         ),
                     };
-                    let stmt = parse(&text).unwrap();
+                    let stmt = parse(&text).expect("test step");
                     let mut params = Params::new();
                     params.insert("t".into(), Value::DateTime(rng.range(0, 4)));
                     let want = run_read(&a, &stmt, &params, &limits);
@@ -303,8 +306,8 @@ mod tests {
 
     #[test]
     fn the_shapes_are_answered_by_the_read_model() {
-        let dir = tempfile::tempdir().unwrap();
-        let g = Graph::open(dir.path(), GraphOptions::default()).unwrap();
+        let dir = tempfile::tempdir().expect("test step");
+        let g = Graph::open(dir.path(), GraphOptions::default()).expect("test step");
         g.write(|t| -> Result<(), svc_engine::EngineError> {
             let mut w = t.workspace(WS);
             let k = w.create_node(&["Campaign"], Properties::new())?;
@@ -314,8 +317,8 @@ mod tests {
             w.create_edge(c, tp, "HAS_TOUCHPOINT", Properties::new())?;
             Ok(())
         })
-        .unwrap();
-        g.prepare_read_model(WS).unwrap();
+        .expect("test step");
+        g.prepare_read_model(WS).expect("test step");
         let snap = g.snapshot(WS);
         for (text, operator) in [
             (
@@ -332,8 +335,8 @@ mod tests {
                 "ReachCountFromReadModel",
             ),
         ] {
-            let stmt = parse(&format!("EXPLAIN {text}")).unwrap();
-            let r = run_read(&snap, &stmt, &Params::new(), &Limits::default()).unwrap();
+            let stmt = parse(&format!("EXPLAIN {text}")).expect("test step");
+            let r = run_read(&snap, &stmt, &Params::new(), &Limits::default()).expect("test step");
             let plan = format!("{:?}", r.plan);
             assert!(plan.contains(operator), "{text}: {plan}");
         }
