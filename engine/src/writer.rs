@@ -71,7 +71,7 @@ impl Shared {
             return Err(e);
         }
         self.labels.apply(&commit.label_deltas);
-        self.readmodel.record(&touched);
+        self.readmodel.record(overlay, touched);
         Ok(())
     }
 }

@@ -164,18 +164,24 @@ impl ReadModels {
         }
     }
 
-    /// The ids of nodes a prepared group touches, by workspace (empty when no model records).
-    /// Runs before the commit takes the visibility lock.
-    pub fn touched(&self, overlay: &Overlay) -> Vec<(WorkspaceId, u64)> {
-        if !self.active.load(Ordering::Acquire) {
-            return Vec::new();
-        }
-        touched_ids(overlay)
+    /// The ids of nodes a prepared group touches, by workspace; None when no model records
+    /// (yet). Runs before the commit takes the visibility lock.
+    pub fn touched(&self, overlay: &Overlay) -> Option<Vec<(WorkspaceId, u64)>> {
+        self.active
+            .load(Ordering::Acquire)
+            .then(|| touched_ids(overlay))
     }
 
-    /// Adds a commit's touched ids to the deltas. Called with the visibility lock held, after
-    /// the commit reached the store, so any later snapshot finds them.
-    pub fn record(&self, touched: &[(WorkspaceId, u64)]) {
+    /// Adds a commit's touched ids (from `touched`) to the deltas. Called with the visibility
+    /// lock held, after the commit reached the store, so any later snapshot finds them. A build
+    /// may have started recording between `touched` and the lock (it sets `active` under the
+    /// same lock, shared): the ids are then listed here.
+    pub fn record(&self, overlay: &Overlay, touched: Option<Vec<(WorkspaceId, u64)>>) {
+        let touched = match touched {
+            Some(t) => t,
+            None if self.active.load(Ordering::Acquire) => touched_ids(overlay),
+            None => return,
+        };
         if touched.is_empty() {
             return;
         }

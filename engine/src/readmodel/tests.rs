@@ -357,3 +357,42 @@ fn randomized_graphs_and_edits_agree_with_the_ordinary_reads() {
         }
     }
 }
+
+#[test]
+fn writes_during_a_build_are_in_the_new_model() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = open(&dir);
+    let purchase = || props(&[("action", Value::String("purchase".into()))]);
+    g.write(move |t| -> Result<(), crate::EngineError> {
+        for _ in 0..20_000 {
+            t.workspace(WS).create_node(&["Touchpoint"], purchase())?;
+        }
+        Ok(())
+    })
+    .expect("seed");
+    let writer = {
+        let g = g.clone();
+        std::thread::spawn(move || {
+            for _ in 0..200 {
+                g.write(move |t| t.workspace(WS).create_node(&["Touchpoint"], purchase()))
+                    .expect("write");
+            }
+        })
+    };
+    // Builds racing the writes (each registers its delta at its own snapshot).
+    for _ in 0..3 {
+        assert!(g.prepare_read_model(WS).expect("build").is_some());
+        let s = g.snapshot(WS);
+        let got = s
+            .count_label_where("Touchpoint", &purchases())
+            .expect("count");
+        assert_eq!(got, Some(s.label_count("Touchpoint").expect("count")));
+    }
+    writer.join().expect("writer");
+    let s = g.snapshot(WS);
+    assert_eq!(
+        s.count_label_where("Touchpoint", &purchases())
+            .expect("count"),
+        Some(20_200)
+    );
+}
