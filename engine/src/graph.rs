@@ -33,9 +33,10 @@ pub struct GraphOptions {
     /// burst of writes flow through the pipeline (the writer prepares one group while the
     /// committer writes the previous one); fsyncs stay shared because the syncer batches them.
     pub max_group_writes: usize,
-    /// Most bytes of one workspace's in-memory read model (columns and adjacency for scans,
-    /// counts and traversals; see `readmodel`). A workspace whose model would be larger is
-    /// served by the ordinary RocksDB reads. 0 turns the models off.
+    /// Most bytes of the in-memory read models of all workspaces together (columns and
+    /// adjacency for scans, counts and traversals; see `readmodel`). A workspace whose model
+    /// does not fit in what the others leave is served by the ordinary RocksDB reads. 0 turns
+    /// the models off.
     pub read_model_bytes: usize,
 }
 

@@ -53,6 +53,8 @@ type Delta = Arc<Mutex<RoaringTreemap>>;
 pub(crate) struct Version {
     base: Base,
     delta: Delta,
+    /// `base.bytes()`, counted once.
+    bytes: usize,
 }
 
 impl Version {
@@ -81,7 +83,7 @@ impl Version {
 
     /// Heap bytes of the base.
     pub fn bytes(&self) -> usize {
-        self.base.bytes()
+        self.bytes
     }
 }
 
@@ -107,7 +109,7 @@ pub(crate) struct ReadModels {
 }
 
 impl ReadModels {
-    /// Models limited to `budget` bytes per workspace (0: no models).
+    /// Models limited to `budget` bytes all together (0: no models).
     pub fn new(budget: usize) -> ReadModels {
         ReadModels {
             budget,
@@ -258,7 +260,7 @@ pub(crate) fn build_now(
         return Ok(None);
     }
     let delta: Delta = Default::default();
-    let snap = loop {
+    let (snap, budget) = loop {
         // Taken together with registering the delta, so no commit falls between the two.
         let _g = shared.visibility.read();
         let mut w = models.workspaces.lock();
@@ -266,7 +268,18 @@ pub(crate) fn build_now(
         if entry.building.is_none() {
             entry.building = Some(Arc::clone(&delta));
             models.active.store(true, Ordering::Release);
-            break shared.store.snapshot();
+            // The budget is shared by every workspace: what the others hold is not available.
+            // (This workspace's old version is replaced, so it does not count; both exist
+            // while the new one is built.)
+            let others: usize = w
+                .iter()
+                .filter(|(id, _)| **id != ws)
+                .filter_map(|(_, x)| x.current.as_ref().map(|v| v.bytes))
+                .sum();
+            break (
+                shared.store.snapshot(),
+                models.budget.saturating_sub(others),
+            );
         }
         if !wait {
             return Ok(None);
@@ -274,7 +287,7 @@ pub(crate) fn build_now(
         drop((w, _g));
         std::thread::sleep(std::time::Duration::from_millis(2));
     };
-    let built = Base::build(&snap, ws, models.budget, &models.stop);
+    let built = Base::build(&snap, ws, budget, &models.stop);
     drop(snap);
     let mut w = models.workspaces.lock();
     let entry = w.entry(ws).or_default();
@@ -282,7 +295,7 @@ pub(crate) fn build_now(
     match built {
         Ok(base) => {
             let bytes = base.bytes();
-            entry.current = Some(Arc::new(Version { base, delta }));
+            entry.current = Some(Arc::new(Version { base, delta, bytes }));
             entry.over_budget = false;
             Ok(Some(bytes))
         }

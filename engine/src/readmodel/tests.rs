@@ -396,3 +396,42 @@ fn writes_during_a_build_are_in_the_new_model() {
         Some(20_200)
     );
 }
+
+#[test]
+fn the_budget_is_shared_by_the_workspaces() {
+    const OTHER: WorkspaceId = WorkspaceId(8);
+    let seed = |g: &Graph, ws: WorkspaceId| {
+        g.write(move |t| -> Result<(), crate::EngineError> {
+            for i in 0..500 {
+                t.workspace(ws)
+                    .create_node(&["Touchpoint"], props(&[("n", Value::Int(i))]))?;
+            }
+            Ok(())
+        })
+        .expect("seed");
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let one = {
+        let g = open(&dir);
+        seed(&g, WS);
+        g.prepare_read_model(WS).expect("build").expect("fits")
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = Graph::open(
+        dir.path(),
+        GraphOptions {
+            read_model_bytes: one + one / 2,
+            ..GraphOptions::default()
+        },
+    )
+    .expect("open");
+    seed(&g, WS);
+    seed(&g, OTHER);
+    assert_eq!(g.prepare_read_model(WS).expect("build"), Some(one));
+    // The second workspace's model does not fit in what the first leaves.
+    assert_eq!(g.prepare_read_model(OTHER).expect("build"), None);
+    assert!(g.snapshot(WS).has_read_model());
+    assert!(!g.snapshot(OTHER).has_read_model());
+    // Rebuilding the first one does not count its old version against it.
+    assert_eq!(g.prepare_read_model(WS).expect("build"), Some(one));
+}
