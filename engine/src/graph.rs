@@ -14,6 +14,7 @@ use crate::labels::LabelIndex;
 use crate::migrate;
 use crate::model::WorkspaceId;
 use crate::oneshot;
+use crate::readmodel::{self, Builder, ReadModels};
 use crate::record::{Record, RecordScan};
 use crate::record_io as record;
 use crate::snapshot::Snapshot;
@@ -36,6 +37,11 @@ pub struct GraphOptions {
     /// format 4 (see `migrate`). Kinds missing here keep their old encoding (still readable)
     /// and the store stays at format 3 until a later open registers them.
     pub records: crate::RecordKinds,
+    /// Most bytes of the in-memory read models of all workspaces together (columns and
+    /// adjacency for scans, counts and traversals; see `readmodel`). A workspace whose model
+    /// does not fit in what the others leave is served by the ordinary RocksDB reads. 0 turns
+    /// the models off.
+    pub read_model_bytes: usize,
 }
 
 impl Default for GraphOptions {
@@ -45,6 +51,7 @@ impl Default for GraphOptions {
             max_group_jobs: 512,
             max_group_writes: 2_048,
             records: crate::RecordKinds::new(),
+            read_model_bytes: 512 << 20,
         }
     }
 }
@@ -55,6 +62,8 @@ impl Default for GraphOptions {
 pub struct Graph {
     shared: Arc<Shared>,
     writer: Arc<Writer>,
+    /// The read models' background builder (stopped when the last handle goes).
+    _builder: Arc<Builder>,
 }
 
 fn writer_gone() -> EngineError {
@@ -82,13 +91,19 @@ impl Graph {
             labels,
             visibility: RwLock::new(()),
             poisoned: Mutex::new(None),
+            readmodel: ReadModels::new(options.read_model_bytes),
         });
         let limits = GroupLimits {
             max_jobs: options.max_group_jobs.max(1),
             max_pending_writes: options.max_group_writes.max(1),
         };
         let writer = Arc::new(Writer::start(Arc::clone(&shared), limits)?);
-        Ok(Graph { shared, writer })
+        let builder = Arc::new(Builder::start(&shared)?);
+        Ok(Graph {
+            shared,
+            writer,
+            _builder: builder,
+        })
     }
 
     /// A consistent view of one workspace: every commit is in it entirely or not at all.
@@ -98,7 +113,15 @@ impl Graph {
             self.shared.store.snapshot(),
             self.shared.labels.workspace(ws),
             ws,
+            &self.shared.readmodel,
         )
+    }
+
+    /// Builds the in-memory read model of `ws` now (blocking) instead of on first use in the
+    /// background; snapshots taken afterwards use it. Returns its size in bytes, or None when
+    /// it would exceed `GraphOptions::read_model_bytes`.
+    pub fn prepare_read_model(&self, ws: WorkspaceId) -> Result<Option<usize>, EngineError> {
+        readmodel::build_now(&self.shared, ws, true)
     }
 
     /// Runs `f` on the writer thread and returns once its writes are durable (group commit:

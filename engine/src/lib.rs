@@ -50,6 +50,8 @@ mod model;
 #[cfg(feature = "storage")]
 mod oneshot;
 mod read;
+#[cfg(feature = "storage")]
+mod readmodel;
 mod record;
 #[cfg(feature = "storage")]
 pub mod record_encoding;
@@ -86,7 +88,10 @@ pub use model::{
 };
 #[cfg(feature = "storage")]
 pub use oneshot::Receiver as WriteOutcome;
-pub use read::{GraphRead, GraphWrite, IndexKind, IndexStats, Order};
+pub use read::{
+    compare_values, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats, Order,
+    PropertyTest,
+};
 pub use record::{Record, RecordScan};
 #[cfg(feature = "storage")]
 pub use record_kinds::RecordKinds;

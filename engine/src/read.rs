@@ -42,6 +42,73 @@ impl IndexStats {
     }
 }
 
+/// A comparison operator of a pushed-down property test (`n.key <op> value`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    Eq,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+/// `n.key <op> value` with Cypher's semantics: true only when the property exists and the
+/// comparison is defined and holds (integers and floats compare numerically; values of other
+/// different types are unequal and unordered). `value` is a scalar (not a list or a map).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PropertyTest {
+    pub key: String,
+    pub op: Comparison,
+    pub value: Value,
+}
+
+impl PropertyTest {
+    /// Whether a property value (None: absent) passes the test.
+    pub fn passes(&self, v: Option<&Value>) -> bool {
+        v.is_some_and(|v| compare_values(v, &self.value).is_some_and(|o| self.op.holds(o)))
+    }
+}
+
+impl Comparison {
+    /// Whether an ordering (value against constant) satisfies the operator.
+    pub fn holds(self, o: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::*;
+        match self {
+            Comparison::Eq => o == Equal,
+            Comparison::Lt => o == Less,
+            Comparison::Le => o != Greater,
+            Comparison::Gt => o == Greater,
+            Comparison::Ge => o != Less,
+        }
+    }
+}
+
+/// How a stored value compares with a scalar constant under Cypher's rules, as far as a
+/// property test needs it: None when the comparison is undefined (null, different types, NaN).
+/// Equality of different types is "unequal" in Cypher, which a test treats like undefined
+/// (neither passes `=`), so one function serves both.
+pub fn compare_values(v: &Value, c: &Value) -> Option<std::cmp::Ordering> {
+    match (v, c) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        (Value::String(x), Value::String(y)) => Some(x.cmp(y)),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
+        (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
+        (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
+        (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        _ => None,
+    }
+}
+
+/// One step of a reachability walk (`reach_count`): relationships of one type in one
+/// direction, to nodes carrying `label` (any node when None).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hop {
+    pub direction: Direction,
+    pub rel_type: String,
+    pub label: Option<String>,
+}
+
 /// Read access to one workspace's graph at one consistent point in time.
 pub trait GraphRead {
     /// The node with this id, if it exists in this workspace.
@@ -125,6 +192,24 @@ pub trait GraphRead {
     /// declared or the source keeps no such counts.
     fn index_stats(&self, label: &str, property: &str) -> Result<Option<IndexStats>, EngineError> {
         let _ = (label, property);
+        Ok(None)
+    }
+    /// Number of nodes carrying `label` that pass every test, when the source can answer it
+    /// without walking the nodes one by one (snapshots: from the in-memory read model, see
+    /// `readmodel`). None: not available now; the caller runs its own plan instead.
+    fn count_label_where(
+        &self,
+        label: &str,
+        tests: &[PropertyTest],
+    ) -> Result<Option<u64>, EngineError> {
+        let _ = (label, tests);
+        Ok(None)
+    }
+    /// Number of distinct nodes reached from any of `starts` by following `hops` in order
+    /// (each hop from the distinct nodes the previous one reached), when the source can answer
+    /// it from memory. None: not available now.
+    fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
+        let _ = (starts, hops);
         Ok(None)
     }
     /// Whether a property index is declared for (label, property), and which kind.

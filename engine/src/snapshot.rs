@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
@@ -11,7 +12,8 @@ use crate::error::EngineError;
 use crate::keys;
 use crate::labels::WorkspaceLabels;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Value, WorkspaceId};
-use crate::read::{GraphRead, IndexKind, IndexStats, Order};
+use crate::read::{GraphRead, Hop, IndexKind, IndexStats, Order, PropertyTest};
+use crate::readmodel::{ReadModels, Version};
 use crate::record::{Record, RecordScan};
 use crate::record_io as record;
 use crate::store::{KvRead, Step, StoreSnapshot};
@@ -37,6 +39,9 @@ pub struct Snapshot<'g> {
     snap: StoreSnapshot<'g>,
     labels: SnapshotLabels,
     ws: WorkspaceId,
+    models: &'g ReadModels,
+    /// The workspace's read model when the snapshot was taken (see `readmodel`).
+    model: Option<Arc<Version>>,
 }
 
 impl std::fmt::Debug for Snapshot<'_> {
@@ -46,12 +51,38 @@ impl std::fmt::Debug for Snapshot<'_> {
 }
 
 impl<'g> Snapshot<'g> {
-    pub(crate) fn new(snap: StoreSnapshot<'g>, labels: WorkspaceLabels, ws: WorkspaceId) -> Self {
+    /// Called under the visibility lock, so the model's delta holds every commit before it.
+    pub(crate) fn new(
+        snap: StoreSnapshot<'g>,
+        labels: WorkspaceLabels,
+        ws: WorkspaceId,
+        models: &'g ReadModels,
+    ) -> Self {
         Snapshot {
             snap,
             labels: SnapshotLabels(labels),
             ws,
+            models,
+            model: models.current(ws),
         }
+    }
+
+    /// Whether this snapshot has a read model to answer scans and traversals from.
+    pub fn has_read_model(&self) -> bool {
+        self.model.is_some()
+    }
+
+    /// Heap bytes of the read model this snapshot uses (None: it has none).
+    pub fn read_model_bytes(&self) -> Option<usize> {
+        self.model.as_ref().map(|m| m.bytes())
+    }
+
+    /// The read model, or None after asking for one to be built in the background.
+    fn model(&self) -> Option<&Version> {
+        if self.model.is_none() {
+            self.models.request(self.ws);
+        }
+        self.model.as_deref()
     }
 
     pub fn workspace_id(&self) -> WorkspaceId {
@@ -311,6 +342,22 @@ impl GraphRead for Snapshot<'_> {
     }
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
         self.view().index_kind(label, property)
+    }
+    fn count_label_where(
+        &self,
+        label: &str,
+        tests: &[PropertyTest],
+    ) -> Result<Option<u64>, EngineError> {
+        match self.model() {
+            Some(m) => m.count_where(self, label, tests).map(Some),
+            None => Ok(None),
+        }
+    }
+    fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
+        match self.model() {
+            Some(m) => m.reach(self, starts, hops).map(Some),
+            None => Ok(None),
+        }
     }
     fn index_seek(
         &self,

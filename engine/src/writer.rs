@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     /// Set when a write or an fsync failed: later writes are refused rather than risk
     /// acknowledging something that is not durable.
     pub poisoned: Mutex<Option<String>>,
+    /// In-memory read models, told about every commit's touched nodes (see `readmodel`).
+    pub readmodel: crate::readmodel::ReadModels,
 }
 
 impl Shared {
@@ -62,12 +64,14 @@ impl Shared {
         if commit.batch.is_empty() {
             return Ok(());
         }
+        let touched = self.readmodel.touched(overlay);
         let _visible = self.visibility.write();
         if let Err(e) = self.store.write(commit.batch) {
             self.poison(&e);
             return Err(e);
         }
         self.labels.apply(&commit.label_deltas);
+        self.readmodel.record(overlay, touched);
         Ok(())
     }
 }

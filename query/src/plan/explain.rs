@@ -119,6 +119,14 @@ fn render_plan(
             vec![render_plan(input, profile, stage_input)],
         ),
         Op::CountLabel { .. } => ("NodeCountFromCountStore", Vec::new()),
+        Op::CountWhere { fallback, .. } => (
+            "NodeCountFromReadModel",
+            vec![render_plan(fallback, profile, stage_input)],
+        ),
+        Op::ReachCount { fallback, .. } => (
+            "ReachCountFromReadModel",
+            vec![render_plan(fallback, profile, stage_input)],
+        ),
     };
     let (rows, time_us) = figures(p.id, profile);
     PlanTree {

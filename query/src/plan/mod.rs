@@ -17,6 +17,9 @@
 //!   (`MATCH (c)<-[:T]-(t) RETURN c.x, count(t)`) count each node's relationships instead of
 //!   walking them (`ExpandCount`): a degree counter read, or with a label on the far end a
 //!   scan of adjacency keys checked against the label bitmap.
+//! - Counts of a label's nodes under `n.key <op> constant` filters, and `count(DISTINCT end)`
+//!   over chains of distinct-type hops, ask the engine's in-memory read model first
+//!   (`CountWhere`, `ReachCount`, see `readmodel`) and keep the ordinary plan as a fallback.
 //! - Labels otherwise come from the label bitmaps (the smallest label is scanned).
 //! - Filters run as soon as every variable they mention is bound.
 
@@ -36,11 +39,13 @@ mod expressions;
 mod operators;
 mod pattern;
 mod projection;
+mod readmodel;
 mod scan;
 mod writes;
 
 pub(crate) use explain::render;
 pub(crate) use operators::*;
+pub(crate) use readmodel::reach_input;
 
 /// Plans a statement against a graph (whose declared indexes and label counts guide the plan).
 pub(crate) fn plan(

@@ -146,6 +146,24 @@ pub(crate) enum Op {
         key_slots: Vec<usize>,
         predicates: Vec<CExpr>,
     },
+    /// `count` of a label's nodes passing property tests, from the engine's read model; when
+    /// the engine has none, `fallback` (the ordinary aggregation) runs instead. Each of
+    /// `slots` gets the count.
+    CountWhere {
+        label: String,
+        tests: Vec<svc_engine::PropertyTest>,
+        slots: Vec<usize>,
+        fallback: Box<Plan>,
+    },
+    /// `count(DISTINCT end)` of a chain of `depth` expansions from the `from` nodes of the
+    /// chain's input, from the engine's read model (else `fallback`, the aggregation).
+    ReachCount {
+        from: usize,
+        hops: Vec<svc_engine::Hop>,
+        depth: usize,
+        slots: Vec<usize>,
+        fallback: Box<Plan>,
+    },
     /// `count` of a label (or of all nodes) from the bitmap's cardinality.
     CountLabel {
         slot: usize,

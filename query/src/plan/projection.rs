@@ -91,6 +91,7 @@ impl Planner<'_> {
                         aggs: specs,
                     },
                 );
+                self.try_read_model_aggregate(&mut plan);
                 let mut projected = Vec::new();
                 for (name, c) in outer {
                     let slot = self.new_slot();

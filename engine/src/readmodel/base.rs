@@ -1,0 +1,285 @@
+//! The base of a read model: one workspace's nodes as of one snapshot, laid out for scans.
+//!
+//! - Every node gets a dense index (ascending id order); `IdMap` maps ids to it.
+//! - Per label: the rows (dense indexes of its nodes, ascending), a membership bitset over
+//!   dense indexes, and one column per property seen on the label's nodes.
+//! - Per (relationship type, direction): CSR adjacency (offsets per dense node, neighbours as
+//!   dense indexes).
+//!
+//! Built by one sequential walk of the node family and one of the adjacency family of the
+//! workspace; never changed afterwards (the delta handles later commits, see `mod.rs`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::codec;
+use crate::columns::Cf;
+use crate::error::EngineError;
+use crate::keys;
+use crate::model::{Direction, Value, WorkspaceId};
+use crate::store::{Step, StoreSnapshot};
+
+use super::column::Column;
+
+/// No dense index.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Node id -> dense index.
+#[derive(Debug)]
+enum IdMap {
+    /// A table indexed by id (ids are allocated densely, shared with edges).
+    Table(Vec<u32>),
+    /// Binary search in the sorted ids (when ids are too sparse for a table).
+    Search,
+}
+
+#[derive(Debug)]
+pub(crate) struct LabelRows {
+    /// Dense indexes of the label's nodes, ascending (so ids ascending too).
+    pub rows: Vec<u32>,
+    pub columns: HashMap<String, Column>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Csr {
+    /// `offsets[d]..offsets[d + 1]` are node d's entries in `targets`.
+    pub offsets: Vec<u32>,
+    pub targets: Vec<u32>,
+}
+
+impl Csr {
+    #[inline]
+    pub fn neighbours(&self, dense: u32) -> &[u32] {
+        let d = dense as usize;
+        match (self.offsets.get(d), self.offsets.get(d + 1)) {
+            (Some(a), Some(b)) => &self.targets[*a as usize..*b as usize],
+            _ => &[],
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Base {
+    /// Node ids by dense index, ascending.
+    pub ids: Vec<u64>,
+    map: IdMap,
+    pub labels: HashMap<String, LabelRows>,
+    /// Membership bitsets over dense indexes, by label.
+    pub members: HashMap<String, Vec<u64>>,
+    pub adjacency: HashMap<(String, Direction), Csr>,
+}
+
+/// Why a build did not produce a base.
+#[derive(Debug)]
+pub(crate) enum BuildStop {
+    OverBudget,
+    Stopped,
+    Failed(EngineError),
+}
+
+impl From<EngineError> for BuildStop {
+    fn from(e: EngineError) -> Self {
+        BuildStop::Failed(e)
+    }
+}
+
+impl Base {
+    /// Dense index of a node id (NONE when the base has no such node).
+    #[inline]
+    pub fn dense(&self, id: u64) -> u32 {
+        match &self.map {
+            IdMap::Table(t) => t.get(id as usize).copied().unwrap_or(NONE),
+            IdMap::Search => self.ids.binary_search(&id).map_or(NONE, |d| d as u32),
+        }
+    }
+
+    #[inline]
+    pub fn is_member(&self, bits: &[u64], dense: u32) -> bool {
+        bits.get(dense as usize / 64)
+            .is_some_and(|w| w & (1 << (dense % 64)) != 0)
+    }
+
+    /// Heap bytes held (vectors by capacity, dictionary strings, a rough hash-map overhead).
+    pub fn bytes(&self) -> usize {
+        let map = match &self.map {
+            IdMap::Table(t) => t.capacity() * 4,
+            IdMap::Search => 0,
+        };
+        let labels: usize = self
+            .labels
+            .iter()
+            .map(|(l, r)| {
+                l.capacity()
+                    + r.rows.capacity() * 4
+                    + r.columns
+                        .iter()
+                        .map(|(k, c)| k.capacity() + 64 + c.bytes())
+                        .sum::<usize>()
+            })
+            .sum();
+        let members: usize = self.members.values().map(|b| b.capacity() * 8 + 64).sum();
+        let adjacency: usize = self
+            .adjacency
+            .iter()
+            .map(|((t, _), c)| {
+                t.capacity() + 64 + (c.offsets.capacity() + c.targets.capacity()) * 4
+            })
+            .sum();
+        self.ids.capacity() * 8 + map + labels + members + adjacency
+    }
+
+    /// Builds the base of workspace `ws` from a store snapshot. Stops early when `stop` is set
+    /// or when the structures outgrow `budget` bytes.
+    pub fn build(
+        snap: &StoreSnapshot<'_>,
+        ws: WorkspaceId,
+        budget: usize,
+        stop: &AtomicBool,
+    ) -> Result<Base, BuildStop> {
+        let prefix = keys::workspace_prefix(ws);
+        let upper = keys::prefix_end(&prefix);
+        let mut ids: Vec<u64> = Vec::new();
+        // label -> (rows, key -> present values)
+        type Pending = (Vec<u32>, BTreeMap<String, Vec<(u32, Value)>>);
+        let mut pending: HashMap<String, Pending> = HashMap::new();
+        let mut failure: Option<BuildStop> = None;
+        let mut approx = 0usize;
+        snap.walk(Cf::Nodes, &prefix, upper.as_deref(), &mut |k, v| {
+            let Some((_, id)) = keys::decode_id_key(k) else {
+                failure = Some(BuildStop::Failed(EngineError::Corrupt {
+                    context: "node key",
+                    detail: format!("{k:?}"),
+                }));
+                return Step::Stop;
+            };
+            let node = match codec::decode_node(v) {
+                Ok(n) => n,
+                Err(e) => {
+                    failure = Some(BuildStop::Failed(e));
+                    return Step::Stop;
+                }
+            };
+            let dense = ids.len() as u32;
+            ids.push(id);
+            for label in node.labels {
+                let (rows, cols) = pending.entry(label).or_default();
+                let row = rows.len() as u32;
+                rows.push(dense);
+                for (key, value) in &node.properties {
+                    approx += 16;
+                    cols.entry(key.clone())
+                        .or_default()
+                        .push((row, value.clone()));
+                }
+                approx += 12;
+            }
+            if ids.len() % 4096 == 0 {
+                if stop.load(Ordering::Relaxed) {
+                    failure = Some(BuildStop::Stopped);
+                    return Step::Stop;
+                }
+                if approx > budget {
+                    failure = Some(BuildStop::OverBudget);
+                    return Step::Stop;
+                }
+            }
+            Step::Next
+        })?;
+        if let Some(f) = failure {
+            return Err(f);
+        }
+        let max_id = ids.last().copied().unwrap_or(0);
+        let map = if (max_id as usize) <= ids.len().saturating_mul(8) + 1024 {
+            let mut table = vec![NONE; max_id as usize + 1];
+            for (d, id) in ids.iter().enumerate() {
+                table[*id as usize] = d as u32;
+            }
+            IdMap::Table(table)
+        } else {
+            IdMap::Search
+        };
+        let n = ids.len();
+        let mut labels = HashMap::new();
+        let mut members = HashMap::new();
+        for (label, (rows, cols)) in pending {
+            let mut bits = vec![0u64; n.div_ceil(64)];
+            for d in &rows {
+                bits[*d as usize / 64] |= 1 << (d % 64);
+            }
+            members.insert(label.clone(), bits);
+            let columns = cols
+                .into_iter()
+                .map(|(k, present)| (k, Column::build(rows.len(), present)))
+                .collect();
+            labels.insert(label, LabelRows { rows, columns });
+        }
+        let mut base = Base {
+            ids,
+            map,
+            labels,
+            members,
+            adjacency: HashMap::new(),
+        };
+        base.adjacency = build_adjacency(snap, &base, &prefix, upper.as_deref(), stop)?;
+        let bytes = base.bytes();
+        if bytes > budget {
+            return Err(BuildStop::OverBudget);
+        }
+        Ok(base)
+    }
+}
+
+/// CSR per (type, direction) from one walk of the workspace's adjacency keys, which come
+/// ordered by node, so each list's sources arrive in ascending dense order.
+fn build_adjacency(
+    snap: &StoreSnapshot<'_>,
+    base: &Base,
+    prefix: &[u8],
+    upper: Option<&[u8]>,
+    stop: &AtomicBool,
+) -> Result<HashMap<(String, Direction), Csr>, BuildStop> {
+    let n = base.ids.len();
+    // (type, direction) -> (entries per dense source, targets)
+    let mut lists: HashMap<(String, Direction), (Vec<u32>, Vec<u32>)> = HashMap::new();
+    let mut failure = None;
+    let mut seen = 0usize;
+    snap.walk(Cf::Adjacency, prefix, upper, &mut |k, _| {
+        let Some(a) = keys::decode_adjacency_key(k) else {
+            failure = Some(BuildStop::Failed(EngineError::Corrupt {
+                context: "adjacency key",
+                detail: format!("{k:?}"),
+            }));
+            return Step::Stop;
+        };
+        let (from, to) = (base.dense(a.node.0), base.dense(a.neighbour.0));
+        if from != NONE && to != NONE {
+            let (counts, targets) = lists
+                .entry((a.rel_type, a.direction))
+                .or_insert_with(|| (vec![0; n], Vec::new()));
+            counts[from as usize] += 1;
+            targets.push(to);
+        }
+        seen += 1;
+        if seen % 4096 == 0 && stop.load(Ordering::Relaxed) {
+            failure = Some(BuildStop::Stopped);
+            return Step::Stop;
+        }
+        Step::Next
+    })?;
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    Ok(lists
+        .into_iter()
+        .map(|(key, (counts, targets))| {
+            let mut offsets = Vec::with_capacity(n + 1);
+            let mut at = 0u32;
+            offsets.push(0);
+            for c in counts {
+                at += c;
+                offsets.push(at);
+            }
+            (key, Csr { offsets, targets })
+        })
+        .collect())
+}
