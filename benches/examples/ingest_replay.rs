@@ -10,12 +10,17 @@
 //!     --customers /tmp/benchdata/customers.jsonl
 //! ingest_replay /tmp/benchdata <writers> <events_per_call> [max_group_writes] [write_buffer_mb]
 //! ```
+//!
+//! With `SVC_REPLAY_READ_MODEL=1` the workspace has an in-memory read model from the start and
+//! a reader asks it for a count every 100 ms during the replay (a dashboard open on the
+//! workspace), so the figures include the commit hook and the model's background rebuilds.
 
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use svc_benches::engine_thread_ticks;
 use svc_benches::replay::{compare, customer_lines, load_events, partition, replay};
-use svc_engine::{Graph, GraphOptions, GraphRead, WorkspaceId};
+use svc_engine::{Comparison, Graph, GraphOptions, GraphRead, PropertyTest, Value, WorkspaceId};
 
 /// utime + stime of the whole process (clock ticks, 100 per second).
 fn process_ticks() -> u64 {
@@ -58,9 +63,23 @@ fn main() {
     }
     let graph = Graph::open(store.path(), options).expect("open");
     let ws = WorkspaceId(1);
+    let with_model = std::env::var("SVC_REPLAY_READ_MODEL").is_ok_and(|v| v == "1");
+    let replaying = AtomicBool::new(true);
     let cpu_before = process_ticks();
-    let (elapsed, outcomes) = replay(&graph, ws, streams, per_call);
+    let (elapsed, outcomes, reads) = std::thread::scope(|scope| {
+        let reader = with_model.then(|| {
+            graph.prepare_read_model(ws).expect("read model");
+            scope.spawn(|| dashboard_reads(&graph, ws, &replaying))
+        });
+        let (elapsed, outcomes) = replay(&graph, ws, streams, per_call);
+        replaying.store(false, Ordering::Relaxed);
+        let reads = reader.map(|r| r.join().expect("reader"));
+        (elapsed, outcomes, reads)
+    });
     let cpu = process_ticks() - cpu_before;
+    if let Some((n, from_model)) = reads {
+        println!("with a read model: {n} counts during the replay, {from_model} from the model");
+    }
     let failed = outcomes.iter().filter(|(_, r)| r.is_err()).count();
     let n = outcomes.len() as f64;
     println!(
@@ -104,4 +123,29 @@ fn main() {
     if bad != 0 || failed != 0 {
         std::process::exit(1);
     }
+}
+
+/// A dashboard on the workspace: a count every 100 ms while the replay runs; returns how many
+/// ran and how many the read model answered.
+fn dashboard_reads(graph: &Graph, ws: WorkspaceId, replaying: &AtomicBool) -> (u64, u64) {
+    let purchases = [PropertyTest {
+        key: "action".into(),
+        op: Comparison::Eq,
+        value: Value::String("purchase".into()),
+    }];
+    let (mut n, mut from_model) = (0, 0);
+    while replaying.load(Ordering::Relaxed) {
+        let snap = graph.snapshot(ws);
+        if snap
+            .count_label_where("Touchpoint", &purchases)
+            .expect("count")
+            .is_some()
+        {
+            from_model += 1;
+        }
+        n += 1;
+        drop(snap);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (n, from_model)
 }

@@ -77,10 +77,12 @@ impl<'g> Snapshot<'g> {
         self.model.as_ref().map(|m| m.bytes())
     }
 
-    /// The read model, or None after asking for one to be built in the background.
+    /// The read model, or None after asking for one to be built in the background (and a
+    /// rebuild when the model's delta has outgrown it).
     fn model(&self) -> Option<&Version> {
-        if self.model.is_none() {
-            self.models.request(self.ws);
+        match self.model.as_deref() {
+            None => self.models.request(self.ws),
+            Some(version) => self.models.note_use(self.ws, version),
         }
         self.model.as_deref()
     }

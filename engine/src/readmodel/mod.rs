@@ -9,9 +9,13 @@
 //!   harmless: touched nodes are read from the snapshot itself).
 //! - A snapshot holds the version that was current when it was taken; queries answer untouched
 //!   nodes from the base and touched ones from the snapshot (`eval`).
-//! - When the delta outgrows `REBUILD_FRACTION` of the base, a new base is built in the
-//!   background (its own delta starts at its own snapshot) and replaces the version; snapshots
-//!   holding the old one keep using it.
+//! - When a query uses a version whose delta outgrows `REBUILD_FRACTION` of the base, a new
+//!   base is built in the background (its own delta starts at its own snapshot) and replaces
+//!   the version; snapshots holding the old one keep using it. Rebuilds are asked for by
+//!   queries, not by commits, and a workspace's next rebuild waits `REBUILD_PAUSE` times as long
+//!   as its last build took: a workspace ingesting while dashboards read it spends at most about
+//!   a tenth of one core on rebuilds (the commit hook only adds ids to a bitmap), instead of
+//!   rebuilding after every few thousand writes (which halved ingest on two cores).
 //! - No version (never built, building, over the memory budget of `GraphOptions`): the read
 //!   methods answer None and the query engine runs its ordinary plan.
 
@@ -26,6 +30,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use parking_lot::Mutex;
 use roaring::RoaringTreemap;
@@ -44,6 +49,9 @@ use base::{Base, BuildStop};
 /// rebuild.
 const REBUILD_FRACTION: u64 = 16;
 const REBUILD_MIN: u64 = 4_096;
+/// After a build that took `d`, the workspace's next rebuild starts no sooner than
+/// `REBUILD_PAUSE * d` later (so rebuilds take at most 1 / (1 + REBUILD_PAUSE) of the time).
+const REBUILD_PAUSE: u32 = 9;
 
 /// Ids touched after a base was taken.
 type Delta = Arc<Mutex<RoaringTreemap>>;
@@ -85,6 +93,12 @@ impl Version {
     pub fn bytes(&self) -> usize {
         self.bytes
     }
+
+    /// Whether the delta has outgrown what a rebuild is worth.
+    fn stale(&self) -> bool {
+        let limit = (self.base.ids.len() as u64 / REBUILD_FRACTION).max(REBUILD_MIN);
+        self.delta.lock().len() > limit
+    }
 }
 
 /// Build state of one workspace.
@@ -95,6 +109,8 @@ struct Workspace {
     building: Option<Delta>,
     /// The last build went over the budget: not retried (until the process restarts).
     over_budget: bool,
+    /// No rebuild before this (`REBUILD_PAUSE`).
+    rebuild_after: Option<Instant>,
 }
 
 /// Every workspace's model, the writer's hook and the background builder's queue.
@@ -159,10 +175,7 @@ impl ReadModels {
         }
         match &w.current {
             None => !w.over_budget,
-            Some(v) => {
-                let limit = (v.base.ids.len() as u64 / REBUILD_FRACTION).max(REBUILD_MIN);
-                v.delta.lock().len() > limit
-            }
+            Some(v) => v.stale() && w.rebuild_after.is_none_or(|t| Instant::now() >= t),
         }
     }
 
@@ -187,35 +200,29 @@ impl ReadModels {
         if touched.is_empty() {
             return;
         }
-        let mut rebuild = Vec::new();
-        {
-            let workspaces = self.workspaces.lock();
-            let mut i = 0;
-            while i < touched.len() {
-                let ws = touched[i].0;
-                let end = i + touched[i..].iter().take_while(|(w, _)| *w == ws).count();
-                if let Some(w) = workspaces.get(&ws) {
-                    for delta in w.current.iter().map(|v| &v.delta).chain(w.building.iter()) {
-                        let mut d = delta.lock();
-                        for (_, id) in &touched[i..end] {
-                            d.insert(*id);
-                        }
-                    }
-                    if let (Some(v), None) = (&w.current, &w.building) {
-                        let limit = (v.base.ids.len() as u64 / REBUILD_FRACTION).max(REBUILD_MIN);
-                        if v.delta.lock().len() > limit {
-                            rebuild.push(ws);
-                        }
+        let workspaces = self.workspaces.lock();
+        let mut i = 0;
+        while i < touched.len() {
+            let ws = touched[i].0;
+            let end = i + touched[i..].iter().take_while(|(w, _)| *w == ws).count();
+            if let Some(w) = workspaces.get(&ws) {
+                for delta in w.current.iter().map(|v| &v.delta).chain(w.building.iter()) {
+                    let mut d = delta.lock();
+                    for (_, id) in &touched[i..end] {
+                        d.insert(*id);
                     }
                 }
-                i = end;
             }
+            i = end;
         }
-        if !rebuild.is_empty() {
+    }
+
+    /// A query is about to use `version` of `ws`: when its delta has outgrown it, the
+    /// background builder is asked for a new base (it decides whether one is due).
+    pub fn note_use(&self, ws: WorkspaceId, version: &Version) {
+        if version.stale() {
             if let Some(tx) = &*self.requests.lock() {
-                for ws in rebuild {
-                    let _ = tx.send(ws);
-                }
+                let _ = tx.send(ws);
             }
         }
     }
@@ -287,11 +294,13 @@ pub(crate) fn build_now(
         drop((w, _g));
         std::thread::sleep(std::time::Duration::from_millis(2));
     };
+    let started = Instant::now();
     let built = Base::build(&snap, ws, budget, &models.stop);
     drop(snap);
     let mut w = models.workspaces.lock();
     let entry = w.entry(ws).or_default();
     entry.building = None;
+    entry.rebuild_after = Some(Instant::now() + started.elapsed() * REBUILD_PAUSE);
     match built {
         Ok(base) => {
             let bytes = base.bytes();

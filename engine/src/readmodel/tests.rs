@@ -435,3 +435,52 @@ fn the_budget_is_shared_by_the_workspaces() {
     // Rebuilding the first one does not count its old version against it.
     assert_eq!(g.prepare_read_model(WS).expect("build"), Some(one));
 }
+
+#[test]
+fn commits_never_rebuild_a_model_and_a_query_on_a_stale_one_asks_for_a_new_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = open(&dir);
+    g.prepare_read_model(WS).expect("build").expect("a model");
+    let empty = g.snapshot(WS).read_model_bytes().expect("a model");
+    let n = (super::REBUILD_MIN + 1) as usize;
+    g.write(move |t| -> Result<(), crate::EngineError> {
+        let mut w = t.workspace(WS);
+        for i in 0..n {
+            let action = if i % 3 == 0 { "purchase" } else { "view" };
+            w.create_node(&["Touchpoint"], props(&[("action", action.into())]))?;
+        }
+        Ok(())
+    })
+    .expect("writes");
+    // The delta now outgrows the base, but writing alone starts no rebuild.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let s = g.snapshot(WS);
+    assert_eq!(
+        s.read_model_bytes(),
+        Some(empty),
+        "a commit rebuilt the model"
+    );
+    let purchases_now = naive_count(&s, "Touchpoint", &purchases());
+    // The query is exact from the stale model (touched nodes come from the snapshot) and asks
+    // for a rebuild, which the background builder installs.
+    assert_eq!(
+        s.count_label_where("Touchpoint", &purchases())
+            .expect("count"),
+        Some(purchases_now)
+    );
+    drop(s);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let s = g.snapshot(WS);
+        if s.read_model_bytes().is_some_and(|b| b > empty) {
+            let count = s.count_label_where("Touchpoint", &purchases());
+            assert_eq!(count.expect("count"), Some(purchases_now));
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no rebuild after 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
