@@ -26,6 +26,7 @@ use crate::model::{EdgeId, NodeId, WorkspaceId};
 use crate::store::{Batch, KvRead, Store};
 use crate::view::{self, LabelSource, View};
 
+mod catalog_ops;
 mod events;
 mod graph_ops;
 mod indexes;
