@@ -44,7 +44,17 @@ impl WorkspaceTxn<'_, '_> {
         old: Option<&NodeRecord>,
         new: Option<&NodeRecord>,
     ) -> Result<(), EngineError> {
-        let declared = catalog::declared(&*self.txn, self.ws)?;
+        let declared = match self.txn.declared_cache.get(&self.ws) {
+            Some(d) => d.clone(),
+            None => {
+                let d = catalog::declared(&*self.txn, self.ws)?;
+                self.txn.declared_cache.insert(self.ws, d.clone());
+                d
+            }
+        };
+        if declared.is_empty() {
+            return Ok(());
+        }
         for d in declared {
             if d.state == IndexState::Dropping {
                 continue;
