@@ -588,3 +588,44 @@ async fn owners_declare_indexes_that_queries_use_once_online_and_keys_cannot() {
     let v = query_ok(&s, &a.token, count, json!({})).await;
     assert_eq!(v["rows"], json!([[8]]));
 }
+
+#[tokio::test]
+async fn members_may_query_but_not_change_indexes() {
+    let s = TestServer::start().await;
+    let owner = s.account().await;
+    let email = format!("member-{}@example.com", svc_integration_tests::unique());
+    let resp = s
+        .post("/api/v1/workspace/invites")
+        .bearer_auth(&owner.token)
+        .json(&json!({ "email": email }))
+        .send()
+        .await
+        .expect("invite");
+    let (status, invite) = read(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{invite}");
+    let resp = s
+        .post("/api/auth/accept-invite")
+        .json(&json!({"token": str_at(&invite, "/token"), "password": "member password 1", "name": "M"}))
+        .send()
+        .await
+        .expect("accept");
+    let (status, joined) = read(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{joined}");
+    let member = str_at(&joined, "/token");
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(&member)
+        .json(&json!({ "query": "CREATE INDEX FOR (l:Lead) ON (l.source)" }))
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "owner_required").await;
+    // Members still write data and read the index list.
+    query_ok(&s, &member, "CREATE (:Lead {source: 'x'})", json!({})).await;
+    let v = query_ok(&s, &member, "SHOW INDEXES", json!({})).await;
+    assert!(v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|r| r[5] == "built-in"));
+}
