@@ -46,17 +46,19 @@ impl Store {
 
     /// Runs pending index work (a backfill a restart interrupted, a new declaration) to its
     /// end on a thread of its own. Builders running at once are safe: each batch reads and
-    /// advances the catalog row atomically on the writer.
+    /// advances the catalog row atomically on the writer. The engine handle is taken anew for
+    /// each batch, so `Store::close` is not held up by more than one batch.
     pub fn spawn_index_builder(&self) {
-        let Ok(graph) = self.engine() else {
-            return;
-        };
+        let store = self.clone();
         std::thread::spawn(move || loop {
+            let Ok(graph) = store.engine() else {
+                break; // closed: the next start resumes
+            };
             match graph.build_indexes_step(BUILD_BATCH) {
                 Ok(true) => {}
                 Ok(false) => break,
                 Err(e) => {
-                    // Closed at shutdown, or a storage fault: the next start resumes.
+                    // Shutting down, or a storage fault: the next start resumes.
                     tracing::warn!(error = %e, "index builder stopped");
                     break;
                 }
