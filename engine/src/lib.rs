@@ -32,6 +32,8 @@
 #[cfg(feature = "storage")]
 mod bitmap;
 #[cfg(feature = "storage")]
+pub mod catalog;
+#[cfg(feature = "storage")]
 mod codec;
 pub mod columns;
 mod error;

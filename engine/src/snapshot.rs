@@ -87,6 +87,11 @@ impl<'g> Snapshot<'g> {
         self.model.as_deref()
     }
 
+    /// Every index of this workspace as of this snapshot (built-in, then declared).
+    pub fn indexes(&self) -> Result<Vec<crate::catalog::IndexInfo>, EngineError> {
+        crate::catalog::all_indexes(&self.snap, self.ws)
+    }
+
     pub fn workspace_id(&self) -> WorkspaceId {
         self.ws
     }
@@ -320,7 +325,7 @@ impl GraphRead for Snapshot<'_> {
         }
     }
     fn index_stats(&self, label: &str, property: &str) -> Result<Option<IndexStats>, EngineError> {
-        if crate::schema::index_for(label, property).is_none() {
+        if self.index_kind(label, property).is_none() {
             return Ok(None);
         }
         let mut counts = [0u64; 4];

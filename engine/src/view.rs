@@ -6,6 +6,7 @@ use std::ops::Bound;
 
 use roaring::RoaringTreemap;
 
+use crate::catalog;
 use crate::codec::{self, EdgeRecord, NodeRecord};
 use crate::columns::Cf;
 use crate::error::EngineError;
@@ -211,7 +212,7 @@ impl GraphRead for View<'_> {
     }
 
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
-        schema::index_for(label, property).map(|d| d.kind)
+        catalog::usable_kind(self.kv, self.ws, label, property)
     }
 
     fn index_seek(
@@ -220,7 +221,7 @@ impl GraphRead for View<'_> {
         property: &str,
         value: &Value,
     ) -> Result<Option<Vec<NodeId>>, EngineError> {
-        if schema::index_for(label, property).is_none() {
+        if self.index_kind(label, property).is_none() {
             return Ok(None);
         }
         // Null, lists and maps are never equal to a stored value under Cypher's rules here.
@@ -243,9 +244,8 @@ impl GraphRead for View<'_> {
         order: Order,
         limit: Option<usize>,
     ) -> Result<Option<Vec<NodeId>>, EngineError> {
-        match schema::index_for(label, property) {
-            Some(d) if d.kind == IndexKind::Ordered => {}
-            _ => return Ok(None),
+        if self.index_kind(label, property) != Some(IndexKind::Ordered) {
+            return Ok(None);
         }
         let base = keys::prop_index_prefix(self.ws, label, property);
         let encode = |b: Bound<&Value>| -> Result<Bound<Vec<u8>>, ()> {

@@ -34,8 +34,16 @@
 //! `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`. Functions:
 //! `id labels type keys properties startNode endNode size length coalesce toLower toUpper trim
 //! toString toInteger toFloat abs round floor ceil head last datetime`. Anything else (`CALL`,
-//! `LOAD CSV`, `FOREACH`, `UNION`, `CASE`, subqueries, comprehensions, named paths, schema
-//! commands, `=~`) is refused with `unsupported` and its position.
+//! `LOAD CSV`, `FOREACH`, `UNION`, `CASE`, subqueries, comprehensions, named paths,
+//! constraints, `=~`) is refused with `unsupported` and its position.
+//!
+//! Schema commands are parsed apart, by [`parse_schema`] (which answers `None` for any other
+//! statement), and run by the caller against the store's index catalog:
+//! `CREATE [RANGE] INDEX [name] [IF NOT EXISTS] FOR (n:Label) ON (n.property)` (plain: an
+//! equality index; `RANGE`: an ordered one that also serves ranges and top-k),
+//! `DROP INDEX name [IF EXISTS]`, `SHOW [ALL | RANGE] INDEX[ES]`. One label and one property
+//! per index; relationship, composite, text and full-text indexes, `OPTIONS`, `YIELD` and
+//! `WHERE` on them are refused with `unsupported`.
 //!
 //! Semantics follow Neo4j: three-valued logic, aggregates skip nulls, `ORDER BY` sorts nulls
 //! last ascending and first descending, relationships are not repeated within one `MATCH`.
@@ -100,6 +108,7 @@ use std::time::Instant;
 
 pub use ast::Statement;
 pub use error::{Position, QueryError};
+pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_DEPTH};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,

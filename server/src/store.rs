@@ -17,6 +17,8 @@ use svc_engine::{Graph, GraphOptions, ValidationReport, WriteTxn};
 
 use crate::error::{Error, Result};
 
+mod indexes;
+
 /// Records are plain serde types; this bound collects what the async wrappers need.
 pub trait StoredRecord: Record + Send + 'static {}
 impl<T: Record + Send + 'static> StoredRecord for T {}
@@ -49,7 +51,10 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     pub fn open(path: &Path) -> Result<Store> {
-        Ok(Store::try_open(path)?)
+        let store = Store::try_open(path)?;
+        // Resume index builds a restart interrupted (a no-op when none is pending).
+        store.spawn_index_builder();
+        Ok(store)
     }
 
     /// [`Store::open`] keeping the engine's error, so the operator's tools (`crate::admin`)

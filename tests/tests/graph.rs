@@ -463,3 +463,169 @@ async fn the_shortest_path_between_two_customers_runs_through_their_campaign() {
         .expect("send");
     expect_error(resp, StatusCode::NOT_FOUND, "not_found").await;
 }
+
+fn plan_operators(plan: &Value, out: &mut Vec<String>) {
+    out.push(str_at(plan, "/operator"));
+    for c in plan["children"].as_array().into_iter().flatten() {
+        plan_operators(c, out);
+    }
+}
+
+async fn explain_operators(s: &TestServer, token: &str, q: &str) -> Vec<String> {
+    let v = query_ok(s, token, &format!("EXPLAIN {q}"), json!({})).await;
+    let mut ops = Vec::new();
+    plan_operators(&v["plan"], &mut ops);
+    ops
+}
+
+#[tokio::test]
+async fn owners_declare_indexes_that_queries_use_once_online_and_keys_cannot() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.reader_key(&a).await.plaintext;
+    query_ok(
+        &s,
+        &a.token,
+        "UNWIND $xs AS i CREATE (:Lead {source: 's' + toString(i % 5), rank: i})",
+        json!({"xs": (0..40).collect::<Vec<i64>>()}),
+    )
+    .await;
+    let count = "MATCH (l:Lead {source: 's3'}) RETURN count(l) AS n";
+    assert!(!explain_operators(&s, &a.token, count)
+        .await
+        .contains(&"NodeIndexSeek".to_owned()));
+
+    for q in [
+        "CREATE INDEX lead_source FOR (l:Lead) ON (l.source)",
+        "DROP INDEX builtin_Customer_email",
+    ] {
+        let resp = s
+            .post("/v1/graph/query")
+            .bearer_auth(&key)
+            .json(&json!({ "query": q }))
+            .send()
+            .await
+            .expect("send");
+        let err = expect_error(resp, StatusCode::FORBIDDEN, "write_not_allowed").await;
+        assert!(str_at(&err, "/error/message").contains("JWT"), "{err}");
+    }
+    let v = query_ok(
+        &s,
+        &a.token,
+        "CREATE INDEX lead_source IF NOT EXISTS FOR (l:Lead) ON (l.source)",
+        json!({}),
+    )
+    .await;
+    assert_eq!(v["rows"], json!([["lead_source", true]]));
+    let (status, err) = query(
+        &s,
+        &a.token,
+        "CREATE INDEX lead_source FOR (l:Lead) ON (l.rank)",
+        json!({}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+    let (status, err) = query(&s, &a.token, "DROP INDEX builtin_Customer_email", json!({})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+
+    // The builder runs in the background; bounded wait for ONLINE (an agent key may look).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let row = loop {
+        let v = query_ok(&s, &key, "SHOW INDEXES", json!({})).await;
+        assert_eq!(
+            v["columns"],
+            json!(["name", "label", "property", "kind", "state", "origin"])
+        );
+        let rows = v["rows"].as_array().expect("rows").clone();
+        assert!(rows.iter().any(|r| r[5] == "built-in"), "{v}");
+        let row = rows
+            .into_iter()
+            .find(|r| r[0] == "lead_source")
+            .expect("listed");
+        if row[4] == "ONLINE" || std::time::Instant::now() > deadline {
+            break row;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        row,
+        json!([
+            "lead_source",
+            "Lead",
+            "source",
+            "EQUALITY",
+            "ONLINE",
+            "declared"
+        ])
+    );
+    let ops = explain_operators(&s, &key, count).await;
+    assert!(ops.contains(&"NodeIndexSeek".to_owned()), "{ops:?}");
+    let v = query_ok(&s, &key, count, json!({})).await;
+    assert_eq!(v["rows"], json!([[8]]));
+
+    let v = query_ok(&s, &a.token, "DROP INDEX lead_source", json!({})).await;
+    assert_eq!(v["rows"], json!([["lead_source", true]]));
+    assert!(!explain_operators(&s, &a.token, count)
+        .await
+        .contains(&"NodeIndexSeek".to_owned()));
+    // Its entries go in the background; then it is gone from the list.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let v = query_ok(&s, &a.token, "SHOW INDEXES", json!({})).await;
+        let listed = v["rows"]
+            .as_array()
+            .expect("rows")
+            .iter()
+            .any(|r| r[0] == "lead_source");
+        if !listed {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "still listed: {v}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let v = query_ok(&s, &a.token, "DROP INDEX lead_source IF EXISTS", json!({})).await;
+    assert_eq!(v["rows"], json!([["lead_source", false]]));
+    let v = query_ok(&s, &a.token, count, json!({})).await;
+    assert_eq!(v["rows"], json!([[8]]));
+}
+
+#[tokio::test]
+async fn members_may_query_but_not_change_indexes() {
+    let s = TestServer::start().await;
+    let owner = s.account().await;
+    let email = format!("member-{}@example.com", svc_integration_tests::unique());
+    let resp = s
+        .post("/api/v1/workspace/invites")
+        .bearer_auth(&owner.token)
+        .json(&json!({ "email": email }))
+        .send()
+        .await
+        .expect("invite");
+    let (status, invite) = read(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{invite}");
+    let resp = s
+        .post("/api/auth/accept-invite")
+        .json(&json!({"token": str_at(&invite, "/token"), "password": "member password 1", "name": "M"}))
+        .send()
+        .await
+        .expect("accept");
+    let (status, joined) = read(resp).await;
+    assert_eq!(status, StatusCode::CREATED, "{joined}");
+    let member = str_at(&joined, "/token");
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(&member)
+        .json(&json!({ "query": "CREATE INDEX FOR (l:Lead) ON (l.source)" }))
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "owner_required").await;
+    // Members still write data and read the index list.
+    query_ok(&s, &member, "CREATE (:Lead {source: 'x'})", json!({})).await;
+    let v = query_ok(&s, &member, "SHOW INDEXES", json!({})).await;
+    assert!(v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .all(|r| r[5] == "built-in"));
+}

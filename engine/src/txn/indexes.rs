@@ -55,6 +55,7 @@ impl WorkspaceTxn<'_, '_> {
             Some(n) => self.txn.put(Cf::Nodes, key, codec::encode_node(n)),
             None => self.txn.delete(Cf::Nodes, key),
         }
+        self.sync_declared_indexes(id, old, new)?;
         if let (Some(o), Some(n)) = (old, new) {
             if o.labels == n.labels {
                 return self.update_indexes(id, o, n);

@@ -29,6 +29,7 @@ use crate::model::{EdgeId, NodeId, WorkspaceId};
 use crate::store::{Batch, KvRead, Store};
 use crate::view::{self, LabelSource, View};
 
+mod catalog_ops;
 mod graph_ops;
 mod identity_index;
 mod indexes;
@@ -69,6 +70,9 @@ pub struct WriteTxn<'a> {
     overlay: Overlay,
     /// For each write, what the overlay held before (outer None: nothing), to roll back.
     undo: Vec<(OverlayKey, Option<Option<Vec<u8>>>)>,
+    /// Declared indexes per workspace as this group sees them (`catalog_ops`), so that node
+    /// writes do not scan the catalog each time; dropped on any catalog write and rollback.
+    declared_cache: std::collections::HashMap<WorkspaceId, Vec<crate::catalog::IndexInfo>>,
 }
 
 impl std::fmt::Debug for WriteTxn<'_> {
@@ -113,10 +117,14 @@ impl<'a> WriteTxn<'a> {
             cache,
             overlay: BTreeMap::new(),
             undo: Vec::new(),
+            declared_cache: Default::default(),
         }
     }
 
     fn set(&mut self, space: Space, key: Vec<u8>, value: Option<Vec<u8>>) {
+        if space == Space::Kv(Cf::Meta) && key.first() == Some(&crate::catalog::CATALOG_TAG) {
+            self.declared_cache.clear();
+        }
         let prev = self.overlay.insert((space, key.clone()), value);
         self.undo.push(((space, key), prev));
     }
@@ -152,6 +160,7 @@ impl<'a> WriteTxn<'a> {
     }
 
     pub(crate) fn rollback_to(&mut self, savepoint: usize) {
+        self.declared_cache.clear();
         while self.undo.len() > savepoint {
             let Some((key, prev)) = self.undo.pop() else {
                 break;

@@ -17,6 +17,7 @@ use crate::error::{position_of, QueryError};
 use crate::lexer::{tokenize, Tok, Token};
 
 mod clauses;
+pub(crate) mod ddl;
 mod expressions;
 mod patterns;
 

@@ -5,6 +5,7 @@
 pub mod export;
 pub mod path;
 pub mod query;
+pub mod schema;
 pub mod values;
 
 use svc_engine::{GraphRead, Node, NodeId, WorkspaceTxn};

@@ -28,11 +28,13 @@ pub struct QueryRequest {
     pub params: Option<Map<String, Json>>,
 }
 
-/// Whether the caller may change the graph (JWT users) or only read it (agent keys).
+/// Whether the caller may change the graph (JWT users) or only read it (agent keys); owners
+/// may also create and drop indexes (`graph_api::schema`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Access {
     ReadOnly,
     ReadWrite,
+    Owner,
 }
 
 /// A query failure as the API reports it: 400 `invalid_query` with the query's own code and,
@@ -70,6 +72,9 @@ pub async fn run(
     access: Access,
     req: QueryRequest,
 ) -> Result<QueryResult> {
+    if let Some(cmd) = svc_query::parse_schema(&req.query).map_err(query_error)? {
+        return super::schema::run(store, ws, access, cmd).await;
+    }
     let stmt = svc_query::parse(&req.query).map_err(query_error)?;
     let params: Params = req
         .params

@@ -90,21 +90,24 @@ async fn stream_export(
 /// Run a Cypher-style query. Result `{columns, rows, stats, plan?}`. Agent keys may only read
 /// (a writing statement is 403 `write_not_allowed`, decided from the parse tree); JWT users
 /// may write. Query errors are 400 `invalid_query` with `details.query_code` and, for errors
-/// in the text, `details.line` / `details.column`.
+/// in the text, `details.line` / `details.column`. Schema commands: `CREATE [RANGE] INDEX`
+/// and `DROP INDEX` only for a workspace owner's JWT (agent keys: 403 `write_not_allowed`,
+/// members: 403 `owner_required`); `SHOW INDEXES` for anyone who may query.
 #[utoipa::path(post, path = "/v1/graph/query", tag = "graph",
     request_body = QueryRequest,
     responses(
     (status = 200, description = "`{columns, rows, stats, plan?}`", body = Object),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
-    (status = 403, description = "a write from an agent key, or a read-only workspace", body = ErrorBody),
+    (status = 403, description = "a write from an agent key, an index command from a key or a member, or a read-only workspace", body = ErrorBody),
 ))]
 pub async fn query_graph(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiJson(req): ApiJson<QueryRequest>,
 ) -> Result<ApiJson<svc_query::QueryResult>, Error> {
-    let access = match p {
+    let access = match &p {
+        Principal::User(s) if s.user.role == crate::accounts::Role::Owner => Access::Owner,
         Principal::User(_) => Access::ReadWrite,
         Principal::Key(_) => Access::ReadOnly,
     };
