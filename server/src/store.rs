@@ -52,8 +52,12 @@ impl std::fmt::Debug for Store {
 impl Store {
     pub fn open(path: &Path) -> Result<Store> {
         let store = Store::try_open(path)?;
-        // Resume index builds a restart interrupted (a no-op when none is pending).
-        store.spawn_index_builder();
+        // Resume index builds a restart interrupted. The first batch runs here, so a store
+        // with nothing pending (the usual case) starts no thread that could hold the engine
+        // while the caller closes it again.
+        if store.engine()?.build_indexes_step(svc_engine::catalog::BUILD_BATCH)? {
+            store.spawn_index_builder();
+        }
         Ok(store)
     }
 
