@@ -55,7 +55,10 @@ impl Store {
         // Resume index builds a restart interrupted. The first batch runs here, so a store
         // with nothing pending (the usual case) starts no thread that could hold the engine
         // while the caller closes it again.
-        if store.engine()?.build_indexes_step(svc_engine::catalog::BUILD_BATCH)? {
+        if store
+            .engine()?
+            .build_indexes_step(svc_engine::catalog::BUILD_BATCH)?
+        {
             store.spawn_index_builder();
         }
         Ok(store)
