@@ -11,9 +11,9 @@
 //! only while `industry` is `other`, and every update is `manual` unless it says `auto-detect`,
 //! which also stamps `enrichedAt`.
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
-use svc_engine::WorkspaceTxn;
 
 use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum};

@@ -12,6 +12,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
+/// A workspace's share of a [`Store::write`] transaction (from [`Tx::workspace`]); domain code
+/// names it from here, never from the engine, because the store is the one way to get one.
+pub use svc_engine::WorkspaceTxn;
 pub use svc_engine::{EngineError, Record, RecordScan, Snapshot, WorkspaceId};
 use svc_engine::{Graph, GraphOptions, ValidationReport, WriteTxn};
 
@@ -248,7 +251,7 @@ impl<'a> Tx<'_, 'a> {
 
     /// Graph and record operations on one workspace (event ingestion, merges, graph writes),
     /// committed in the same batch as everything else of this transaction.
-    pub fn workspace(&mut self, ws: WorkspaceId) -> svc_engine::WorkspaceTxn<'_, 'a> {
+    pub fn workspace(&mut self, ws: WorkspaceId) -> WorkspaceTxn<'_, 'a> {
         if !self.touched.contains(&ws) {
             self.touched.push(ws);
         }

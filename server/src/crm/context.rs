@@ -3,8 +3,9 @@
 //! opportunities, memory notes and the action ledger. Sentiment scoring is `sentiment`'s; every
 //! item drawn from a touchpoint names it (`touchpoint_id`).
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
-use svc_engine::{Direction, GraphRead, Node, NodeId, WorkspaceTxn};
+use svc_engine::{Direction, GraphRead, Node, NodeId};
 use time::OffsetDateTime;
 
 use super::memory::notes_of;

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::WorkspaceTxn;
 use time::OffsetDateTime;
 
 use super::{find_customer, str_field, time_ordered_id};

@@ -5,8 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
-use svc_engine::{GraphWrite, NodeId, WorkspaceTxn};
+use svc_engine::{GraphWrite, NodeId};
 
 use super::{find_customer, str_field};
 use crate::error::{Error, Result};

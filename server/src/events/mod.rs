@@ -20,11 +20,12 @@ pub mod webhooks;
 
 pub use crate::graph_api::values::{json_object_to_properties, json_to_value, value_to_json};
 pub use crate::plumbing::clock::micros_rfc3339;
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use svc_engine::{
     normalize_external_id, normalize_phone, EngineError, EventInput, GraphRead, GraphWrite,
-    IdentityKeys, NodeId, Properties, Record, Value, WorkspaceTxn,
+    IdentityKeys, NodeId, Properties, Record, Value,
 };
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::OffsetDateTime;

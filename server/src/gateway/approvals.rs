@@ -11,9 +11,10 @@
 //! first), and by the sweeper through [`expire_overdue`], so an action nobody looks at does not
 //! keep its credits charged.
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{WorkspaceId, WorkspaceTxn};
+use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
 use crate::error::{Code, Error, Result};

@@ -9,11 +9,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::store::WorkspaceTxn;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use svc_engine::{WorkspaceId, WorkspaceTxn};
+use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
 use crate::capabilities::Mode;

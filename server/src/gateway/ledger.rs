@@ -5,8 +5,8 @@
 //! write the row" is one atomic step on the engine's single writer: under any concurrency the
 //! balance never goes past the limit, and the counters always equal the sum of the rows.
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
-use svc_engine::WorkspaceTxn;
 
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;

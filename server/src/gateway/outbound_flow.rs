@@ -1,8 +1,8 @@
 //! The second half of an outbound invocation: after the provider answered, the outcome on the
 //! record, the receipt and the stored idempotent answer (see `docs/outbound.md`).
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
-use svc_engine::WorkspaceTxn;
 use time::OffsetDateTime;
 
 use super::receipts::{rewrite_receipt, ReceiptRecord};

@@ -1,9 +1,9 @@
 //! Receipts and usage: what an invocation left behind (its receipt: the ledger row, the
 //! sanitized answer, the approval timeline) and the month's credit usage of a key.
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use svc_engine::WorkspaceTxn;
 
 use crate::error::{Error, Result};
 use crate::gateway::approvals;

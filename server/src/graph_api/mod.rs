@@ -8,7 +8,8 @@ pub mod query;
 pub mod schema;
 pub mod values;
 
-use svc_engine::{GraphRead, Node, NodeId, WorkspaceTxn};
+use crate::store::WorkspaceTxn;
+use svc_engine::{GraphRead, Node, NodeId};
 
 use crate::error::Result;
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};

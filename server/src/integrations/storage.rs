@@ -132,7 +132,7 @@ pub async fn load(
 
 /// The stored config of `kind`, read inside an engine write transaction (the gateway's).
 pub fn load_in(
-    w: &svc_engine::WorkspaceTxn<'_, '_>,
+    w: &crate::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
     kind: Kind,
 ) -> Result<Option<Config>> {
@@ -145,7 +145,7 @@ pub fn load_in(
 
 /// [`load_in`] for SMTP.
 pub fn load_smtp_in(
-    w: &svc_engine::WorkspaceTxn<'_, '_>,
+    w: &crate::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<SmtpConfig>> {
     Ok(match load_in(w, sealer, Kind::Smtp)? {
@@ -156,7 +156,7 @@ pub fn load_smtp_in(
 
 /// [`load_in`] for the voice provider.
 pub fn load_voice_in(
-    w: &svc_engine::WorkspaceTxn<'_, '_>,
+    w: &crate::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<VoiceConfig>> {
     Ok(match load_in(w, sealer, Kind::Voice)? {
@@ -167,7 +167,7 @@ pub fn load_voice_in(
 
 /// [`load_in`] for Customer.io.
 pub fn load_customerio_in(
-    w: &svc_engine::WorkspaceTxn<'_, '_>,
+    w: &crate::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<CustomerioConfig>> {
     Ok(match load_in(w, sealer, Kind::Customerio)? {

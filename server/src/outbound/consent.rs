@@ -3,8 +3,9 @@
 //! (409 `frequency_capped`). Both are checked when an action is queued and again when it runs;
 //! neither charges credits.
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
-use svc_engine::{Direction, GraphRead, Node, WorkspaceTxn};
+use svc_engine::{Direction, GraphRead, Node};
 use time::OffsetDateTime;
 
 use crate::error::{Code, Error, Result};

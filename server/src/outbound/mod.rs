@@ -11,9 +11,10 @@ pub mod call_status;
 pub mod consent;
 pub mod delivery;
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{WorkspaceId, WorkspaceTxn};
+use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
 use crate::error::{Code, Error, Result};

@@ -11,10 +11,10 @@
 
 pub mod sources;
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
 use svc_engine::{
     Direction, EventInput, GraphRead, GraphWrite, IdentityKeys, Node, NodeId, Properties, Value,
-    WorkspaceTxn,
 };
 
 use crate::error::{Error, Result};

@@ -33,8 +33,9 @@ pub use goal::{interpret, Interpreted, Metric};
 use segment::candidates;
 use steps::{fact, Basis, Planner};
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, WorkspaceTxn};
+use svc_engine::Node;
 use time::OffsetDateTime;
 
 use crate::brand::BrandContext;

@@ -2,8 +2,9 @@
 
 use std::ops::Bound;
 
+use crate::store::WorkspaceTxn;
 use svc_engine::schema::CUSTOMER;
-use svc_engine::{GraphRead, Node, Order, Value, WorkspaceTxn};
+use svc_engine::{GraphRead, Node, Order, Value};
 
 use super::DAY_US;
 use crate::error::{Error, Result};

@@ -1,7 +1,8 @@
 //! The planner: where a customer stands (its situation) and the steps that follow from it.
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, Value, WorkspaceTxn};
+use svc_engine::{Node, Value};
 use time::OffsetDateTime;
 
 use super::{Interpreted, Metric};

@@ -4,9 +4,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
+use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use svc_engine::{Direction, GraphRead, NodeId, Order, WorkspaceTxn};
+use svc_engine::{Direction, GraphRead, NodeId, Order};
 use time::OffsetDateTime;
 
 use crate::crm::{micros_of, micros_rfc3339, prop_str, time_ordered_id, DAY_US};

@@ -4,8 +4,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, WorkspaceTxn};
+use svc_engine::Node;
 use time::OffsetDateTime;
 
 use super::{assess_with, to_json, write_back, Assessment, Models, Which};

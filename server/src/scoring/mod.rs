@@ -40,9 +40,10 @@ pub use model::{band, PriorModel, Score, Term, CHURN_PRIOR, CONVERSION_PRIOR};
 pub use neighbourhood::{neighbourhood, Neighbourhood, Opportunity, Touch};
 pub use trained::{CurrentModel, Fitted, ScoreModel};
 
+use crate::store::WorkspaceTxn;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
-use svc_engine::{GraphRead, GraphWrite, Node, Snapshot, Value, WorkspaceTxn};
+use svc_engine::{GraphRead, GraphWrite, Node, Snapshot, Value};
 use time::OffsetDateTime;
 
 use crate::error::Result;

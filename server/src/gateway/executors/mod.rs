@@ -6,8 +6,9 @@
 
 mod outbound;
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
-use svc_engine::{GraphRead, WorkspaceTxn};
+use svc_engine::GraphRead;
 use time::OffsetDateTime;
 
 use crate::capabilities::Capability;

@@ -2,8 +2,9 @@
 //! render exactly what will be sent, check the integration and consent, and record the action
 //! (`queued`, or `sending` with a [`Dispatch`] the gateway performs after the commit).
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Map, Value};
-use svc_engine::{GraphRead, Node, WorkspaceTxn};
+use svc_engine::{GraphRead, Node};
 
 use super::{customer_of, Ctx, Outcome, Phase};
 use crate::capabilities::Capability;

@@ -1,8 +1,9 @@
 //! Composing the message: the facts it may use (touchpoints, open loops, the active
 //! playbook), the customer's name, the subject line and the structured result.
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, Value, WorkspaceTxn};
+use svc_engine::{Node, Value};
 use time::OffsetDateTime;
 
 use super::voice::Writer;

@@ -43,8 +43,9 @@ use compose::{
 };
 use voice::Writer;
 
+use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
-use svc_engine::{Node, WorkspaceTxn};
+use svc_engine::Node;
 use time::OffsetDateTime;
 
 use crate::brand::BrandContext;
