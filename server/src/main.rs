@@ -72,6 +72,10 @@ struct ServeArgs {
     /// default (no CORS headers).
     #[arg(long, env = "SVC_CORS_ORIGINS", value_delimiter = ',')]
     cors_origins: Vec<String>,
+    /// Memory for the in-memory read models of all workspaces together, in MiB (about 84 MB per
+    /// million nodes); 0 turns them off (scans and counts then read RocksDB).
+    #[arg(long, env = "SVC_READ_MODEL_MB", default_value_t = 512)]
+    read_model_mb: usize,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -96,6 +100,7 @@ fn main() -> ExitCode {
     config.tls_cert = args.tls_cert;
     config.tls_key = args.tls_key;
     config.cors_origins = args.cors_origins;
+    config.read_model_bytes = args.read_model_mb << 20;
     svc_server::telemetry::init(config.log_format);
     if let Err(e) = svc_server::http::cors::parse_origins(&config.cors_origins) {
         tracing::error!(error = %e, "SVC_CORS_ORIGINS");

@@ -86,7 +86,8 @@ impl AppState {
                 cfg.master_key.as_deref(),
                 &cfg.retired_master_keys,
             )?;
-            Ok((Store::open(&cfg.store_dir())?, secret, sealer))
+            let store = Store::open_with(&cfg.store_dir(), cfg.read_model_bytes)?;
+            Ok((store, secret, sealer))
         })
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;

@@ -54,7 +54,17 @@ impl std::fmt::Debug for Store {
 
 impl Store {
     pub fn open(path: &Path) -> Result<Store> {
-        let store = Store::try_open(path)?;
+        Store::open_with(path, Store::default_read_model_bytes())
+    }
+
+    /// The engine's default bound on the read models' memory (`GraphOptions`).
+    pub fn default_read_model_bytes() -> usize {
+        GraphOptions::default().read_model_bytes
+    }
+
+    /// [`Store::open`] with the read models' memory bound (`Config::read_model_bytes`).
+    pub fn open_with(path: &Path, read_model_bytes: usize) -> Result<Store> {
+        let store = Store::try_open_with(path, read_model_bytes)?;
         // Resume index builds a restart interrupted. The first batch runs here, so a store
         // with nothing pending (the usual case) starts no thread that could hold the engine
         // while the caller closes it again.
@@ -70,8 +80,16 @@ impl Store {
     /// [`Store::open`] keeping the engine's error, so the operator's tools (`crate::admin`)
     /// can tell a store locked by a running service from a damaged one.
     pub fn try_open(path: &Path) -> std::result::Result<Store, EngineError> {
+        Store::try_open_with(path, Store::default_read_model_bytes())
+    }
+
+    fn try_open_with(
+        path: &Path,
+        read_model_bytes: usize,
+    ) -> std::result::Result<Store, EngineError> {
         let options = GraphOptions {
             records: crate::record_kinds::all(),
+            read_model_bytes,
             ..GraphOptions::default()
         };
         let graph = Graph::open(path, options)?;
