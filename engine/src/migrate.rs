@@ -12,7 +12,7 @@ use crate::columns::Cf;
 use crate::error::EngineError;
 use crate::keys;
 use crate::record_kinds::RecordKinds;
-use crate::store::{KvRead, Store};
+use crate::store::{Batch, KvRead, Store};
 
 /// The format this build writes.
 pub const FORMAT_VERSION: u32 = 4;
@@ -50,8 +50,7 @@ fn add_opportunity_id_index(store: &Store) -> Result<(), EngineError> {
 /// result. One pass over the nodes, batched.
 fn backfill_indexes(store: &Store, indexes: &[(&str, &str)]) -> Result<(), EngineError> {
     let mut counts: std::collections::BTreeMap<Vec<u8>, i64> = Default::default();
-    let mut batch = store.batch();
-    let mut pending = 0usize;
+    let mut batch = ChunkedBatch::new(store, 10_000);
     let mut failure = None;
     store.scan(Cf::Nodes, &[], None, false, &mut |k, v| {
         let (Some((ws, id)), Ok(node)) = (keys::decode_id_key(k), crate::codec::decode_node(v))
@@ -77,15 +76,6 @@ fn backfill_indexes(store: &Store, indexes: &[(&str, &str)]) -> Result<(), Engin
             *counts
                 .entry(keys::index_count_key(ws, label, property, value[0]))
                 .or_default() += 1;
-            pending += 1;
-        }
-        if pending >= 10_000 {
-            let full = std::mem::replace(&mut batch, store.batch());
-            if let Err(e) = store.write(full) {
-                failure = Some(e);
-                return false;
-            }
-            pending = 0;
         }
         true
     })?;
@@ -95,10 +85,47 @@ fn backfill_indexes(store: &Store, indexes: &[(&str, &str)]) -> Result<(), Engin
     for (k, n) in counts {
         batch.put(Cf::Counts, &k, &keys::count_bytes(n))?;
     }
-    if !batch.is_empty() {
-        store.write(batch)?;
-    }
+    batch.finish()?;
     store.sync_wal()
+}
+
+/// A migration step's writes, in batches of at most `limit` puts (bounded memory on large
+/// stores; each step is written so that running it again after an interruption is harmless).
+pub(crate) struct ChunkedBatch<'s> {
+    store: &'s Store,
+    batch: Batch<'s>,
+    pending: usize,
+    limit: usize,
+}
+
+impl<'s> ChunkedBatch<'s> {
+    pub fn new(store: &'s Store, limit: usize) -> ChunkedBatch<'s> {
+        ChunkedBatch {
+            store,
+            batch: store.batch(),
+            pending: 0,
+            limit,
+        }
+    }
+
+    pub fn put(&mut self, cf: Cf, key: &[u8], value: &[u8]) -> Result<(), EngineError> {
+        self.batch.put(cf, key, value)?;
+        self.pending += 1;
+        if self.pending >= self.limit {
+            let full = std::mem::replace(&mut self.batch, self.store.batch());
+            self.store.write(full)?;
+            self.pending = 0;
+        }
+        Ok(())
+    }
+
+    /// Writes what is left.
+    pub fn finish(self) -> Result<(), EngineError> {
+        if !self.batch.is_empty() {
+            self.store.write(self.batch)?;
+        }
+        Ok(())
+    }
 }
 
 /// Format 1 -> 2: the `counts` family (per-node, per-type degrees, per-index value-type

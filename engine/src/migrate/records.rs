@@ -8,7 +8,7 @@
 
 use std::collections::BTreeSet;
 
-use super::Progress;
+use super::{ChunkedBatch, Progress};
 use crate::columns::Cf;
 use crate::error::EngineError;
 use crate::keys;
@@ -24,8 +24,7 @@ pub(super) fn reencode_records(
     store: &Store,
     kinds: &RecordKinds,
 ) -> Result<Progress, EngineError> {
-    let mut batch = store.batch();
-    let mut pending = 0usize;
+    let mut batch = ChunkedBatch::new(store, BATCH);
     let mut unregistered = BTreeSet::new();
     let mut failure = None;
     store.scan(Cf::Records, &[], None, false, &mut |k, v| {
@@ -54,23 +53,12 @@ pub(super) fn reencode_records(
             failure = Some(e);
             return false;
         }
-        pending += 1;
-        if pending >= BATCH {
-            let full = std::mem::replace(&mut batch, store.batch());
-            if let Err(e) = store.write(full) {
-                failure = Some(e);
-                return false;
-            }
-            pending = 0;
-        }
         true
     })?;
     if let Some(e) = failure {
         return Err(e);
     }
-    if !batch.is_empty() {
-        store.write(batch)?;
-    }
+    batch.finish()?;
     store.sync_wal()?;
     Ok(if unregistered.is_empty() {
         Progress::Done
@@ -127,8 +115,7 @@ pub fn downgrade_to_format_three(
             ))
         }
     }
-    let mut batch = store.batch();
-    let mut pending = 0usize;
+    let mut batch = ChunkedBatch::new(&store, BATCH);
     let mut failure = None;
     store.scan(Cf::Records, &[], None, false, &mut |k, v| {
         if v.first() != Some(&POSTCARD_TAG) {
@@ -152,23 +139,12 @@ pub fn downgrade_to_format_three(
             failure = Some(e);
             return false;
         }
-        pending += 1;
-        if pending >= BATCH {
-            let full = std::mem::replace(&mut batch, store.batch());
-            if let Err(e) = store.write(full) {
-                failure = Some(e);
-                return false;
-            }
-            pending = 0;
-        }
         true
     })?;
     if let Some(e) = failure {
         return Err(e);
     }
-    if !batch.is_empty() {
-        store.write(batch)?;
-    }
+    batch.finish()?;
     super::stamp(&store, 3)?;
     census(&store)
 }
