@@ -590,7 +590,7 @@ async fn owners_declare_indexes_that_queries_use_once_online_and_keys_cannot() {
 }
 
 #[tokio::test]
-async fn members_may_query_but_not_change_indexes() {
+async fn members_and_a_read_only_workspace_cannot_change_indexes() {
     let s = TestServer::start().await;
     let owner = s.account().await;
     let email = format!("member-{}@example.com", svc_integration_tests::unique());
@@ -628,4 +628,21 @@ async fn members_may_query_but_not_change_indexes() {
         .expect("rows")
         .iter()
         .all(|r| r[5] == "built-in"));
+    // A read-only workspace is frozen for its owner too.
+    let resp = s
+        .request(reqwest::Method::PUT, "/api/v1/workspace")
+        .bearer_auth(&owner.token)
+        .json(&json!({"read_only": true}))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let resp = s
+        .post("/v1/graph/query")
+        .bearer_auth(&owner.token)
+        .json(&json!({ "query": "CREATE INDEX FOR (l:Lead) ON (l.source)" }))
+        .send()
+        .await
+        .expect("send");
+    expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
 }

@@ -1,7 +1,8 @@
 //! Schema commands on `POST /v1/graph/query`: `CREATE [RANGE] INDEX`, `DROP INDEX` and
 //! `SHOW INDEXES` (parsed by `svc_query::parse_schema`), run against the store's index
 //! catalog. Changing indexes is a workspace owner's decision: a dashboard session (JWT) of an
-//! owner only; agent keys and members get 403. `SHOW INDEXES` is a read: anyone who may query.
+//! owner only; agent keys and members get 403, and so does anyone while the workspace is
+//! read-only. `SHOW INDEXES` is a read: anyone who may query.
 
 use svc_engine::catalog::{Declared, IndexInfo, IndexSpec};
 use svc_engine::{EngineError, ErrorKind, IndexKind};
@@ -35,6 +36,10 @@ pub async fn run(
                 ))
             }
         }
+        // A read-only workspace is frozen, its indexes included (403 read_only_workspace).
+        crate::workspaces::settings(store, ws)
+            .await?
+            .ensure_writable()?;
     }
     match cmd {
         SchemaCommand::CreateIndex {
