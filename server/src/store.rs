@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -32,6 +33,10 @@ impl<T: Record + Send + 'static> StoredRecord for T {}
 pub struct Store {
     graph: Arc<RwLock<Option<Graph>>>,
     generations: Arc<GraphGenerations>,
+    /// An index builder thread runs (`indexes`): at most one per store.
+    index_builder: Arc<AtomicBool>,
+    /// Index work was announced since the running builder last looked.
+    index_work: Arc<AtomicBool>,
 }
 
 /// Per-workspace count of committed writes that may have changed graph nodes. Caches of figures
@@ -96,6 +101,8 @@ impl Store {
         Ok(Store {
             graph: Arc::new(RwLock::new(Some(graph))),
             generations: Arc::default(),
+            index_builder: Arc::default(),
+            index_work: Arc::default(),
         })
     }
 
