@@ -637,12 +637,8 @@ async fn members_and_a_read_only_workspace_cannot_change_indexes() {
         .await
         .expect("put");
     assert_eq!(resp.status(), StatusCode::OK);
-    let resp = s
-        .post("/v1/graph/query")
-        .bearer_auth(&owner.token)
-        .json(&json!({ "query": "CREATE INDEX FOR (l:Lead) ON (l.source)" }))
-        .send()
-        .await
-        .expect("send");
-    expect_error(resp, StatusCode::FORBIDDEN, "read_only_workspace").await;
+    let create = "CREATE INDEX FOR (l:Lead) ON (l.source)";
+    let (status, err) = query(&s, &owner.token, create, json!({})).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
+    assert_eq!(str_at(&err, "/error/code"), "read_only_workspace");
 }
