@@ -14,13 +14,18 @@
 //! With `SVC_REPLAY_READ_MODEL=1` the workspace has an in-memory read model from the start and
 //! a reader asks it for a count every 100 ms during the replay (a dashboard open on the
 //! workspace), so the figures include the commit hook and the model's background rebuilds.
+//! With `SVC_REPLAY_DECLARED_INDEX=1` the workspace has a declared equality index on
+//! `Touchpoint.action` (ONLINE before the first event), so the figures include its upkeep.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use svc_benches::engine_thread_ticks;
 use svc_benches::replay::{compare, customer_lines, load_events, partition, replay};
-use svc_engine::{Comparison, Graph, GraphOptions, GraphRead, PropertyTest, Value, WorkspaceId};
+use svc_engine::catalog::IndexSpec;
+use svc_engine::{
+    Comparison, Graph, GraphOptions, GraphRead, IndexKind, PropertyTest, Value, WorkspaceId,
+};
 
 /// utime + stime of the whole process (clock ticks, 100 per second).
 fn process_ticks() -> u64 {
@@ -63,6 +68,18 @@ fn main() {
     }
     let graph = Graph::open(store.path(), options).expect("open");
     let ws = WorkspaceId(1);
+    if std::env::var("SVC_REPLAY_DECLARED_INDEX").is_ok_and(|v| v == "1") {
+        let spec = IndexSpec {
+            name: None,
+            label: "Touchpoint".into(),
+            property: "action".into(),
+            kind: IndexKind::Equality,
+            if_not_exists: false,
+        };
+        graph.declare_index(ws, spec).expect("declare");
+        while graph.build_indexes_step(1_000).expect("build") {}
+        println!("with a declared index on Touchpoint.action");
+    }
     let with_model = std::env::var("SVC_REPLAY_READ_MODEL").is_ok_and(|v| v == "1");
     let replaying = AtomicBool::new(true);
     let cpu_before = process_ticks();
