@@ -167,24 +167,40 @@ pub(crate) fn decode_row(
     )))
 }
 
+/// Visits the catalog rows under `prefix` (one workspace's, or every workspace's) in key order
+/// until `visit` answers false.
+fn scan_rows(
+    kv: &dyn KvRead,
+    prefix: &[u8],
+    visit: &mut dyn FnMut(WorkspaceId, IndexInfo) -> bool,
+) -> Result<(), EngineError> {
+    let end = keys::prefix_end(prefix);
+    let mut failure = None;
+    kv.scan(
+        Cf::Meta,
+        prefix,
+        end.as_deref(),
+        false,
+        &mut |k, v| match decode_row(k, v) {
+            Ok(Some((ws, info))) => visit(ws, info),
+            Ok(None) => true,
+            Err(e) => {
+                failure = Some(e);
+                false
+            }
+        },
+    )?;
+    failure.map_or(Ok(()), Err)
+}
+
 /// The declared indexes of `ws` as `kv` sees them.
 pub(crate) fn declared(kv: &dyn KvRead, ws: WorkspaceId) -> Result<Vec<IndexInfo>, EngineError> {
-    let prefix = catalog_prefix(ws);
-    let end = keys::prefix_end(&prefix);
     let mut rows = Vec::new();
-    let mut failure = None;
-    kv.scan(Cf::Meta, &prefix, end.as_deref(), false, &mut |k, v| {
-        match decode_row(k, v) {
-            Ok(Some((_, info))) => rows.push(info),
-            Ok(None) => {}
-            Err(e) => failure = Some(e),
-        }
-        failure.is_none()
+    scan_rows(kv, &catalog_prefix(ws), &mut |_, info| {
+        rows.push(info);
+        true
     })?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(rows),
-    }
+    Ok(rows)
 }
 
 /// The declared row of (label, property) in `ws`, if any.
@@ -382,49 +398,21 @@ impl Graph {
 /// The first declared index of any workspace that is POPULATING or DROPPING.
 fn first_pending(kv: &dyn KvRead) -> Result<Option<(WorkspaceId, IndexInfo)>, EngineError> {
     let mut found = None;
-    let mut failure = None;
-    kv.scan(
-        Cf::Meta,
-        &[CATALOG_TAG],
-        Some(&[CATALOG_TAG + 1]),
-        false,
-        &mut |k, v| {
-            match decode_row(k, v) {
-                Ok(Some((ws, info))) if info.state != IndexState::Online => {
-                    found = Some((ws, info))
-                }
-                Ok(_) => {}
-                Err(e) => failure = Some(e),
-            }
-            found.is_none() && failure.is_none()
-        },
-    )?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(found),
-    }
+    scan_rows(kv, &[CATALOG_TAG], &mut |ws, info| {
+        if info.state != IndexState::Online {
+            found = Some((ws, info));
+        }
+        found.is_none()
+    })?;
+    Ok(found)
 }
 
 /// Every declared index of every workspace (validation).
 pub(crate) fn all_declared(kv: &dyn KvRead) -> Result<Vec<(WorkspaceId, IndexInfo)>, EngineError> {
     let mut rows = Vec::new();
-    let mut failure = None;
-    kv.scan(
-        Cf::Meta,
-        &[CATALOG_TAG],
-        Some(&[CATALOG_TAG + 1]),
-        false,
-        &mut |k, v| {
-            match decode_row(k, v) {
-                Ok(Some(row)) => rows.push(row),
-                Ok(None) => {}
-                Err(e) => failure = Some(e),
-            }
-            failure.is_none()
-        },
-    )?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(rows),
-    }
+    scan_rows(kv, &[CATALOG_TAG], &mut |ws, info| {
+        rows.push((ws, info));
+        true
+    })?;
+    Ok(rows)
 }
