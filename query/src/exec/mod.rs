@@ -31,7 +31,7 @@ use aggregate::{Aggregate, Distinct};
 use budgets::Profiled;
 use expand::{Expand, ExpandCount};
 use order::{Limit, Skip, Sort};
-use readmodel::{CountWhere, ReachCount};
+use readmodel::ModelCount;
 use rows::{Argument, Filter, Once, Optional, Project, StageInput, Unwind};
 use scan::{CountLabel, Scan, ScanFilter};
 
@@ -168,8 +168,9 @@ pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p
             to_label: to_label.as_deref(),
             slot: *slot,
         }),
-        Op::CountWhere { .. } => Box::new(CountWhere::new(&plan.op, width, profile)),
-        Op::ReachCount { .. } => Box::new(ReachCount::new(&plan.op, width, profile)),
+        Op::CountWhere { .. } | Op::ReachCount { .. } => {
+            Box::new(ModelCount::new(&plan.op, width, profile))
+        }
         Op::CountLabel { slot, label } => Box::new(CountLabel {
             width,
             slot: *slot,

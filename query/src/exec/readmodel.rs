@@ -19,105 +19,76 @@ enum State<'p> {
     Fallback(BoxOp<'p>),
 }
 
-pub(super) struct CountWhere<'p> {
+/// `Op::CountWhere` or `Op::ReachCount`: the model's count in one row, or the fallback's rows.
+pub(super) struct ModelCount<'p> {
     plan: &'p Op,
     width: usize,
     profile: bool,
     state: State<'p>,
 }
 
-impl<'p> CountWhere<'p> {
+impl<'p> ModelCount<'p> {
     pub(super) fn new(plan: &'p Op, width: usize, profile: bool) -> Self {
-        CountWhere {
+        ModelCount {
             plan,
             width,
             profile,
             state: State::Start,
         }
     }
-}
 
-impl Operator for CountWhere<'_> {
-    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
-        let Op::CountWhere {
-            label,
-            tests,
-            slots,
-            fallback,
-        } = self.plan
-        else {
-            return Ok(None);
-        };
-        if let State::Start = self.state {
-            cx.tick()?;
-            match cx.g.count_label_where(label, tests)? {
-                Some(n) => {
-                    self.state = State::Answered;
-                    return Ok(Some(count_row(self.width, slots, n)));
-                }
-                None => self.state = State::Fallback(build(fallback, self.width, self.profile)),
+    /// The model's answer (None: no model to answer from).
+    fn answer(&self, cx: &Cx<'_>) -> Result<Option<u64>, QueryError> {
+        match self.plan {
+            Op::CountWhere { label, tests, .. } => {
+                cx.tick()?;
+                Ok(cx.g.count_label_where(label, tests)?)
             }
-        }
-        match &mut self.state {
-            State::Fallback(op) => op.next(cx),
+            Op::ReachCount {
+                from,
+                hops,
+                depth,
+                fallback,
+                ..
+            } => {
+                let Some(input) = crate::plan::reach_input(fallback, *depth) else {
+                    return Ok(None);
+                };
+                let mut starts = Vec::new();
+                let mut rows = build(input, self.width, self.profile);
+                while let Some(row) = rows.next(cx)? {
+                    cx.tick()?;
+                    match &row[*from] {
+                        Val::Node(id) => starts.push(*id),
+                        Val::Null => {}
+                        other => {
+                            return Err(QueryError::type_err(format!(
+                                "cannot expand from a {}",
+                                other.type_name()
+                            )))
+                        }
+                    }
+                }
+                Ok(cx.g.reach_count(&starts, hops)?)
+            }
             _ => Ok(None),
         }
     }
 }
 
-pub(super) struct ReachCount<'p> {
-    plan: &'p Op,
-    width: usize,
-    profile: bool,
-    state: State<'p>,
-}
-
-impl<'p> ReachCount<'p> {
-    pub(super) fn new(plan: &'p Op, width: usize, profile: bool) -> Self {
-        ReachCount {
-            plan,
-            width,
-            profile,
-            state: State::Start,
-        }
-    }
-}
-
-impl Operator for ReachCount<'_> {
+impl Operator for ModelCount<'_> {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
-        let Op::ReachCount {
-            from,
-            hops,
-            depth,
-            slots,
-            fallback,
-        } = self.plan
+        let (Op::CountWhere {
+            slots, fallback, ..
+        }
+        | Op::ReachCount {
+            slots, fallback, ..
+        }) = self.plan
         else {
             return Ok(None);
         };
         if let State::Start = self.state {
-            let answer = match crate::plan::reach_input(fallback, *depth) {
-                Some(input) => {
-                    let mut starts = Vec::new();
-                    let mut rows = build(input, self.width, self.profile);
-                    while let Some(row) = rows.next(cx)? {
-                        cx.tick()?;
-                        match &row[*from] {
-                            Val::Node(id) => starts.push(*id),
-                            Val::Null => {}
-                            other => {
-                                return Err(QueryError::type_err(format!(
-                                    "cannot expand from a {}",
-                                    other.type_name()
-                                )))
-                            }
-                        }
-                    }
-                    cx.g.reach_count(&starts, hops)?
-                }
-                None => None,
-            };
-            match answer {
+            match self.answer(cx)? {
                 Some(n) => {
                     self.state = State::Answered;
                     return Ok(Some(count_row(self.width, slots, n)));
