@@ -280,7 +280,7 @@ pub fn apply(plan: &mut RunPlan, steer: &Steer) -> PivotChange {
 mod tests {
     use super::*;
     use crate::playbooks::attribution::Attributed;
-    use crate::playbooks::run_plan::{Delivery, LeadCounts};
+    use crate::playbooks::run_plan::sample_plan;
     use crate::playbooks::runs::RunMetrics;
 
     fn run(status: &str) -> PlaybookRun {
@@ -294,26 +294,7 @@ mod tests {
             pivots: Vec::new(),
             outcomes: Vec::new(),
             synced: Attributed::default(),
-            plan: Some(RunPlan {
-                source: "manual".into(),
-                query: None,
-                sample_size: 10,
-                follow: false,
-                delivery: Delivery::Queue,
-                intent: "follow-up".into(),
-                variant: "brand".into(),
-                channel: CHANNEL_EMAIL.into(),
-                cadence_ms: 0,
-                buddy: "campaign".into(),
-                judge: "m".into(),
-                judge_note: None,
-                next_lead: 0,
-                counts: LeadCounts::default(),
-                credits_charged: 0,
-                error: None,
-                updated_at: String::new(),
-                finished_at: None,
-            }),
+            plan: Some(sample_plan("m")),
             judge_fallback: None,
         }
     }

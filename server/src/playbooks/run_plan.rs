@@ -189,31 +189,37 @@ pub fn tone(variant: &str) -> Option<&str> {
     (variant != "brand").then_some(variant)
 }
 
+/// A manual, queued email plan judged by `judge`, for the tests of the run modules.
+#[cfg(test)]
+pub(crate) fn sample_plan(judge: &str) -> RunPlan {
+    RunPlan {
+        source: "manual".into(),
+        query: None,
+        sample_size: 10,
+        follow: false,
+        delivery: Delivery::Queue,
+        intent: "follow-up".into(),
+        variant: "brand".into(),
+        channel: CHANNEL_EMAIL.into(),
+        cadence_ms: 0,
+        buddy: "campaign".into(),
+        judge: judge.into(),
+        judge_note: None,
+        next_lead: 0,
+        counts: LeadCounts::default(),
+        credits_charged: 0,
+        error: None,
+        updated_at: String::new(),
+        finished_at: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn plan() -> RunPlan {
-        RunPlan {
-            source: "manual".into(),
-            query: None,
-            sample_size: 10,
-            follow: false,
-            delivery: Delivery::Queue,
-            intent: "follow-up".into(),
-            variant: "brand".into(),
-            channel: CHANNEL_EMAIL.into(),
-            cadence_ms: 0,
-            buddy: "campaign".into(),
-            judge: "builtin-statistical".into(),
-            judge_note: None,
-            next_lead: 0,
-            counts: LeadCounts::default(),
-            credits_charged: 0,
-            error: None,
-            updated_at: String::new(),
-            finished_at: None,
-        }
+        sample_plan("builtin-statistical")
     }
 
     #[test]
