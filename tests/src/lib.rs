@@ -236,6 +236,36 @@ impl TestServer {
             .await
     }
 
+    /// A member of `owner`'s workspace: invited by the owner, joined with the one-time token.
+    pub async fn member(&self, owner: &Account) -> Account {
+        let email = format!("member-{}@example.com", unique());
+        let resp = self
+            .post("/api/v1/workspace/invites")
+            .bearer_auth(&owner.token)
+            .json(&json!({ "email": email }))
+            .send()
+            .await
+            .expect("invite");
+        let (status, invite) = read(resp).await;
+        assert_eq!(status, StatusCode::CREATED, "invite: {invite}");
+        let password = "member password 1";
+        let resp = self
+            .post("/api/auth/accept-invite")
+            .json(&json!({"token": str_at(&invite, "/token"), "password": password, "name": "Mia Member"}))
+            .send()
+            .await
+            .expect("accept invite");
+        let (status, body) = read(resp).await;
+        assert_eq!(status, StatusCode::CREATED, "accept invite: {body}");
+        Account {
+            email,
+            password: password.to_owned(),
+            token: str_at(&body, "/token"),
+            user_id: str_at(&body, "/user/id"),
+            workspace_id: str_at(&body, "/workspace/id"),
+        }
+    }
+
     /// Mints an agent key with `body`; panics unless 201.
     pub async fn mint_key(&self, account: &Account, body: Value) -> Key {
         let resp = self

@@ -593,25 +593,7 @@ async fn owners_declare_indexes_that_queries_use_once_online_and_keys_cannot() {
 async fn members_and_a_read_only_workspace_cannot_change_indexes() {
     let s = TestServer::start().await;
     let owner = s.account().await;
-    let email = format!("member-{}@example.com", svc_integration_tests::unique());
-    let resp = s
-        .post("/api/v1/workspace/invites")
-        .bearer_auth(&owner.token)
-        .json(&json!({ "email": email }))
-        .send()
-        .await
-        .expect("invite");
-    let (status, invite) = read(resp).await;
-    assert_eq!(status, StatusCode::CREATED, "{invite}");
-    let resp = s
-        .post("/api/auth/accept-invite")
-        .json(&json!({"token": str_at(&invite, "/token"), "password": "member password 1", "name": "M"}))
-        .send()
-        .await
-        .expect("accept");
-    let (status, joined) = read(resp).await;
-    assert_eq!(status, StatusCode::CREATED, "{joined}");
-    let member = str_at(&joined, "/token");
+    let member = s.member(&owner).await.token;
     let resp = s
         .post("/v1/graph/query")
         .bearer_auth(&member)

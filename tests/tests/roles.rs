@@ -33,23 +33,6 @@ async fn accept(s: &TestServer, token: &str, password: &str) -> reqwest::Respons
         .expect("accept")
 }
 
-/// An owner and a member of one workspace.
-async fn owner_and_member(s: &TestServer) -> (Account, Account) {
-    let owner = s.account().await;
-    let email = format!("member-{}@example.com", unique());
-    let token = invite(s, &owner, &email).await;
-    let (status, body) = read(accept(s, &token, "member password 1").await).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let member = Account {
-        email,
-        password: "member password 1".into(),
-        token: str_at(&body, "/token"),
-        user_id: str_at(&body, "/user/id"),
-        workspace_id: str_at(&body, "/workspace/id"),
-    };
-    (owner, member)
-}
-
 #[tokio::test]
 async fn an_invited_member_joins_the_owners_workspace_once() {
     let s = TestServer::start().await;
@@ -143,7 +126,8 @@ fn concrete(path: &str) -> String {
 #[tokio::test]
 async fn members_are_refused_on_every_owner_only_route_and_only_there() {
     let s = TestServer::start().await;
-    let (owner, member) = owner_and_member(&s).await;
+    let owner = s.account().await;
+    let member = s.member(&owner).await;
     let doc = get_ok(&s, "/openapi.json", &owner.token).await;
     let mut owner_only = Vec::new();
     for (path, item) in doc["paths"].as_object().expect("paths") {
