@@ -659,6 +659,22 @@ async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provide
     assert_eq!(r["status"], "running");
 }
 
+/// Stores the legacy campaign key in `a`'s workspace, as the earlier release wrote it.
+async fn plant_legacy_campaign_key(
+    s: &TestServer,
+    a: &Account,
+) -> (svc_server::store::WorkspaceId, svc_server::keys::AgentKey) {
+    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let legacy = legacy_campaign_key(ws);
+    let planted = legacy.clone();
+    s.state()
+        .store
+        .write(move |tx| tx.put(ws, &planted))
+        .await
+        .expect("plant the legacy key");
+    (ws, legacy)
+}
+
 /// The agent key runs acted as before they used the campaign buddy's principal, as that
 /// release stored it.
 fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::AgentKey {
@@ -700,14 +716,7 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
 
     // A workspace upgraded from the release whose runs acted as `key_buddy_campaign`: the key
     // record and an outreach it queued are stored (planted as that release wrote them).
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
-    let legacy = legacy_campaign_key(ws);
-    let planted = legacy.clone();
-    s.state()
-        .store
-        .write(move |tx| tx.put(ws, &planted))
-        .await
-        .expect("plant the legacy key");
+    let (_, legacy) = plant_legacy_campaign_key(&s, &a).await;
     let queued = svc_server::gateway::invoke(
         s.state(),
         &legacy,
@@ -783,14 +792,7 @@ async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it(
     for email in ["m1@x.test", "m2@x.test"] {
         customer(&s, &agent, email).await;
     }
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
-    let legacy = legacy_campaign_key(ws);
-    let planted = legacy.clone();
-    s.state()
-        .store
-        .write(move |tx| tx.put(ws, &planted))
-        .await
-        .expect("plant the legacy key");
+    let (ws, legacy) = plant_legacy_campaign_key(&s, &a).await;
 
     // The first lead is worked, then the run is paused before the second.
     let pb = playbook(
