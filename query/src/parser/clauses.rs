@@ -170,7 +170,7 @@ pub(super) fn unwind_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // with = WITH projection [WHERE expr]
 pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("WITH")(i)?;
-    let (i, projection) = projection(i)?;
+    let (i, projection) = projection(i, false)?;
     let (i, where_) = opt_where(i)?;
     Ok((i, Clause::With(With { projection, where_ })))
 }
@@ -178,23 +178,24 @@ pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // return = RETURN projection
 pub(super) fn return_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("RETURN")(i)?;
-    let (i, p) = projection(i)?;
+    let (i, p) = projection(i, true)?;
     Ok((i, Clause::Return(p)))
 }
 
 // projection = [DISTINCT] ("*" ["," item_list] | item_list) [ORDER BY sort_list] [SKIP expr] [LIMIT expr]
-pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
+pub(super) fn projection(i: Input<'_>, is_return: bool) -> PResult<'_, Projection> {
+    let item = |i| projection_item(i, is_return);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, star, items) = if i.is_punct("*") {
         let i = i.advance(1);
         if i.is_punct(",") {
-            let (i, items) = separated_list1(punct(","), projection_item)(i.advance(1))?;
+            let (i, items) = separated_list1(punct(","), item)(i.advance(1))?;
             (i, true, items)
         } else {
             (i, true, Vec::new())
         }
     } else {
-        let (i, items) = separated_list1(punct(","), projection_item)(i)?;
+        let (i, items) = separated_list1(punct(","), item)(i)?;
         (i, false, items)
     };
     let (i, order_by) = if i.is_kw("ORDER") {
@@ -232,7 +233,8 @@ pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
 }
 
 // projection_item = expr [AS variable]
-pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
+pub(super) fn projection_item(i: Input<'_>, keep_text: bool) -> PResult<'_, ProjectionItem> {
+    let start = i;
     let (i, e) = expr(i)?;
     if i.is_kw("AS") {
         let (i, alias) = variable(i.advance(1))?;
@@ -241,15 +243,19 @@ pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
             ProjectionItem {
                 expr: e,
                 alias: Some(alias),
+                text: None,
             },
         ))
     } else {
         i.expected("AS");
+        // An unaliased RETURN item is named by its text as written.
+        let text = keep_text.then(|| start.text_until(i));
         Ok((
             i,
             ProjectionItem {
                 expr: e,
                 alias: None,
+                text,
             },
         ))
     }

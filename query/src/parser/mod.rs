@@ -41,6 +41,7 @@ pub const MAX_TREE_DEPTH: u32 = 160;
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
     let tokens = tokenize(text)?;
     let ctx = Ctx {
+        text: text.to_owned(),
         depth: Cell::new(0),
         chain: Cell::new(0),
         furthest: RefCell::new((usize::MAX, Vec::new())),
@@ -91,6 +92,8 @@ fn describe_expected(mut expected: Vec<&'static str>) -> String {
 }
 
 struct Ctx {
+    /// The statement's text (for items named by their text as written).
+    text: String,
     depth: Cell<u32>,
     chain: Cell<u32>,
     /// (tokens remaining at the furthest failure, what was expected there)
@@ -131,6 +134,22 @@ impl<'a> Input<'a> {
             ctx: self.ctx,
         }
     }
+    /// The query text of the tokens from this input's first up to `end`'s first.
+    fn text_until(&self, end: Input<'_>) -> String {
+        let consumed = self.toks.len().saturating_sub(end.toks.len());
+        let (Some(first), Some(last)) = (
+            self.toks.first(),
+            consumed.checked_sub(1).and_then(|n| self.toks.get(n)),
+        ) else {
+            return String::new();
+        };
+        self.ctx
+            .text
+            .get(first.offset..last.end.max(first.offset))
+            .unwrap_or("")
+            .to_owned()
+    }
+
     fn is_kw(&self, word: &str) -> bool {
         matches!(self.peek(), Tok::Ident(w) if w.eq_ignore_ascii_case(word))
     }

@@ -62,6 +62,7 @@ pub(crate) fn plan(
         next_op: 0,
         next_arg: 0,
         scope: Vec::new(),
+        locals: std::cell::RefCell::new(Vec::new()),
     };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
@@ -132,6 +133,9 @@ struct Planner<'a> {
     next_arg: usize,
     /// Visible variables, name -> slot (later entries shadow earlier ones).
     scope: Vec<(String, usize)>,
+    /// Variables bound inside the expression being compiled (comprehensions, list
+    /// predicates), innermost last; they shadow `scope`.
+    locals: std::cell::RefCell<Vec<String>>,
 }
 
 /// Collects aggregate calls while compiling a projection item.

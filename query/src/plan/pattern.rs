@@ -64,25 +64,11 @@ impl Planner<'_> {
                     }
                     None => self.new_slot(),
                 };
-                let hops = match rel.length {
-                    None => None,
-                    Some(VarLength { min, max }) => {
-                        let min = min.unwrap_or(1);
-                        let Some(max) = max else {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} has no upper bound; write *{min}..N with N at most {}",
-                                self.limits.max_hops
-                            )));
-                        };
-                        if max > self.limits.max_hops {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} allows {max} hops; the limit is {}",
-                                self.limits.max_hops
-                            )));
-                        }
-                        Some((min, max))
-                    }
-                };
+                // Paths longer than the hop budget are an error when one is actually found
+                // (see `Expand`), not a refusal of the pattern.
+                let hops = rel
+                    .length
+                    .map(|VarLength { min, max }| (min.unwrap_or(1), max.unwrap_or(u32::MAX)));
                 raw_rel_props.push((rels.len(), &rel.properties));
                 rels.push(PRel {
                     slot,
@@ -204,6 +190,19 @@ impl Planner<'_> {
                     },
                     op,
                 );
+                if !forward && r.hops.is_some() {
+                    // Walked right to left: the list must read in the pattern's order.
+                    plan = self.op(
+                        "",
+                        Op::Project {
+                            input: Box::new(plan),
+                            items: vec![(
+                                r.slot,
+                                CExpr::Func(Func::Reverse, vec![CExpr::Slot(r.slot)]),
+                            )],
+                        },
+                    );
+                }
                 expanded_rel_slots.push(r.slot);
                 bound.push(r.slot);
                 bound.push(nodes[to].slot);
