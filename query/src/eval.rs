@@ -224,12 +224,6 @@ impl CExpr {
         }
     }
 
-    /// Whether the expression calls `f` anywhere.
-    pub(crate) fn calls(&self, f: Func) -> bool {
-        matches!(self, CExpr::Func(g, _) if *g == f)
-            || self.children().into_iter().any(|c| c.calls(f))
-    }
-
     /// Whether the expression reads a local variable (so it cannot be evaluated on its own).
     pub(crate) fn has_locals(&self) -> bool {
         matches!(self, CExpr::Local(_)) || self.children().into_iter().any(CExpr::has_locals)

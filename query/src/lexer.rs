@@ -232,11 +232,21 @@ fn number(input: &str) -> LexResult<'_, Tok> {
             ),
         };
     }
-    let (rest, text) = recognize(tuple((
-        digit1,
-        opt(pair(char('.'), digit1)),
-        opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
-    )))(input)?;
+    // `.5` is a float too (`..` and `.name` are punctuation).
+    let fraction_only =
+        input.starts_with('.') && input[1..].starts_with(|c: char| c.is_ascii_digit());
+    let (rest, text) = if fraction_only {
+        recognize(tuple((
+            pair(char('.'), digit1),
+            opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
+        )))(input)?
+    } else {
+        recognize(tuple((
+            digit1,
+            opt(pair(char('.'), digit1)),
+            opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
+        )))(input)?
+    };
     if rest.starts_with(is_word_start) {
         return fail(rest, "a number must not run into a name");
     }

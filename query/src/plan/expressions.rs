@@ -22,10 +22,12 @@ impl Planner<'_> {
     /// static one (`RETURN 123 AND true`), reported now; any other failure is left for run
     /// time, which reports it only if the expression is reached.
     pub(super) fn fold(&self, c: CExpr) -> Result<CExpr, QueryError> {
-        if matches!(c, CExpr::Const(_) | CExpr::Slot(_))
-            || !c.slot_list().is_empty()
+        // Children are folded first: one that is not constant now (it reads the row, or failed
+        // and was left for run time) keeps its parents from folding too.
+        if matches!(c, CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_))
+            || !c.children().iter().all(|x| matches!(x, CExpr::Const(_)))
             || c.has_locals()
-            || c.calls(Func::Rand)
+            || matches!(c, CExpr::Func(Func::Rand, _))
         {
             return Ok(c);
         }
@@ -33,7 +35,8 @@ impl Planner<'_> {
         let cx = crate::eval::Cx::new(self.g, self.limits, far, 0, false);
         match crate::eval::eval(&c, &[], &cx) {
             Ok(v) => Ok(CExpr::Const(v)),
-            Err(e @ QueryError::Type(_)) => Err(e),
+            // A function's argument errors are the TCK's runtime ArgumentErrors.
+            Err(e @ QueryError::Type(_)) if !matches!(c, CExpr::Func(..)) => Err(e),
             Err(_) => Ok(c),
         }
     }

@@ -91,11 +91,29 @@ pub(crate) fn plan(
                 p.scope.push((u.alias.clone(), slot));
             }
             Clause::With(w) => {
+                let before = p.scope.clone();
                 let (plan, items) = p.plan_projection(current, &w.projection, true)?;
                 current = plan;
                 p.scope = items;
                 if let Some(pred) = &w.where_ {
-                    let predicate = p.compile(pred, &[], &mut None)?;
+                    // Without aggregation or DISTINCT the rows still hold the variables from
+                    // before WITH, and WHERE may read them (as ORDER BY may).
+                    let keeps_rows = !w.projection.distinct
+                        && !w
+                            .projection
+                            .items
+                            .iter()
+                            .any(|i| i.expr.contains_aggregate());
+                    let projected = p.scope.clone();
+                    if keeps_rows {
+                        p.scope = before
+                            .into_iter()
+                            .chain(projected.iter().cloned())
+                            .collect();
+                    }
+                    let predicate = p.compile(pred, &[], &mut None);
+                    p.scope = projected;
+                    let predicate = predicate?;
                     current = p.op(
                         pred.to_string(),
                         Op::Filter {
