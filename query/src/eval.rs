@@ -65,6 +65,17 @@ pub(crate) enum CExpr {
         whens: Vec<(CExpr, CExpr)>,
         else_: Option<Box<CExpr>>,
     },
+    /// A named path from its elements, in pattern order.
+    Path(Vec<(PathPart, CExpr)>),
+}
+
+/// What an element of a named path holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathPart {
+    Node,
+    Rel,
+    /// A variable-length relationship: a list of relationships.
+    Rels,
 }
 
 impl CExpr {
@@ -84,6 +95,7 @@ impl CExpr {
             | CExpr::Bin(_, a, b) => vec![a, b],
             CExpr::List(items) | CExpr::Func(_, items) => items.iter().collect(),
             CExpr::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
+            CExpr::Path(parts) => parts.iter().map(|(_, e)| e).collect(),
             CExpr::Slice(a, b, c) => std::iter::once(&**a)
                 .chain(b.as_deref())
                 .chain(c.as_deref())
@@ -151,6 +163,7 @@ impl CExpr {
             CExpr::Map(entries) => {
                 CExpr::Map(entries.iter().map(|(k, x)| (k.clone(), f(x))).collect())
             }
+            CExpr::Path(parts) => CExpr::Path(parts.iter().map(|(k, x)| (*k, f(x))).collect()),
             CExpr::Slice(x, from, to) => {
                 let x = b(x);
                 let from = from.as_deref().map(&mut b);
@@ -507,6 +520,48 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
             }
         },
         CExpr::Local(level) => cx.local(*level)?,
+        CExpr::Path(parts) => {
+            let mut nodes: Vec<NodeId> = Vec::new();
+            let mut rels: Vec<EdgeId> = Vec::new();
+            for (kind, x) in parts {
+                let v = eval(x, row, cx)?;
+                let edges = match (kind, v) {
+                    (_, Val::Null) => return Ok(Val::Null),
+                    (PathPart::Node, Val::Node(n)) => {
+                        if nodes.is_empty() {
+                            nodes.push(n);
+                        }
+                        continue;
+                    }
+                    (PathPart::Rel, Val::Rel(r)) => vec![r],
+                    (PathPart::Rels, Val::List(l)) => l
+                        .into_iter()
+                        .filter_map(|x| match x {
+                            Val::Rel(r) => Some(r),
+                            _ => None,
+                        })
+                        .collect(),
+                    (_, other) => {
+                        return Err(QueryError::type_err(format!(
+                            "a path cannot hold a {}",
+                            other.type_name()
+                        )))
+                    }
+                };
+                // Each relationship leads from the path's last node to its other end.
+                for r in edges {
+                    let edge = cx.edge(r)?.ok_or_else(|| deleted("relationship"))?;
+                    let at = nodes.last().copied().unwrap_or(edge.start);
+                    nodes.push(if edge.start == at {
+                        edge.end
+                    } else {
+                        edge.start
+                    });
+                    rels.push(r);
+                }
+            }
+            Val::Path(nodes, rels)
+        }
         CExpr::Slice(list, from, to) => {
             let Some(items) = list_operand(eval(list, row, cx)?, "slicing")? else {
                 return Ok(Val::Null);

@@ -57,6 +57,9 @@ pub(crate) enum Func {
     Last,
     DateTime,
     Range,
+    Length,
+    Nodes,
+    Relationships,
     Reverse,
     Tail,
     ToBoolean,
@@ -97,7 +100,10 @@ impl Func {
             "properties" => (Func::Properties, 1, 1),
             "startnode" => (Func::StartNode, 1, 1),
             "endnode" => (Func::EndNode, 1, 1),
-            "size" | "length" => (Func::Size, 1, 1),
+            "size" => (Func::Size, 1, 1),
+            "length" => (Func::Length, 1, 1),
+            "nodes" => (Func::Nodes, 1, 1),
+            "relationships" => (Func::Relationships, 1, 1),
             "coalesce" => (Func::Coalesce, 1, usize::MAX),
             "tolower" => (Func::ToLower, 1, 1),
             "toupper" => (Func::ToUpper, 1, 1),
@@ -266,7 +272,13 @@ pub(crate) fn call_pure(f: Func, mut args: Vec<Val>) -> Result<Val, QueryError> 
         }
     }
     Ok(match (f, a) {
-        (Func::Size, Val::List(l)) => Val::Int(l.len() as i64),
+        (Func::Size | Func::Length, Val::List(l)) => Val::Int(l.len() as i64),
+        (Func::Length, Val::Str(s)) => Val::Int(s.chars().count() as i64),
+        (Func::Length, Val::Path(_, rels)) => Val::Int(rels.len() as i64),
+        (Func::Nodes, Val::Path(nodes, _)) => Val::List(nodes.into_iter().map(Val::Node).collect()),
+        (Func::Relationships, Val::Path(_, rels)) => {
+            Val::List(rels.into_iter().map(Val::Rel).collect())
+        }
         (Func::Size, Val::Str(s)) => Val::Int(s.chars().count() as i64),
         (Func::ToLower, Val::Str(s)) => Val::Str(s.to_lowercase()),
         (Func::ToUpper, Val::Str(s)) => Val::Str(s.to_uppercase()),

@@ -187,8 +187,16 @@ fn rel() -> impl Strategy<Value = RelPattern> {
 }
 
 fn path() -> impl Strategy<Value = PathPattern> {
-    (node(), prop::collection::vec((rel(), node()), 0..3))
-        .prop_map(|(start, hops)| PathPattern { start, hops })
+    (node(), prop::collection::vec((rel(), node()), 0..3)).prop_map(|(start, hops)| PathPattern {
+        variable: None,
+        start,
+        hops,
+    })
+}
+
+/// A MATCH pattern, which may be a named path.
+fn match_path() -> impl Strategy<Value = PathPattern> {
+    (prop::option::of(name()), path()).prop_map(|(variable, p)| PathPattern { variable, ..p })
 }
 
 fn projection() -> impl Strategy<Value = Projection> {
@@ -240,7 +248,7 @@ fn reading_clause() -> impl Strategy<Value = Clause> {
     prop_oneof![
         (
             any::<bool>(),
-            prop::collection::vec(path(), 1..3),
+            prop::collection::vec(match_path(), 1..3),
             prop::option::of(expr())
         )
             .prop_map(|(optional, patterns, where_)| Clause::Match(Match {

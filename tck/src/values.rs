@@ -338,6 +338,26 @@ pub fn from_result(v: &ResultValue) -> TVal {
         ResultValue::Map(m) => TVal::Map(props_of(m)),
         ResultValue::Node(n) => node_of(n),
         ResultValue::Relationship(r) => rel_of(r),
+        ResultValue::Path(p) => {
+            let Some(first) = p.nodes.first() else {
+                return TVal::Null;
+            };
+            let mut at = first.id;
+            let hops = p
+                .relationships
+                .iter()
+                .zip(p.nodes.iter().skip(1))
+                .map(|(r, n)| {
+                    let right = r.start == at;
+                    at = n.id;
+                    (rel_of(r), right, node_of(n))
+                })
+                .collect();
+            TVal::Path {
+                start: Box::new(node_of(first)),
+                hops,
+            }
+        }
     }
 }
 

@@ -186,6 +186,8 @@ pub struct Delete {
 /// `(a)-[r]->(b)<-(c)...`: a start node and a chain of hops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathPattern {
+    /// `p = (a)-->(b)`: the path's variable.
+    pub variable: Option<String>,
     pub start: NodePattern,
     pub hops: Vec<(RelPattern, NodePattern)>,
 }

@@ -383,6 +383,9 @@ impl Display for RelPattern {
 
 impl Display for PathPattern {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(v) = &self.variable {
+            write!(f, "{} = ", Var(v))?;
+        }
         self.start.fmt(f)?;
         for (rel, node) in &self.hops {
             write!(f, "{rel}{node}")?;

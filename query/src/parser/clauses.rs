@@ -86,6 +86,7 @@ pub(super) fn clause(i: Input<'_>) -> PResult<'_, Clause> {
         }
         if (w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("MERGE"))
             && matches!(i.peek_at(1), Tok::Ident(_))
+            && !matches!(i.peek_at(2), Tok::Punct("="))
         {
             return Err(i.unsupported("schema and administration commands"));
         }
@@ -296,9 +297,19 @@ pub(super) fn sort_item(i: Input<'_>) -> PResult<'_, SortItem> {
     ))
 }
 
+/// Named paths are read-only for now: `CREATE p = ...` and `MERGE p = ...` are refused.
+fn refuse_named_path(i: Input<'_>) -> Result<(), nom::Err<PErr>> {
+    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) && matches!(i.peek_at(1), Tok::Punct("="))
+    {
+        return Err(i.unsupported("named paths in CREATE and MERGE"));
+    }
+    Ok(())
+}
+
 // create = CREATE pattern_list
 pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("CREATE")(i)?;
+    refuse_named_path(i)?;
     let (i, patterns) = pattern_list(i)?;
     Ok((i, Clause::Create(patterns)))
 }
@@ -306,6 +317,7 @@ pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // merge = MERGE path_pattern { ON (CREATE | MATCH) SET set_item {"," set_item} }
 pub(super) fn merge_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("MERGE")(i)?;
+    refuse_named_path(i)?;
     let (mut i, pattern) = path_pattern(i)?;
     let mut actions = Vec::new();
     while i.is_kw("ON") {

@@ -68,6 +68,7 @@ pub(crate) fn plan(
         next_arg: 0,
         scope: Vec::new(),
         locals: std::cell::RefCell::new(Vec::new()),
+        next_hidden: 0,
     };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
@@ -162,6 +163,8 @@ struct Planner<'a> {
     /// Variables bound inside the expression being compiled (comprehensions, list
     /// predicates), innermost last; they shadow `scope`.
     locals: std::cell::RefCell<Vec<String>>,
+    /// Counter of the hidden variables of named paths' anonymous elements.
+    next_hidden: usize,
 }
 
 /// Collects aggregate calls while compiling a projection item.
