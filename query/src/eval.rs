@@ -418,7 +418,13 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 None => return Err(deleted("relationship")),
             },
             Val::Map(mut m) => m.remove(key).unwrap_or(Val::Null),
-            Val::DateTime(t) => datetime_field(t, key)?,
+            v @ (Val::DateTime(_)
+            | Val::Zoned(_)
+            | Val::Date(_)
+            | Val::LocalTime(_)
+            | Val::Time(..)
+            | Val::LocalDateTime(_)
+            | Val::Duration(_)) => crate::temporal::field(&v, key)?,
             other => {
                 return Err(QueryError::type_err(format!(
                     "cannot read property {key} of a {}",
@@ -706,22 +712,6 @@ fn quantifier_name(q: Quantifier) -> &'static str {
     }
 }
 
-fn datetime_field(t: i64, key: &str) -> Result<Val, QueryError> {
-    let dt = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(t) * 1000)
-        .map_err(|_| QueryError::type_err("datetime out of range"))?;
-    Ok(match key {
-        "year" => Val::Int(i64::from(dt.year())),
-        "month" => Val::Int(i64::from(u8::from(dt.month()))),
-        "day" => Val::Int(i64::from(dt.day())),
-        "hour" => Val::Int(i64::from(dt.hour())),
-        "minute" => Val::Int(i64::from(dt.minute())),
-        "second" => Val::Int(i64::from(dt.second())),
-        "epochMillis" => Val::Int(t.div_euclid(1000)),
-        "epochSeconds" => Val::Int(t.div_euclid(1_000_000)),
-        _ => return Err(QueryError::type_err(format!("datetime has no field {key}"))),
-    })
-}
-
 /// Functions that need the graph; everything else is pure.
 fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
     let first = args.first().cloned().unwrap_or(Val::Null);
@@ -846,6 +836,15 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
             }),
             _ => Val::Null,
         },
+        BinaryOp::Add | BinaryOp::Sub if crate::temporal::add(&a, &b, 1).is_some() => {
+            let sign = if op == BinaryOp::Add { 1 } else { -1 };
+            crate::temporal::add(&a, &b, sign).unwrap_or(Ok(Val::Null))?
+        }
+        BinaryOp::Mul | BinaryOp::Div
+            if crate::temporal::scale(&a, &b, op == BinaryOp::Div).is_some() =>
+        {
+            crate::temporal::scale(&a, &b, op == BinaryOp::Div).unwrap_or(Ok(Val::Null))?
+        }
         BinaryOp::Add => match (a, b) {
             (Val::Null, _) | (_, Val::Null) => Val::Null,
             (Val::Int(x), Val::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),

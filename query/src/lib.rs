@@ -110,6 +110,7 @@ pub mod model;
 mod parser;
 mod plan;
 pub mod result;
+mod temporal;
 mod value;
 mod write;
 
@@ -121,7 +122,7 @@ pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
-    ResultValue,
+    ResultTemporal, ResultValue,
 };
 pub use svc_engine::{GraphRead, GraphWrite};
 
@@ -140,6 +141,7 @@ pub fn run_read<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     if let Some(clause) = stmt.first_write_clause() {
         return Err(QueryError::WriteNotAllowed { clause });
     }
@@ -175,6 +177,7 @@ pub fn run_write<G: GraphWrite>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     let start = Instant::now();
     let deadline = start + limits.time;
     let planned = plan::plan(&*g, stmt, params, limits, deadline)?;
@@ -201,6 +204,7 @@ pub fn check<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<(), QueryError> {
+    temporal::begin_statement();
     plan::plan(g, stmt, params, limits, Instant::now() + limits.time).map(|_| ())
 }
 
@@ -211,6 +215,7 @@ pub fn explain<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<PlanTree, QueryError> {
+    temporal::begin_statement();
     let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
 }

@@ -278,7 +278,12 @@ impl Display for Expr {
                 distinct,
                 args,
             } => {
-                write!(f, "{}(", Name(name))?;
+                // A namespaced name (`date.truncate`) prints its words joined by dots.
+                if name.contains('.') && name.split('.').all(is_plain_word) {
+                    write!(f, "{name}(")?;
+                } else {
+                    write!(f, "{}(", Name(name))?;
+                }
                 if *distinct {
                     f.write_str("DISTINCT ")?;
                 }

@@ -344,14 +344,28 @@ pub(super) fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         n += 2;
     }
     if n > 1 && matches!(i.peek_at(n), Tok::Punct("(")) {
-        return Err(i.unsupported("procedures and namespaced functions"));
+        // A namespaced function (`date.truncate(...)`): the words joined by dots.
+        let name = (0..n)
+            .step_by(2)
+            .filter_map(|k| match i.peek_at(k) {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(".");
+        return call_after(i, name, n + 1);
     }
     variable(i).map(|(i, v)| (i, Expr::Variable(v)))
 }
 
 pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
+    call_after(i, w.to_owned(), 2)
+}
+
+/// The rest of a call whose name (`name`) and "(" take the first `skip` tokens.
+fn call_after(i: Input<'_>, name: String, skip: usize) -> PResult<'_, Expr> {
     let _guard = DepthGuard::enter(i)?;
-    let i = i.advance(2);
+    let i = i.advance(skip);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, args) = if i.is_punct(")") {
         (i, Vec::new())
@@ -362,7 +376,7 @@ pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
     Ok((
         i,
         Expr::Call {
-            name: w.to_owned(),
+            name,
             distinct: distinct.is_some(),
             args,
         },
