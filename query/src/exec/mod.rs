@@ -14,7 +14,7 @@ use crate::error::QueryError;
 use crate::eval::{eval, CExpr, Cx, Row};
 use crate::functions::AggKind;
 use crate::plan::{AggSpec, Op, Plan, ScanSource};
-use crate::result::{ResultNode, ResultRelationship, ResultValue};
+use crate::result::{ResultNode, ResultPath, ResultRelationship, ResultValue};
 use crate::value::{equals, key_of, order, to_property, write_key, Val};
 
 mod aggregate;

@@ -38,7 +38,7 @@ impl Planner<'_> {
                         "expression {e} in WITH must be aliased (use AS)"
                     )))
                 }
-                (None, e) => e.to_string(),
+                (None, _) => item.column_name(),
             };
             if items.iter().any(|(n, _)| *n == name) {
                 return Err(QueryError::semantic(format!(
