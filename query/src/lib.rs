@@ -90,6 +90,7 @@
 //! the caller must abort that transaction, since earlier clauses may already have written.
 
 pub mod ast;
+mod batch;
 pub mod error;
 mod eval;
 mod exec;
@@ -107,6 +108,7 @@ mod write;
 use std::time::Instant;
 
 pub use ast::Statement;
+pub use batch::ModelSwitch;
 pub use error::{Position, QueryError};
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_DEPTH};
