@@ -53,9 +53,12 @@ pub(crate) struct LabelRows {
 
 #[derive(Debug)]
 pub(crate) struct Csr {
-    /// `offsets[d]..offsets[d + 1]` are node d's entries in `targets`.
+    /// `offsets[d]..offsets[d + 1]` are node d's entries in `targets` (and `edges`).
     pub offsets: Vec<u32>,
     pub targets: Vec<u32>,
+    /// The relationship id of each entry (so a traversal can bind and tell apart
+    /// relationships, as MATCH's uniqueness needs).
+    pub edges: Vec<u64>,
 }
 
 impl Csr {
@@ -64,6 +67,16 @@ impl Csr {
         let d = dense as usize;
         match (self.offsets.get(d), self.offsets.get(d + 1)) {
             (Some(a), Some(b)) => &self.targets[*a as usize..*b as usize],
+            _ => &[],
+        }
+    }
+
+    /// The relationship ids of node `dense`'s entries, aligned with `neighbours`.
+    #[inline]
+    pub fn edges(&self, dense: u32) -> &[u64] {
+        let d = dense as usize;
+        match (self.offsets.get(d), self.offsets.get(d + 1)) {
+            (Some(a), Some(b)) => &self.edges[*a as usize..*b as usize],
             _ => &[],
         }
     }
@@ -136,7 +149,10 @@ impl Base {
             .adjacency
             .iter()
             .map(|((t, _), c)| {
-                t.capacity() + 64 + (c.offsets.capacity() + c.targets.capacity()) * 4
+                t.capacity()
+                    + 64
+                    + (c.offsets.capacity() + c.targets.capacity()) * 4
+                    + c.edges.capacity() * 8
             })
             .sum();
         self.ids.capacity() * 8 + map + labels + members + adjacency
@@ -206,7 +222,7 @@ impl Base {
         }
         let mut base = nodes.finish();
         let n = base.ids.len();
-        let mut lists: HashMap<(String, Direction), (Vec<u32>, Vec<u32>)> = HashMap::new();
+        let mut lists: HashMap<(String, Direction), Lists> = HashMap::new();
         for d in 0..n {
             let id = NodeId(base.ids[d]);
             for dir in [Direction::Outgoing, Direction::Incoming] {
@@ -215,11 +231,12 @@ impl Base {
                     if to == NONE {
                         continue;
                     }
-                    let (counts, targets) = lists
+                    let (counts, targets, edges) = lists
                         .entry((a.rel_type, dir))
-                        .or_insert_with(|| (vec![0; n], Vec::new()));
+                        .or_insert_with(|| (vec![0; n], Vec::new(), Vec::new()));
                     counts[d] += 1;
                     targets.push(to);
+                    edges.push(a.edge.0);
                 }
             }
         }
@@ -308,14 +325,17 @@ impl NodesBuilder {
     }
 }
 
+/// One (type, direction)'s entries per dense source, targets and relationship ids.
+type Lists = (Vec<u32>, Vec<u32>, Vec<u64>);
+
 /// CSR lists from per-source entry counts (sources in ascending dense order) and targets.
 fn csr_from(
-    lists: HashMap<(String, Direction), (Vec<u32>, Vec<u32>)>,
+    lists: HashMap<(String, Direction), Lists>,
     n: usize,
 ) -> HashMap<(String, Direction), Csr> {
     lists
         .into_iter()
-        .map(|(key, (counts, targets))| {
+        .map(|(key, (counts, targets, edges))| {
             let mut offsets = Vec::with_capacity(n + 1);
             let mut at = 0u32;
             offsets.push(0);
@@ -323,7 +343,14 @@ fn csr_from(
                 at += c;
                 offsets.push(at);
             }
-            (key, Csr { offsets, targets })
+            (
+                key,
+                Csr {
+                    offsets,
+                    targets,
+                    edges,
+                },
+            )
         })
         .collect()
 }
@@ -339,8 +366,7 @@ fn build_adjacency(
     stop: &AtomicBool,
 ) -> Result<HashMap<(String, Direction), Csr>, BuildStop> {
     let n = base.ids.len();
-    // (type, direction) -> (entries per dense source, targets)
-    let mut lists: HashMap<(String, Direction), (Vec<u32>, Vec<u32>)> = HashMap::new();
+    let mut lists: HashMap<(String, Direction), Lists> = HashMap::new();
     let mut failure = None;
     let mut seen = 0usize;
     snap.walk(Cf::Adjacency, prefix, upper, &mut |k, _| {
@@ -353,11 +379,12 @@ fn build_adjacency(
         };
         let (from, to) = (base.dense(a.node.0), base.dense(a.neighbour.0));
         if from != NONE && to != NONE {
-            let (counts, targets) = lists
+            let (counts, targets, edges) = lists
                 .entry((a.rel_type, a.direction))
-                .or_insert_with(|| (vec![0; n], Vec::new()));
+                .or_insert_with(|| (vec![0; n], Vec::new(), Vec::new()));
             counts[from as usize] += 1;
             targets.push(to);
+            edges.push(a.edge.0);
         }
         seen += 1;
         if seen % 4096 == 0 && stop.load(Ordering::Relaxed) {

@@ -269,6 +269,12 @@ impl<'a> CsrView<'a> {
     pub fn neighbours(&self, d: u32) -> &'a [u32] {
         self.csr.neighbours(d)
     }
+
+    /// The relationship ids of base node `d`'s entries, aligned with `neighbours`.
+    #[inline]
+    pub fn edges(&self, d: u32) -> &'a [u64] {
+        self.csr.edges(d)
+    }
 }
 
 /// Whether a workspace has a read model, and if not why: a query that cannot use one runs the

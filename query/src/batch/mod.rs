@@ -46,6 +46,45 @@ use ops::*;
 /// Most rows a batch subtree hands to the row operators above it; beyond that the row path
 /// streams instead.
 const MAX_OUTPUT: usize = 1_000_000;
+/// Deeper plans run on the row path (the batch compiler recurses once per operator, and the
+/// largest accepted statements must plan and run on a small thread stack).
+const MAX_DEPTH: usize = 48;
+
+/// The plan's depth (operators on the longest path to a leaf), counted without recursion.
+fn depth(plan: &Plan) -> usize {
+    let mut stack = vec![(plan, 1usize)];
+    let mut max = 0;
+    while let Some((p, d)) = stack.pop() {
+        max = max.max(d);
+        if max > MAX_DEPTH {
+            break;
+        }
+        match &p.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
+            Op::Scan { input, .. }
+            | Op::Expand { input, .. }
+            | Op::Filter { input, .. }
+            | Op::Project { input, .. }
+            | Op::Aggregate { input, .. }
+            | Op::Distinct { input, .. }
+            | Op::Sort { input, .. }
+            | Op::TopK { input, .. }
+            | Op::Skip { input, .. }
+            | Op::Limit { input, .. }
+            | Op::Unwind { input, .. }
+            | Op::ExpandCount { input, .. }
+            | Op::ScanFilter { input, .. } => stack.push((input, d + 1)),
+            Op::Optional { input, inner, .. } => {
+                stack.push((input, d + 1));
+                stack.push((inner, d + 1));
+            }
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => {
+                stack.push((fallback, d + 1))
+            }
+        }
+    }
+    max
+}
 
 /// What the whole statement's plan says about slots, for deciding what a batch may skip.
 #[derive(Debug, Default)]
@@ -56,6 +95,8 @@ pub(crate) struct Analysis {
     rel_types: HashMap<usize, Vec<String>>,
     /// Extra chunk columns for OPTIONAL MATCH origins (one per nesting level).
     depth: usize,
+    /// The plan is too deep for the batch compiler: everything runs on the row path.
+    off: bool,
     /// (types, relationships it must differ from) per expansion with such a check.
     checks: Vec<(Vec<String>, Vec<usize>)>,
 }
@@ -67,6 +108,10 @@ impl Analysis {
             used: vec![out_slots.is_none(); width],
             ..Default::default()
         };
+        if depth(plan) > MAX_DEPTH {
+            a.off = true;
+            return a;
+        }
         for s in out_slots.unwrap_or(&[]) {
             a.mark(*s);
         }
@@ -311,22 +356,27 @@ impl<'p> Compiler<'p> {
                 hops,
                 distinct_from,
             } => {
-                if hops.is_some()
-                    || !rel_props.is_empty()
-                    || self.a.used(*rel)
-                    || !self.a.disjoint(types, distinct_from)
-                {
+                if hops.is_some() || !rel_props.is_empty() {
                     return None;
                 }
                 self.heavy = true;
+                // Types that can never meet need no comparison.
+                let check: &[usize] = if self.a.disjoint(types, distinct_from) {
+                    &[]
+                } else {
+                    distinct_from
+                };
                 Box::new(Expand {
                     input: input(self, i)?,
                     from: *from,
+                    rel: *rel,
                     to: *to,
                     types,
                     direction: *direction,
                     to_labels,
                     into: *into,
+                    bind: self.a.used(*rel),
+                    distinct_from: check,
                     at: None,
                 })
             }
@@ -469,7 +519,7 @@ pub(crate) fn compile<'p>(
     profile: bool,
     a: &'p Analysis,
 ) -> Option<BoxOp<'p>> {
-    if profile {
+    if profile || a.off {
         return None; // PROFILE reports per-operator rows, which only the row path counts
     }
     let mut c = Compiler {

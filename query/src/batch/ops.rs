@@ -282,17 +282,40 @@ impl BOp for Project<'_> {
     }
 }
 
-/// One hop, its relationship unbound (the planner's slot for it is read nowhere) and unique
-/// by construction (no relationship bound earlier in the MATCH can be of its types).
+/// One hop. The relationship is bound only when something reads it (`bind`), and compared
+/// with the relationships bound earlier in the MATCH (`distinct_from`) only when their types
+/// could meet (MATCH's uniqueness).
 pub(super) struct Expand<'p> {
     pub(super) input: BBox<'p>,
     pub(super) from: usize,
+    pub(super) rel: usize,
     pub(super) to: usize,
     pub(super) types: &'p [String],
     pub(super) direction: Option<Direction>,
     pub(super) to_labels: &'p [String],
     pub(super) into: bool,
-    pub(super) at: Option<(Chunk, Vec<NodeRef>, Vec<NodeRef>, usize)>,
+    pub(super) bind: bool,
+    pub(super) distinct_from: &'p [usize],
+    pub(super) at: Option<ExpandAt>,
+}
+
+/// An input chunk being expanded: its from-nodes, bound far ends, relationships it must
+/// differ from (per row, per slot), and the next row.
+pub(super) struct ExpandAt {
+    input: Chunk,
+    from: Vec<NodeRef>,
+    bound: Vec<NodeRef>,
+    used: Vec<Vec<Val>>,
+    row: usize,
+}
+
+/// Whether relationship `edge` is one of `used` (relationships or lists of them).
+fn rel_in(used: &[Val], edge: u64) -> bool {
+    used.iter().any(|v| match v {
+        Val::Rel(r) => r.0 == edge,
+        Val::List(l) => l.iter().any(|x| matches!(x, Val::Rel(r) if r.0 == edge)),
+        _ => false,
+    })
 }
 
 impl Expand<'_> {
@@ -304,14 +327,16 @@ impl Expand<'_> {
         }
     }
 
-    /// The far ends of node `r`'s relationships that pass the type and end checks, in the
-    /// order the row path meets them.
+    /// The relationships and far ends of node `r` that pass the type, uniqueness and end
+    /// checks, in the order the row path meets them.
     fn step(
         &self,
         bx: &Bx<'_, '_>,
         r: NodeRef,
         bound: NodeRef,
+        used: &[Val],
         out: &mut Vec<NodeRef>,
+        rels: &mut Vec<u64>,
     ) -> Result<(), QueryError> {
         let undirected = self.direction.is_none();
         let end_ok = |bx: &Bx<'_, '_>, n: NodeRef| -> Result<bool, QueryError> {
@@ -338,12 +363,16 @@ impl Expand<'_> {
                     let Some(csr) = bx.m.adjacency(t, *d) else {
                         continue;
                     };
-                    for &n in csr.neighbours(r) {
+                    for (&n, &e) in csr.neighbours(r).iter().zip(csr.edges(r)) {
                         if undirected && *d == Direction::Incoming && n == r {
                             continue; // an undirected self-loop was already seen as outgoing
                         }
+                        if !used.is_empty() && rel_in(used, e) {
+                            continue;
+                        }
                         if end_ok(bx, n)? {
                             out.push(n);
+                            rels.push(e);
                         }
                     }
                 }
@@ -351,7 +380,7 @@ impl Expand<'_> {
             return Ok(());
         }
         let id = bx.node_id(r);
-        let filter = (self.types.len() == 1).then(|| self.types[0].as_str());
+        let filter = one_type.then(|| self.types[0].as_str());
         for d in self.dirs() {
             for a in bx.cx.g.adjacent(id, *d, filter)? {
                 if undirected && *d == Direction::Incoming && a.neighbour == id {
@@ -360,9 +389,13 @@ impl Expand<'_> {
                 if self.types.len() > 1 && !self.types.contains(&a.rel_type) {
                     continue;
                 }
+                if !used.is_empty() && rel_in(used, a.edge.0) {
+                    continue;
+                }
                 let n = bx.node_ref(a.neighbour);
                 if end_ok(bx, n)? {
                     out.push(n);
+                    rels.push(a.edge.0);
                 }
             }
         }
@@ -384,32 +417,59 @@ impl BOp for Expand<'_> {
                 } else {
                     Vec::new()
                 };
-                self.at = Some((ch, from, bound, 0));
+                let used = if self.distinct_from.is_empty() {
+                    Vec::new()
+                } else {
+                    (0..ch.len)
+                        .map(|i| {
+                            self.distinct_from
+                                .iter()
+                                .map(|s| cell(bx, &ch.cols[*s], i))
+                                .collect()
+                        })
+                        .collect()
+                };
+                self.at = Some(ExpandAt {
+                    input: ch,
+                    from,
+                    bound,
+                    used,
+                    row: 0,
+                });
             }
-            let Some((input, from, bound, row)) = self.at.take() else {
+            let Some(mut at) = self.at.take() else {
                 continue;
             };
             let mut idx = Vec::new();
             let mut nodes = Vec::new();
-            let mut i = row;
-            while i < input.len && idx.len() < CHUNK {
-                let r = from[i];
+            let mut rels = Vec::new();
+            while at.row < at.input.len && idx.len() < CHUNK {
+                let i = at.row;
+                let r = at.from[i];
                 if r != NULL {
                     let before = nodes.len();
-                    let b = bound.get(i).copied().unwrap_or(NULL);
-                    self.step(bx, r, b, &mut nodes)?;
+                    let b = at.bound.get(i).copied().unwrap_or(NULL);
+                    let used = at.used.get(i).map_or(&[][..], Vec::as_slice);
+                    self.step(bx, r, b, used, &mut nodes, &mut rels)?;
                     idx.extend(std::iter::repeat_n(i as u32, nodes.len() - before));
                 }
-                i += 1;
+                at.row += 1;
             }
-            let mut out = input.gather(&idx);
-            if i < input.len {
-                self.at = Some((input, from, bound, i));
+            let mut out = at.input.gather(&idx);
+            if at.row < at.input.len {
+                self.at = Some(at);
             }
             if out.len == 0 {
                 continue;
             }
             out.cols[self.to] = Col::Nodes(nodes);
+            if self.bind {
+                out.cols[self.rel] = Col::Vals(
+                    rels.into_iter()
+                        .map(|e| Val::Rel(svc_engine::EdgeId(e)))
+                        .collect(),
+                );
+            }
             return Ok(Some(out));
         }
     }

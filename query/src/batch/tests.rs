@@ -62,10 +62,18 @@ fn the_issue_shapes_run_on_the_batch_path() {
 }
 
 #[test]
-fn a_relationship_variable_keeps_the_row_path_for_its_hop() {
-    // `r` is returned: the hop cannot run on the model (no relationship ids), the rest can.
+fn relationship_variables_and_uniqueness_on_the_batch_path() {
+    // `r` is returned (relationship ids come from the CSR lists), and the second hop must not
+    // reuse the first relationship.
     let out = batch(
         "MATCH (c:Customer)-[r:REFERRED]->(d:Customer) RETURN c.name, r.since ORDER BY r.since",
     );
     assert!(out.contains("2021"), "{out}");
+    let out =
+        batch("MATCH (a:Customer)-[:HAS_TOUCHPOINT]->(t)<-[:HAS_TOUCHPOINT]-(b) RETURN count(*)");
+    assert_eq!(
+        out, "[[Int(0)]]",
+        "a touchpoint has one customer: b = a reuses r"
+    );
+    batch("MATCH (a)-[r1:REFERRED]-(b)-[r2:REFERRED]-(c) RETURN a.name, b.name, c.name, r1, r2");
 }
