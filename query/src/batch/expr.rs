@@ -31,6 +31,7 @@ pub(super) struct Bx<'a, 'g> {
     n: u32,
     extras: &'a Extras,
     labels: Vec<LabelView<'a>>,
+    names: Vec<&'a str>,
     /// Chunk width: the plan's slots and the executor's own columns.
     pub(super) width: usize,
 }
@@ -44,13 +45,14 @@ pub(super) struct Extras {
 
 impl<'a, 'g> Bx<'a, 'g> {
     pub(super) fn new(cx: &'a Cx<'g>, m: &'a ModelView, extras: &'a Extras, width: usize) -> Self {
-        let labels = m.labels().map(|(_, l)| l).collect();
+        let (names, labels) = m.labels().unzip();
         Bx {
             cx,
             m,
             n: u32::try_from(m.len()).unwrap_or(u32::MAX - 1),
             extras,
             labels,
+            names,
             width,
         }
     }
@@ -104,9 +106,12 @@ impl<'a, 'g> Bx<'a, 'g> {
             return Ok(true);
         }
         if self.exact(r) {
-            return Ok(labels
-                .iter()
-                .all(|l| self.m.label(l).is_some_and(|v| v.contains(r))));
+            return Ok(labels.iter().all(|l| {
+                self.names
+                    .iter()
+                    .position(|n| *n == l.as_str())
+                    .is_some_and(|i| self.labels[i].contains(r))
+            }));
         }
         self.cx.has_labels(self.node_id(r), labels)
     }
@@ -227,6 +232,11 @@ impl<'a, 'k> PropReader<'a, 'k> {
 enum Kind {
     Slot(usize),
     Const(Val),
+    /// `n.key` itself.
+    Prop {
+        slot: usize,
+        key: String,
+    },
     /// Reads one property of one node slot and nothing else: evaluated per distinct string.
     Single {
         slot: usize,
@@ -257,9 +267,20 @@ pub(super) struct BExpr {
 impl BExpr {
     /// Compiles `e` for chunks `width` slots wide (scratch slots come after them).
     pub(super) fn new(e: &CExpr, width: usize) -> BExpr {
+        let prop = match e {
+            CExpr::Prop(base, key) => match base.as_ref() {
+                CExpr::Slot(slot) => Some((*slot, key.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
         let kind = match e {
             CExpr::Slot(s) => Kind::Slot(*s),
             CExpr::Const(v) => Kind::Const(v.clone()),
+            _ if prop.is_some() => {
+                let (slot, key) = prop.unwrap_or_default();
+                Kind::Prop { slot, key }
+            }
             _ => match single_prop(e) {
                 Some((slot, key)) if pure(e) => Kind::Single {
                     slot,
@@ -307,6 +328,22 @@ impl BExpr {
                 }
                 _ => self.eval_generic(bx, ch),
             },
+            Kind::Prop { slot, key } => match ch.cols.get(*slot) {
+                Some(Col::Nodes(refs)) => {
+                    let mut reader = PropReader::new(key);
+                    if self.strings_first(bx, refs) {
+                        // Dictionary codes: the column's code mapped once to ours.
+                        self.eval_single(bx, refs)
+                    } else {
+                        let mut out = Vec::with_capacity(refs.len());
+                        for r in refs {
+                            out.push(reader.get(bx, *r)?);
+                        }
+                        Ok(Col::Vals(out))
+                    }
+                }
+                _ => self.eval_generic(bx, ch),
+            },
             Kind::Generic { .. } => self.eval_generic(bx, ch),
         }
     }
@@ -314,8 +351,9 @@ impl BExpr {
     /// Whether the first base row of `refs` has a string column for the key (then the
     /// dictionary path pays off).
     fn strings_first(&self, bx: &Bx<'_, '_>, refs: &[NodeRef]) -> bool {
-        let Kind::Single { key, .. } = &self.kind else {
-            return false;
+        let key = match &self.kind {
+            Kind::Single { key, .. } | Kind::Prop { key, .. } => key,
+            _ => return false,
         };
         let mut reader = PropReader::new(key);
         refs.iter()
@@ -335,10 +373,13 @@ impl BExpr {
             null_code,
             ..
         } = self;
-        let Kind::Single { key, body, tmp, .. } = &*kind else {
-            return Ok(Col::Null);
+        // `n.key` itself is the identity on the property's value.
+        let identity = CExpr::Slot(0);
+        let (key, body, tmp) = match &*kind {
+            Kind::Single { key, body, tmp, .. } => (key, body, *tmp),
+            Kind::Prop { key, .. } => (key, &identity, 0),
+            _ => return Ok(Col::Null),
         };
-        let tmp = *tmp;
         let mut scratch = vec![Val::Null; tmp + 1];
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());

@@ -46,6 +46,9 @@ use ops::*;
 /// Most rows a batch subtree hands to the row operators above it; beyond that the row path
 /// streams instead.
 const MAX_OUTPUT: usize = 1_000_000;
+/// The source of a `ScanFilter`'s scan (its label is the scan's own).
+static LABEL_SCAN: ScanSource = ScanSource::AllNodes;
+
 /// Deeper plans run on the row path (the batch compiler recurses once per operator, and the
 /// largest accepted statements must plan and run on a small thread stack).
 const MAX_DEPTH: usize = 48;
@@ -296,12 +299,24 @@ impl<'p> Compiler<'p> {
                 let label = match source {
                     ScanSource::AllNodes => None,
                     ScanSource::Label(l) => Some(l.as_str()),
+                    // An index's candidates: batched when they do not depend on the row, and
+                    // worth it only when many (a range without a limit).
+                    ScanSource::Seek { value, .. } if value.slot_list().is_empty() => None,
+                    ScanSource::Range { limit, .. }
+                        if limit.as_ref().is_none_or(|l| l.slot_list().is_empty()) =>
+                    {
+                        self.heavy |= limit.is_none();
+                        None
+                    }
                     _ => return None,
                 };
-                self.heavy = true;
+                if matches!(source, ScanSource::AllNodes | ScanSource::Label(_)) {
+                    self.heavy = true;
+                }
                 Box::new(Scan {
                     input: input(self, i)?,
                     slot: *slot,
+                    source,
                     label,
                     check_labels,
                     candidates: None,
@@ -321,6 +336,7 @@ impl<'p> Compiler<'p> {
                 let mut op: BBox<'p> = Box::new(Scan {
                     input: input(self, i)?,
                     slot: *slot,
+                    source: &LABEL_SCAN,
                     label: Some(label),
                     check_labels,
                     candidates: None,
@@ -432,7 +448,6 @@ impl<'p> Compiler<'p> {
                 slots,
                 seen: Default::default(),
                 fast: Default::default(),
-                fast_dicts: Vec::new(),
             }),
             Op::Sort { input: i, keys } if arg.is_none() => Box::new(Sort {
                 input: input(self, i)?,

@@ -11,7 +11,7 @@ use svc_engine::{Direction, NodeId};
 use crate::error::QueryError;
 use crate::exec::{count_arg, AggState, BoxOp};
 use crate::functions::AggKind;
-use crate::plan::AggSpec;
+use crate::plan::{AggSpec, ScanSource};
 use crate::value::{order, write_key, Val};
 
 use super::chunk::{Chunk, Col, NodeRef, CHUNK, NULL};
@@ -137,6 +137,7 @@ impl BOp for FromRows<'_> {
 pub(super) struct Scan<'p> {
     pub(super) input: BBox<'p>,
     pub(super) slot: usize,
+    pub(super) source: &'p ScanSource,
     pub(super) label: Option<&'p str>,
     pub(super) check_labels: &'p [String],
     pub(super) candidates: Option<Vec<NodeRef>>,
@@ -148,6 +149,22 @@ impl Scan<'_> {
     /// The scanned nodes in id order: untouched base rows, and the touched nodes that carry
     /// the label at the snapshot.
     fn candidates(&self, bx: &Bx<'_, '_>) -> Result<Vec<NodeRef>, QueryError> {
+        if matches!(
+            self.source,
+            ScanSource::Seek { .. } | ScanSource::Range { .. }
+        ) {
+            // An index's candidates, in its order (the source reads no slot: checked when
+            // compiled), exactly as the row path finds them.
+            let ids = crate::exec::candidates(self.source, &[], bx.cx)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let r = bx.node_ref(id);
+                if bx.has_labels(r, self.check_labels)? {
+                    out.push(r);
+                }
+            }
+            return Ok(out);
+        }
         let g = bx.cx.g;
         let mut touched: Vec<NodeRef> = Vec::new();
         for id in bx.m.touched_ids() {
@@ -687,19 +704,79 @@ fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<usize>)> {
     Some((keys, dicts))
 }
 
-/// A cache from fast keys to an index, dropped when the key columns' dictionaries change.
+/// A cache from fast keys to an index (a group, a seen flag), dropped when the key columns'
+/// dictionaries change. One key: a table indexed by its code (codes and node references are
+/// small dense integers); several: a hash map with a cheap hash.
 #[derive(Default)]
-struct FastIndex {
+pub(super) struct FastIndex {
     dicts: Vec<usize>,
-    map: HashMap<FastKey, usize>,
+    one: Vec<u32>,
+    map: HashMap<FastKey, usize, std::hash::BuildHasherDefault<FxHasher>>,
 }
+
+/// Most entries of the one-key table (beyond, the hash map serves).
+const TABLE_MAX: u32 = 1 << 24;
 
 impl FastIndex {
     fn reset_if_changed(&mut self, dicts: &[usize]) {
         if self.dicts != dicts {
             self.dicts = dicts.to_vec();
+            self.one.clear();
             self.map.clear();
         }
+    }
+
+    #[inline]
+    fn get(&self, k: &FastKey) -> Option<usize> {
+        if self.dicts.len() == 1 && k[0] < TABLE_MAX {
+            return match self.one.get(k[0] as usize) {
+                Some(0) | None => None,
+                Some(g) => Some(*g as usize - 1),
+            };
+        }
+        self.map.get(k).copied()
+    }
+
+    #[inline]
+    fn insert(&mut self, k: FastKey, v: usize) {
+        if self.dicts.len() == 1 && k[0] < TABLE_MAX {
+            let i = k[0] as usize;
+            if self.one.len() <= i {
+                self.one.resize((i + 1).max(self.one.len() * 2), 0);
+            }
+            self.one[i] = v as u32 + 1;
+            return;
+        }
+        self.map.insert(k, v);
+    }
+}
+
+/// A multiply-rotate hasher (as rustc's FxHash) for the fast keys: a few `u32`s, no
+/// untrusted input, so no need for SipHash's flooding resistance.
+#[derive(Default)]
+pub(super) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
@@ -742,8 +819,8 @@ impl Aggregate<'_> {
             group_of.clear();
             for i in 0..ch.len {
                 if let Some((keys, _)) = &fk {
-                    if let Some(g) = fast.map.get(&keys[i]) {
-                        group_of.push(*g);
+                    if let Some(g) = fast.get(&keys[i]) {
+                        group_of.push(g);
                         continue;
                     }
                 }
@@ -762,7 +839,7 @@ impl Aggregate<'_> {
                     }
                 };
                 if let Some((keys, _)) = &fk {
-                    fast.map.insert(keys[i], g);
+                    fast.insert(keys[i], g);
                 }
                 group_of.push(g);
             }
@@ -837,8 +914,7 @@ pub(super) struct Distinct<'p> {
     pub(super) input: BBox<'p>,
     pub(super) slots: &'p [usize],
     pub(super) seen: HashSet<Vec<u8>>,
-    pub(super) fast: HashSet<FastKey>,
-    pub(super) fast_dicts: Vec<usize>,
+    pub(super) fast: FastIndex,
 }
 
 impl BOp for Distinct<'_> {
@@ -848,17 +924,15 @@ impl BOp for Distinct<'_> {
             let cols: Vec<&Col> = self.slots.iter().map(|s| &ch.cols[*s]).collect();
             let fk = fast_keys(&cols, ch.len);
             if let Some((_, dicts)) = &fk {
-                if *dicts != self.fast_dicts {
-                    self.fast_dicts = dicts.clone();
-                    self.fast.clear();
-                }
+                self.fast.reset_if_changed(dicts);
             }
             let mut keep = vec![false; ch.len];
             for (i, k) in keep.iter_mut().enumerate() {
                 if let Some((keys, _)) = &fk {
-                    if !self.fast.insert(keys[i]) {
+                    if self.fast.get(&keys[i]).is_some() {
                         continue;
                     }
+                    self.fast.insert(keys[i], 0);
                 }
                 let mut key = Vec::new();
                 for c in &cols {

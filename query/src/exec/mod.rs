@@ -28,6 +28,7 @@ mod scan;
 pub(crate) use aggregate::AggState;
 pub(crate) use budgets::{collect, produce};
 pub(crate) use order::count_arg;
+pub(crate) use scan::candidates;
 
 use aggregate::{Aggregate, Distinct};
 use budgets::Profiled;
