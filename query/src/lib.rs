@@ -99,6 +99,7 @@
 //! the caller must abort that transaction, since earlier clauses may already have written.
 
 pub mod ast;
+mod batch;
 pub mod error;
 mod eval;
 mod exec;
@@ -117,6 +118,7 @@ mod write;
 use std::time::Instant;
 
 pub use ast::Statement;
+pub use batch::ModelSwitch;
 pub use error::{Position, QueryError};
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};

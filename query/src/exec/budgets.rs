@@ -30,7 +30,8 @@ pub(crate) fn produce(
     cx: &Cx<'_>,
     profile: bool,
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
-    let mut op = build(plan, width, profile);
+    let analysis = Analysis::new(plan, width, Some(out_slots));
+    let mut op = build_rows(plan, width, profile, Some(&analysis));
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
         if out_slots.is_empty() {

@@ -212,7 +212,7 @@ impl Planner<'_> {
             .join(", ");
         match (keys.is_empty(), limit) {
             (false, Some(limit)) => {
-                self.push_topk_into_index(&mut plan, &p.order_by, skip.as_ref(), &limit);
+                self.push_topk_into_index(&mut plan, &keys, skip.as_ref(), &limit);
                 let details = format!(
                     "{order_text} LIMIT {}",
                     p.limit

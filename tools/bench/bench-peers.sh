@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The peer benchmark of issue 25 in one command (`make bench-peers`): every query of
+# benches/corpus/queries.txt on our engine (embedded, read model prepared), then on Kuzu and
+# FalkorDB, in one window on the same seed; checks that the answers match and writes the table.
+#
+# Output (docs/bench-results/, dated): <date>-corpus-ours.jsonl / -ours.txt (our answers,
+# timings, stderr), -peers.jsonl / -peers.txt / -peers-meta.json (the same for the peers,
+# versions, load averages), -table.md (the comparison); the table also replaces the section
+# between the peers-table markers of docs/benchmarks.md.
+#
+# Environment: SVC_BENCH_DATA (seed directory, as benches/src/seed.rs: default <tmp>/svc-bench-data,
+# generated with tools/bench/gen.py's defaults when missing), CARGO_TARGET_DIR, CARGO,
+# SVC_BENCH_FILTER (only queries whose name contains it), SVC_BENCH_NO_DOC=1 (leave
+# docs/benchmarks.md alone).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+CARGO=${CARGO:-cargo}
+DATA=${SVC_BENCH_DATA:-${TMPDIR:-/tmp}/svc-bench-data}
+FILTER=${SVC_BENCH_FILTER:-}
+STAMP=$(date -u +%Y-%m-%d-%H%M)
+OUT=docs/bench-results/$STAMP-corpus
+TARGET=${CARGO_TARGET_DIR:-target}
+
+PY=$(tools/bench/peers-venv.sh | tail -1)
+if [ ! -f "$DATA/seed/touchpoints.csv" ]; then
+  python3 tools/bench/gen.py --out "$DATA"
+fi
+# The build of the existing seeded benches: workspace crates at opt-level 3, dependencies at 2.
+CARGO_PROFILE_DEV_OPT_LEVEL=3 $CARGO build --profile dev -p svc-benches --example corpus
+
+{
+  echo "commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- engine query benches || echo ' (with local changes)')"
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  echo "load average before ours: $(cut -d' ' -f1-3 /proc/loadavg)"
+} > "$OUT-ours.txt"
+SVC_BENCH_DATA="$DATA" "$TARGET/debug/examples/corpus" "$OUT-ours.jsonl" "$FILTER" 2>> "$OUT-ours.txt"
+echo "load average after ours: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT-ours.txt"
+cat "$OUT-ours.txt"
+
+"$PY" tools/bench/peers.py --data "$DATA" --out "$OUT-peers.jsonl" --meta "$OUT-peers-meta.json" \
+  --filter "$FILTER" 2> "$OUT-peers.txt"
+cat "$OUT-peers.txt"
+
+DOC=(--update-doc docs/benchmarks.md)
+if [ -n "$FILTER" ] || [ "${SVC_BENCH_NO_DOC:-}" = 1 ]; then DOC=(); fi
+python3 tools/bench/compare.py "$OUT-ours.jsonl" "$OUT-peers.jsonl" --meta "$OUT-peers-meta.json" \
+  --ours-log "$OUT-ours.txt" --markdown "$OUT-table.md" "${DOC[@]}" \
+  --title "Run of $STAMP UTC, commit $(git rev-parse --short HEAD); raw output: \`$OUT-*\`."
