@@ -111,6 +111,7 @@ impl Planner<'_> {
                 parts.push((PathPart::Node, slot_of(&node.variable)?));
             }
             let slot = self.new_slot();
+            self.kinds.insert(slot, VarKind::Path);
             plan = self.op(
                 format!("{} = path", p.variable.as_deref().unwrap_or("")),
                 Op::Project {
@@ -155,6 +156,12 @@ impl Planner<'_> {
                     }
                     None => self.new_slot(),
                 };
+                let kind = if rel.length.is_some() {
+                    VarKind::Relationships
+                } else {
+                    VarKind::Relationship
+                };
+                self.kinds.insert(slot, kind);
                 // Paths longer than the hop budget are an error when one is actually found
                 // (see `Expand`), not a refusal of the pattern.
                 let hops = rel
@@ -440,7 +447,10 @@ impl Planner<'_> {
     ) -> Result<usize, QueryError> {
         let slot = match &np.variable {
             Some(v) => match self.lookup(v) {
-                Some(s) => s,
+                Some(s) => {
+                    self.check_kind(v, s, VarKind::Node)?;
+                    s
+                }
                 None => {
                     let s = self.new_slot();
                     self.scope.push((v.clone(), s));
@@ -449,6 +459,7 @@ impl Planner<'_> {
             },
             None => self.new_slot(),
         };
+        self.kinds.insert(slot, VarKind::Node);
         let index = match nodes.iter().position(|n| n.slot == slot) {
             Some(i) => i,
             None => {
