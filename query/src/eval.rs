@@ -67,6 +67,30 @@ pub(crate) enum CExpr {
     },
     /// A named path from its elements, in pattern order.
     Path(Vec<(PathPart, CExpr)>),
+    /// A pattern expression or pattern comprehension: a plan run per row.
+    SubQuery(std::sync::Arc<SubQuery>),
+}
+
+/// A pattern run for each row: its plan starts from an `Argument` leaf holding the row.
+#[derive(Debug)]
+pub(crate) struct SubQuery {
+    pub plan: crate::plan::Plan,
+    pub arg: usize,
+    /// Row width the plan needs.
+    pub width: usize,
+    /// Outer slots the pattern reads (its bound variables).
+    pub reads: Vec<usize>,
+    /// Local variables (comprehensions) copied into slots of the plan's rows: (level, slot).
+    pub locals: Vec<(usize, usize)>,
+    pub kind: SubQueryKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum SubQueryKind {
+    /// Whether the pattern matches.
+    Exists,
+    /// The projection of each match.
+    Collect(CExpr),
 }
 
 /// What an element of a named path holds.
@@ -82,7 +106,7 @@ impl CExpr {
     /// The direct sub-expressions.
     pub(crate) fn children(&self) -> Vec<&CExpr> {
         match self {
-            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) => vec![],
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => vec![],
             CExpr::Prop(e, _)
             | CExpr::Not(e)
             | CExpr::Neg(e)
@@ -132,7 +156,7 @@ impl CExpr {
     pub(crate) fn map_children(&self, f: &mut dyn FnMut(&CExpr) -> CExpr) -> CExpr {
         let mut b = |x: &CExpr| Box::new(f(x));
         match self {
-            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) => self.clone(),
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => self.clone(),
             CExpr::Prop(e, k) => CExpr::Prop(b(e), k.clone()),
             CExpr::Not(e) => CExpr::Not(b(e)),
             CExpr::Neg(e) => CExpr::Neg(b(e)),
@@ -233,13 +257,16 @@ impl CExpr {
     pub(crate) fn slots(&self, out: &mut Vec<usize>) {
         match self {
             CExpr::Slot(s) => out.push(*s),
+            CExpr::SubQuery(sq) => out.extend(&sq.reads),
             other => other.children().into_iter().for_each(|c| c.slots(out)),
         }
     }
 
     /// Whether the expression reads a local variable (so it cannot be evaluated on its own).
     pub(crate) fn has_locals(&self) -> bool {
-        matches!(self, CExpr::Local(_)) || self.children().into_iter().any(CExpr::has_locals)
+        matches!(self, CExpr::Local(_))
+            || matches!(self, CExpr::SubQuery(sq) if !sq.locals.is_empty())
+            || self.children().into_iter().any(CExpr::has_locals)
     }
 
     pub(crate) fn slot_list(&self) -> Vec<usize> {
@@ -526,6 +553,37 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
             }
         },
         CExpr::Local(level) => cx.local(*level)?,
+        CExpr::SubQuery(sq) => {
+            let mut r = row.to_vec();
+            if r.len() < sq.width {
+                r.resize(sq.width, Val::Null);
+            }
+            for (level, slot) in &sq.locals {
+                r[*slot] = cx.local(*level)?;
+            }
+            {
+                let mut args = cx.args.borrow_mut();
+                if args.len() <= sq.arg {
+                    args.resize(sq.arg + 1, Vec::new());
+                }
+                args[sq.arg] = r;
+            }
+            let mut op = crate::exec::build(&sq.plan, sq.width, false);
+            match &sq.kind {
+                SubQueryKind::Exists => Val::Bool(op.next(cx)?.is_some()),
+                SubQueryKind::Collect(projection) => {
+                    let mut out = Vec::new();
+                    while let Some(r) = op.next(cx)? {
+                        cx.tick()?;
+                        if out.len() >= cx.limits.max_buffered_rows {
+                            return Err(QueryError::BufferLimit(cx.limits.max_buffered_rows));
+                        }
+                        out.push(eval(projection, &r, cx)?);
+                    }
+                    Val::List(out)
+                }
+            }
+        }
         CExpr::Path(parts) => {
             let mut nodes: Vec<NodeId> = Vec::new();
             let mut rels: Vec<EdgeId> = Vec::new();

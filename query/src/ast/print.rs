@@ -230,6 +230,18 @@ impl Display for Expr {
                 Var(accumulator),
                 Var(variable)
             ),
+            Expr::Pattern(p) => p.fmt(f),
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => {
+                write!(f, "[{pattern}")?;
+                if let Some(p) = predicate {
+                    write!(f, " WHERE {p}")?;
+                }
+                write!(f, " | {projection}]")
+            }
             Expr::Case {
                 operand,
                 whens,

@@ -290,6 +290,12 @@ pub(super) fn atom(i: Input<'_>) -> PResult<'_, Expr> {
             Ok((i, Expr::Map(entries)))
         }
         Tok::Punct("(") => {
+            // A pattern with at least one relationship is a pattern expression.
+            if let Ok((j, p)) = path_pattern(i) {
+                if !p.hops.is_empty() {
+                    return Ok((j, Expr::Pattern(Box::new(p))));
+                }
+            }
             let (i, e) = expr(i.advance(1))?;
             let (i, _) = punct(")")(i)?;
             Ok((i, e))
@@ -413,10 +419,27 @@ pub(super) fn list_literal(i: Input<'_>) -> PResult<'_, Expr> {
             },
         ));
     }
-    let (i, items) = separated_list1(punct(","), expr)(i)?;
-    if i.is_punct("|") {
-        return Err(i.unsupported("pattern comprehensions"));
+    // pattern_comprehension = "[" path_pattern [WHERE expr] "|" expr "]"
+    let named = is_variable_token(i.peek()) && matches!(i.peek_at(1), Tok::Punct("="));
+    if i.is_punct("(") || named {
+        if let Ok((j, pattern)) = path_pattern(i) {
+            if !pattern.hops.is_empty() && (j.is_kw("WHERE") || j.is_punct("|")) {
+                let (j, predicate) = opt_where(j)?;
+                let (j, _) = punct("|")(j)?;
+                let (j, projection) = expr(j)?;
+                let (j, _) = punct("]")(j)?;
+                return Ok((
+                    j,
+                    Expr::PatternComprehension {
+                        pattern: Box::new(pattern),
+                        predicate: predicate.map(Box::new),
+                        projection: Box::new(projection),
+                    },
+                ));
+            }
+        }
     }
+    let (i, items) = separated_list1(punct(","), expr)(i)?;
     let (i, _) = punct("]")(i)?;
     Ok((i, Expr::List(items)))
 }

@@ -70,6 +70,7 @@ pub(crate) fn plan(
         locals: std::cell::RefCell::new(Vec::new()),
         next_hidden: 0,
         kinds: std::collections::HashMap::new(),
+        in_predicate: std::cell::Cell::new(false),
     };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
@@ -114,7 +115,7 @@ pub(crate) fn plan(
                             .chain(projected.iter().cloned())
                             .collect();
                     }
-                    let predicate = p.compile(pred, &[], &mut None);
+                    let predicate = p.compile_predicate(pred);
                     p.scope = projected;
                     let predicate = predicate?;
                     current = p.op(
@@ -170,6 +171,8 @@ struct Planner<'a> {
     /// What each slot is known to hold (slots absent here: unknown), to refuse a variable used
     /// as something else (`MATCH ()-[r]-() MATCH (r)`, `WITH 1 AS n MATCH (n)`).
     kinds: std::collections::HashMap<usize, VarKind>,
+    /// Set while compiling a WHERE predicate: the one place a bare pattern may stand.
+    in_predicate: std::cell::Cell<bool>,
 }
 
 /// What a variable holds, where the planner knows it.

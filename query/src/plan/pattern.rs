@@ -49,7 +49,7 @@ impl Planner<'_> {
         let mut plan = self.plan_pattern(input, &patterns, None)?;
         plan = self.bind_paths(plan, &patterns)?;
         if let Some(w) = &m.where_ {
-            let predicate = self.compile(w, &[], &mut None)?;
+            let predicate = self.compile_predicate(w)?;
             plan = self.op(
                 w.to_string(),
                 Op::Filter {
@@ -225,7 +225,7 @@ impl Planner<'_> {
             let mut parts = Vec::new();
             split_and(w, &mut parts);
             for part in parts {
-                let expr = self.compile(&part, &[], &mut None)?;
+                let expr = self.compile_predicate(&part)?;
                 conjuncts.push(Conjunct {
                     slots: expr.slot_list(),
                     expr,
