@@ -138,12 +138,27 @@ impl Planner<'_> {
         let mut rels: Vec<PRel> = Vec::new();
         let mut raw_props: Vec<(usize, &str, &Expr)> = Vec::new();
         let mut raw_rel_props: Vec<(usize, &[(String, Expr)])> = Vec::new();
+        let mut rebound: Vec<(usize, usize, String)> = Vec::new();
         for path in patterns {
             let mut prev = self.bind_node(&path.start, &mut nodes, &mut raw_props)?;
             let mut prev_np = &path.start;
             for (rel, node) in &path.hops {
                 let next = self.bind_node(node, &mut nodes, &mut raw_props)?;
+                let kind = if rel.length.is_some() {
+                    VarKind::Relationships
+                } else {
+                    VarKind::Relationship
+                };
                 let slot = match &rel.variable {
+                    // Bound by an earlier clause: this MATCH must find that relationship
+                    // (walked into a slot of its own, then compared).
+                    Some(v) if self.lookup(v).is_some_and(|s| bound_before.contains(&s)) => {
+                        let old = self.lookup(v).unwrap_or_default();
+                        self.check_kind(v, old, kind)?;
+                        let s = self.new_slot();
+                        rebound.push((s, old, v.clone()));
+                        s
+                    }
                     Some(v) if self.lookup(v).is_some() => {
                         return Err(QueryError::semantic(format!(
                             "relationship variable `{v}` is already bound"
@@ -155,11 +170,6 @@ impl Planner<'_> {
                         s
                     }
                     None => self.new_slot(),
-                };
-                let kind = if rel.length.is_some() {
-                    VarKind::Relationships
-                } else {
-                    VarKind::Relationship
                 };
                 self.kinds.insert(slot, kind);
                 // Paths longer than the hop budget are an error when one is actually found
@@ -184,6 +194,19 @@ impl Planner<'_> {
         }
         // Inline properties may refer to any variable of the pattern, so compile them last.
         let mut conjuncts = Vec::new();
+        for (new, old, name) in rebound {
+            let expr = CExpr::Bin(
+                BinaryOp::Eq,
+                Box::new(CExpr::Slot(new)),
+                Box::new(CExpr::Slot(old)),
+            );
+            conjuncts.push(Conjunct {
+                slots: expr.slot_list(),
+                expr,
+                text: format!("{name} is the bound relationship"),
+                applied: false,
+            });
+        }
         for (slot, key, value) in raw_props {
             let value_c = self.compile(value, &[], &mut None)?;
             let expr = CExpr::Bin(
