@@ -59,7 +59,7 @@ fn unsupported_constructs_name_themselves() {
         ("LOAD CSV FROM 'x' AS l RETURN l", "LOAD"),
         ("MATCH (n) FOREACH (x IN [1] | SET n.a = x)", "FOREACH"),
         (
-            "MATCH (n) WHERE EXISTS { MATCH (n) } RETURN n",
+            "MATCH (n) WHERE COUNT { MATCH (n) } > 1 RETURN n",
             "subqueries",
         ),
         (
@@ -174,7 +174,7 @@ fn tricky_text_round_trips() {
         // the language of the TCK: comprehensions, list predicates, CASE, slices, patterns
         "RETURN [x IN [1, 2] WHERE x > 1 | x * 2], [(x IN [1])], all(x IN [1] WHERE x > 0), reduce(a = 0, x IN [1] | a + x)",
         "RETURN CASE WHEN 1 < 2 < 3 THEN [1, 2, 3][1..] ELSE [][..-1] END, CASE 1 WHEN 1 THEN 0x1F END, -9223372036854775808, .5",
-        "MATCH p = (a)-[r*]->(b) WHERE (a)-->(b) - 1 AND NOT (a)<--() OR exists((b)-->()) RETURN [q = (a)-->(c) WHERE c.x | length(q)], nodes(p), date.truncate('day', date())",
+        "MATCH p = (a)-[r*]->(b) WHERE (a)-->(b) AND NOT (a)<--() OR exists((b)-->()) RETURN [q = (a)-->(c) WHERE c.x | length(q)], nodes(p), date.truncate('day', date())",
         "MATCH (n) RETURN cOuNt( * ), n.x + 1, toUpper( n.name )",
     ] {
         verified(text);

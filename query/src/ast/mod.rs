@@ -50,6 +50,36 @@ impl Clause {
         )
     }
 
+    /// The expressions the clause holds (for walks over a subquery's body).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        fn projection(p: &Projection) -> Vec<&Expr> {
+            p.items
+                .iter()
+                .map(|i| &i.expr)
+                .chain(p.order_by.iter().map(|s| &s.expr))
+                .chain(p.skip.as_ref())
+                .chain(p.limit.as_ref())
+                .collect()
+        }
+        match self {
+            Clause::Match(m) => m
+                .patterns
+                .iter()
+                .flat_map(PathPattern::property_exprs)
+                .chain(m.where_.as_ref())
+                .collect(),
+            Clause::Unwind(u) => vec![&u.expr],
+            Clause::With(w) => {
+                let mut out = projection(&w.projection);
+                out.extend(w.where_.as_ref());
+                out
+            }
+            Clause::Return(p) => projection(p),
+            // Write clauses never stand in a subquery.
+            _ => Vec::new(),
+        }
+    }
+
     /// The clause keyword, for messages.
     pub fn keyword(&self) -> &'static str {
         match self {
@@ -351,6 +381,12 @@ pub enum Expr {
         predicate: Option<Box<Expr>>,
         projection: Box<Expr>,
     },
+    /// `EXISTS { (a)-->(b) WHERE ... }` (`short`: written as a pattern) or
+    /// `EXISTS { MATCH ... [WITH ...] [RETURN ...] }`: whether the read-only subquery has a row.
+    Exists {
+        clauses: Vec<Clause>,
+        short: bool,
+    },
     /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`
     Case {
         operand: Option<Box<Expr>>,
@@ -524,6 +560,7 @@ impl Expr {
                 .chain(else_.as_deref())
                 .collect(),
             Expr::Pattern(p) => p.property_exprs(),
+            Expr::Exists { clauses, .. } => clauses.iter().flat_map(Clause::exprs).collect(),
             Expr::PatternComprehension {
                 pattern,
                 predicate,

@@ -231,6 +231,19 @@ impl Display for Expr {
                 Var(variable)
             ),
             Expr::Pattern(p) => p.fmt(f),
+            Expr::Exists { clauses, short } => {
+                f.write_str("EXISTS { ")?;
+                match (short, clauses.as_slice()) {
+                    (true, [Clause::Match(m)]) => {
+                        join(f, &m.patterns, ", ")?;
+                        if let Some(w) = &m.where_ {
+                            write!(f, " WHERE {w}")?;
+                        }
+                    }
+                    _ => join(f, clauses, " ")?,
+                }
+                f.write_str(" }")
+            }
             Expr::PatternComprehension {
                 pattern,
                 predicate,

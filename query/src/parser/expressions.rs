@@ -316,8 +316,9 @@ pub(super) fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         "FALSE" => return Ok((i.advance(1), Expr::Literal(Literal::Bool(false)))),
         "NULL" => return Ok((i.advance(1), Expr::Literal(Literal::Null))),
         "CASE" => return case_expr(i),
-        "EXISTS" | "COUNT" | "COLLECT" if matches!(i.peek_at(1), Tok::Punct("{")) => {
-            return Err(i.unsupported("subqueries"))
+        "EXISTS" if matches!(i.peek_at(1), Tok::Punct("{")) => return exists_subquery(i),
+        "COUNT" | "COLLECT" if matches!(i.peek_at(1), Tok::Punct("{")) => {
+            return Err(i.unsupported("COUNT and COLLECT subqueries"))
         }
         "ALL" | "ANY" | "NONE" | "SINGLE"
             if matches!(i.peek_at(1), Tok::Punct("("))
@@ -451,6 +452,57 @@ fn is_variable_token(t: &Tok) -> bool {
         Tok::Quoted(_) => true,
         _ => false,
     }
+}
+
+// exists = EXISTS "{" ( pattern_list [WHERE expr] | clause { clause } ) "}"
+fn exists_subquery(i: Input<'_>) -> PResult<'_, Expr> {
+    let _guard = DepthGuard::enter(i)?;
+    let i = i.advance(2);
+    let full = i.is_kw("MATCH") || i.is_kw("OPTIONAL") || i.is_kw("WITH") || i.is_kw("UNWIND");
+    if !full {
+        let (i, patterns) = pattern_list(i)?;
+        let (i, where_) = opt_where(i)?;
+        let (i, _) = punct("}")(i)?;
+        let m = Match {
+            optional: false,
+            patterns,
+            where_,
+        };
+        return Ok((
+            i,
+            Expr::Exists {
+                clauses: vec![Clause::Match(m)],
+                short: true,
+            },
+        ));
+    }
+    let mut clauses = Vec::new();
+    let mut i = i;
+    while !i.is_punct("}") {
+        let at = i;
+        let (j, c) = clause(i)?;
+        // The body only reads: read-only-ness stays decided by the statement's clauses.
+        if c.is_write() {
+            return Err(at.fatal(Fatal::Invalid(format!(
+                "{} is not allowed inside EXISTS {{ }}",
+                c.keyword()
+            ))));
+        }
+        let is_return = matches!(c, Clause::Return(_));
+        clauses.push(c);
+        i = j;
+        if is_return {
+            break;
+        }
+    }
+    let (i, _) = punct("}")(i)?;
+    Ok((
+        i,
+        Expr::Exists {
+            clauses,
+            short: false,
+        },
+    ))
 }
 
 // quantified = (ALL | ANY | NONE | SINGLE) "(" variable IN expr WHERE expr ")"

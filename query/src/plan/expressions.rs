@@ -145,6 +145,57 @@ impl Planner<'_> {
                 });
                 CExpr::Slot(slot)
             }
+            Expr::Slice(..)
+            | Expr::Comprehension { .. }
+            | Expr::Quantified { .. }
+            | Expr::Reduce { .. }
+            | Expr::Case { .. }
+            | Expr::Exists { .. }
+            | Expr::Pattern(_)
+            | Expr::PatternComprehension { .. } => self.compile_more(e, replace, aggs)?,
+            Expr::Call { name, args, .. }
+                if name.eq_ignore_ascii_case("exists") && args.len() == 1 =>
+            {
+                self.compile_more(e, replace, aggs)?
+            }
+            Expr::CountStar => return Err(QueryError::semantic("count(*) is not allowed here")),
+            Expr::Call {
+                name,
+                distinct,
+                args,
+            } => {
+                if *distinct {
+                    return Err(QueryError::semantic(format!(
+                        "DISTINCT is only allowed in aggregate calls, not in {name}()"
+                    )));
+                }
+                let f = Func::lookup(name, args.len())?;
+                CExpr::Func(
+                    f,
+                    args.iter()
+                        .map(|x| self.compile(x, replace, aggs))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+        })
+    }
+}
+
+impl Planner<'_> {
+    /// The expression kinds beyond the original subset, compiled in a frame of their own: the
+    /// compiler recurses once per tree level, and keeping these arms' temporaries out of
+    /// `compile_inner`'s frame keeps the deepest accepted tree within a 2 MiB stack.
+    #[inline(never)]
+    fn compile_more(
+        &self,
+        e: &Expr,
+        replace: &[(&Expr, usize)],
+        aggs: &mut Option<AggCollector>,
+    ) -> Result<CExpr, QueryError> {
+        let c = |x: &Expr, aggs: &mut Option<AggCollector>| {
+            self.compile(x, replace, aggs).map(Box::new)
+        };
+        Ok(match e {
             Expr::Slice(list, from, to) => {
                 let list = c(list, aggs)?;
                 let from = from.as_deref().map(|x| c(x, aggs)).transpose()?;
@@ -217,6 +268,7 @@ impl Planner<'_> {
                     .collect::<Result<_, QueryError>>()?,
                 else_: else_.as_deref().map(|x| c(x, aggs)).transpose()?,
             },
+            Expr::Exists { clauses, .. } => self.exists_subquery(clauses)?,
             Expr::Pattern(p) => {
                 if !self.in_predicate.get() {
                     return Err(QueryError::semantic(format!(
@@ -246,24 +298,10 @@ impl Planner<'_> {
             {
                 CExpr::IsNull(c(&args[0], aggs)?, true)
             }
-            Expr::CountStar => return Err(QueryError::semantic("count(*) is not allowed here")),
-            Expr::Call {
-                name,
-                distinct,
-                args,
-            } => {
-                if *distinct {
-                    return Err(QueryError::semantic(format!(
-                        "DISTINCT is only allowed in aggregate calls, not in {name}()"
-                    )));
-                }
-                let f = Func::lookup(name, args.len())?;
-                CExpr::Func(
-                    f,
-                    args.iter()
-                        .map(|x| self.compile(x, replace, aggs))
-                        .collect::<Result<_, _>>()?,
-                )
+            other => {
+                return Err(QueryError::semantic(format!(
+                    "internal: {other} is not an extended expression"
+                )))
             }
         })
     }
@@ -292,20 +330,7 @@ impl Planner<'_> {
         predicate: Option<&Expr>,
         projection: Option<&Expr>,
     ) -> Result<CExpr, QueryError> {
-        let mut child = Planner {
-            g: self.g,
-            params: self.params,
-            limits: self.limits,
-            deadline: self.deadline,
-            next_slot: self.next_slot,
-            next_op: 0,
-            next_arg: self.next_arg + SUBQUERY_ARGS,
-            scope: self.scope.clone(),
-            locals: std::cell::RefCell::new(Vec::new()),
-            next_hidden: 0,
-            kinds: self.kinds.clone(),
-            in_predicate: std::cell::Cell::new(false),
-        };
+        let mut child = self.child();
         if projection.is_none() {
             // A pattern predicate only tests the variables it is given.
             if let Some(v) = pattern
@@ -367,6 +392,55 @@ impl Planner<'_> {
             locals,
             kind,
         })))
+    }
+
+    /// `EXISTS { ... }`: the body's clauses planned by a child planner from an `Argument`
+    /// leaf holding the row (its RETURN, if any, does not matter: only whether a row comes).
+    fn exists_subquery(&self, clauses: &[Clause]) -> Result<CExpr, QueryError> {
+        let mut child = self.child();
+        let mut locals = Vec::new();
+        for (level, name) in self.locals.borrow().iter().enumerate() {
+            let slot = child.new_slot();
+            child.scope.push((name.clone(), slot));
+            locals.push((level, slot));
+        }
+        // Every current variable may be read by the body.
+        let reads: Vec<usize> = self.scope.iter().map(|(_, s)| *s).collect();
+        let arg = child.next_arg;
+        child.next_arg += 1;
+        let mut plan = child.op("", Op::Argument { arg });
+        for c in clauses {
+            plan = match c {
+                Clause::Return(r) => child.plan_projection(plan, r, false)?.0,
+                other => child.plan_read_clause(plan, other)?,
+            };
+        }
+        Ok(CExpr::SubQuery(std::sync::Arc::new(SubQuery {
+            plan,
+            arg,
+            width: child.next_slot,
+            reads,
+            locals,
+            kind: SubQueryKind::Exists,
+        })))
+    }
+
+    /// A planner for a subquery: the current variables, slots numbered from here on.
+    fn child(&self) -> Planner<'_> {
+        Planner {
+            g: self.g,
+            params: self.params,
+            limits: self.limits,
+            deadline: self.deadline,
+            next_slot: self.next_slot,
+            next_op: 0,
+            next_arg: self.next_arg + SUBQUERY_ARGS,
+            scope: self.scope.clone(),
+            locals: std::cell::RefCell::new(Vec::new()),
+            next_hidden: 0,
+            kinds: self.kinds.clone(),
+            in_predicate: std::cell::Cell::new(false),
+        }
     }
 
     /// Compiles with `names` bound as local variables; returns the level of the first.

@@ -79,53 +79,8 @@ pub(crate) fn plan(
     for clause in &stmt.clauses {
         p.check_deadline()?;
         match clause {
-            Clause::Match(m) => current = p.plan_match(current, m)?,
-            Clause::Unwind(u) => {
-                let expr = p.compile(&u.expr, &[], &mut None)?;
-                let slot = p.new_slot();
-                current = p.op(
-                    format!("{} AS {}", u.expr, u.alias),
-                    Op::Unwind {
-                        input: Box::new(current),
-                        expr,
-                        slot,
-                    },
-                );
-                p.scope.push((u.alias.clone(), slot));
-            }
-            Clause::With(w) => {
-                let before = p.scope.clone();
-                let (plan, items) = p.plan_projection(current, &w.projection, true)?;
-                current = plan;
-                p.carry_kinds(&before, &items, &w.projection);
-                p.scope = items;
-                if let Some(pred) = &w.where_ {
-                    // Without aggregation or DISTINCT the rows still hold the variables from
-                    // before WITH, and WHERE may read them (as ORDER BY may).
-                    let keeps_rows = !w.projection.distinct
-                        && !w
-                            .projection
-                            .items
-                            .iter()
-                            .any(|i| i.expr.contains_aggregate());
-                    let projected = p.scope.clone();
-                    if keeps_rows {
-                        p.scope = before
-                            .into_iter()
-                            .chain(projected.iter().cloned())
-                            .collect();
-                    }
-                    let predicate = p.compile_predicate(pred);
-                    p.scope = projected;
-                    let predicate = predicate?;
-                    current = p.op(
-                        pred.to_string(),
-                        Op::Filter {
-                            input: Box::new(current),
-                            predicate,
-                        },
-                    );
-                }
+            Clause::Match(_) | Clause::Unwind(_) | Clause::With(_) => {
+                current = p.plan_read_clause(current, clause)?
             }
             Clause::Return(r) => {
                 let (plan, items) = p.plan_projection(current, r, false)?;
@@ -264,6 +219,62 @@ impl<'a> Planner<'a> {
             details: details.into(),
             op,
         }
+    }
+
+    /// MATCH, UNWIND or WITH over `current` (shared by statements and subqueries).
+    fn plan_read_clause(&mut self, mut current: Plan, clause: &Clause) -> Result<Plan, QueryError> {
+        match clause {
+            Clause::Match(m) => current = self.plan_match(current, m)?,
+            Clause::Unwind(u) => {
+                let expr = self.compile(&u.expr, &[], &mut None)?;
+                let slot = self.new_slot();
+                current = self.op(
+                    format!("{} AS {}", u.expr, u.alias),
+                    Op::Unwind {
+                        input: Box::new(current),
+                        expr,
+                        slot,
+                    },
+                );
+                self.scope.push((u.alias.clone(), slot));
+            }
+            Clause::With(w) => {
+                let before = self.scope.clone();
+                let (plan, items) = self.plan_projection(current, &w.projection, true)?;
+                current = plan;
+                self.carry_kinds(&before, &items, &w.projection);
+                self.scope = items;
+                if let Some(pred) = &w.where_ {
+                    // Without aggregation or DISTINCT the rows still hold the variables from
+                    // before WITH, and WHERE may read them (as ORDER BY may).
+                    let keeps_rows = !w.projection.distinct
+                        && !w
+                            .projection
+                            .items
+                            .iter()
+                            .any(|i| i.expr.contains_aggregate());
+                    let projected = self.scope.clone();
+                    if keeps_rows {
+                        self.scope = before
+                            .into_iter()
+                            .chain(projected.iter().cloned())
+                            .collect();
+                    }
+                    let predicate = self.compile_predicate(pred);
+                    self.scope = projected;
+                    let predicate = predicate?;
+                    current = self.op(
+                        pred.to_string(),
+                        Op::Filter {
+                            input: Box::new(current),
+                            predicate,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+        Ok(current)
     }
 
     /// Kinds of the slots a projection made: a variable keeps its kind, a literal or an
