@@ -35,3 +35,23 @@ fn the_tck_keeps_its_baseline_with_no_wrong_result() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+/// Every query the TCK holds (setup, queries, control queries, named graphs) goes through the
+/// fuzz targets' checks: parsing never panics, and whatever parses prints back to text that
+/// parses to the same tree.
+#[test]
+fn every_tck_query_round_trips_through_the_printer() {
+    let root = svc_tck::root();
+    let scenarios = svc_tck::load(&root).expect("the feature files parse");
+    let mut n = 0;
+    for sc in &scenarios {
+        for step in &sc.steps {
+            if let Some(doc) = &step.doc {
+                svc_query::fuzzing::check_parse(doc.as_bytes());
+                svc_query::fuzzing::check_roundtrip(doc.as_bytes());
+                n += 1;
+            }
+        }
+    }
+    assert!(n > 3_000, "{n} queries");
+}
