@@ -13,6 +13,10 @@ pub(crate) enum AggKind {
     Min,
     Max,
     Collect,
+    /// `percentileDisc(value, p)` / `percentileCont(value, p)`: the argument is compiled as
+    /// the list `[value, p]`.
+    PercentileDisc,
+    PercentileCont,
 }
 
 pub(crate) fn aggregate_kind(name: &str) -> Option<AggKind> {
@@ -23,6 +27,8 @@ pub(crate) fn aggregate_kind(name: &str) -> Option<AggKind> {
         "min" => AggKind::Min,
         "max" => AggKind::Max,
         "collect" => AggKind::Collect,
+        "percentiledisc" => AggKind::PercentileDisc,
+        "percentilecont" => AggKind::PercentileCont,
         _ => return None,
     })
 }

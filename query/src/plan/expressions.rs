@@ -120,19 +120,26 @@ impl Planner<'_> {
                         distinct,
                         args,
                     } => {
-                        if args.len() != 1 {
-                            return Err(QueryError::semantic(format!(
-                                "{name}() takes exactly one argument"
-                            )));
-                        }
                         let kind = aggregate_kind(name)
                             .ok_or_else(|| QueryError::UnknownFunction(name.clone()))?;
+                        let percentile =
+                            matches!(kind, AggKind::PercentileDisc | AggKind::PercentileCont);
+                        if args.len() != if percentile { 2 } else { 1 } {
+                            return Err(QueryError::semantic(format!(
+                                "{name}() does not take {} argument(s)",
+                                args.len()
+                            )));
+                        }
                         // Aggregates do not nest.
-                        (
-                            kind,
-                            *distinct,
-                            Some(self.compile(&args[0], &[], &mut None)?),
-                        )
+                        let arg = if percentile {
+                            CExpr::List(vec![
+                                self.compile(&args[0], &[], &mut None)?,
+                                self.compile(&args[1], &[], &mut None)?,
+                            ])
+                        } else {
+                            self.compile(&args[0], &[], &mut None)?
+                        };
+                        (kind, *distinct, Some(arg))
                     }
                     _ => (AggKind::Count, false, None),
                 };
