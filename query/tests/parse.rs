@@ -66,7 +66,7 @@ fn unsupported_constructs_name_themselves() {
             "CREATE CONSTRAINT c FOR (n:X) REQUIRE n.id IS UNIQUE",
             "schema",
         ),
-        ("match (n) return n union match (n) return n", "UNION"),
+        ("match (n) return n union create (m) return m", "UNION"),
     ] {
         match parse(text) {
             Err(e @ QueryError::Unsupported { .. }) => {
@@ -176,6 +176,8 @@ fn tricky_text_round_trips() {
         "RETURN CASE WHEN 1 < 2 < 3 THEN [1, 2, 3][1..] ELSE [][..-1] END, CASE 1 WHEN 1 THEN 0x1F END, -9223372036854775808, .5",
         "MATCH p = (a)-[r*]->(b) WHERE (a)-->(b) AND NOT (a)<--() OR exists((b)-->()) RETURN [q = (a)-->(c) WHERE c.x | length(q)], nodes(p), date.truncate('day', date())",
         "MATCH (n) RETURN cOuNt( * ), n.x + 1, toUpper( n.name )",
+        "MATCH (n) RETURN n.x AS x UNION MATCH (m) RETURN m.y AS x UNION RETURN 1 AS x",
+        "RETURN 1 AS a UNION ALL UNWIND [2] AS a RETURN a",
     ] {
         verified(text);
     }

@@ -302,7 +302,11 @@ fn statement() -> impl Strategy<Value = Statement> {
             if !clauses.last().is_some_and(Clause::is_write) {
                 clauses.push(Clause::Return(ret));
             }
-            Statement { mode, clauses }
+            Statement {
+                mode,
+                clauses,
+                unions: Vec::new(),
+            }
         })
 }
 

@@ -13,6 +13,15 @@ pub(crate) use print::is_reserved;
 pub struct Statement {
     pub mode: Mode,
     pub clauses: Vec<Clause>,
+    /// `UNION [ALL]` and the clauses of each further query (read-only queries only).
+    pub unions: Vec<UnionPart>,
+}
+
+/// One query after `UNION` (`all`: `UNION ALL`, keeping duplicates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnionPart {
+    pub all: bool,
+    pub clauses: Vec<Clause>,
 }
 
 /// Whether to run the query, only plan it, or run it and measure each operator.

@@ -569,7 +569,12 @@ impl Display for Statement {
             Mode::Explain => f.write_str("EXPLAIN ")?,
             Mode::Profile => f.write_str("PROFILE ")?,
         }
-        join(f, &self.clauses, " ")
+        join(f, &self.clauses, " ")?;
+        for u in &self.unions {
+            f.write_str(if u.all { " UNION ALL " } else { " UNION " })?;
+            join(f, &u.clauses, " ")?;
+        }
+        Ok(())
     }
 }
 

@@ -84,6 +84,7 @@ fn depth(plan: &Plan) -> usize {
             Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => {
                 stack.push((fallback, d + 1))
             }
+            Op::Union { inputs, .. } => stack.extend(inputs.iter().map(|(p, _)| (p, d + 1))),
         }
     }
     max
@@ -190,6 +191,13 @@ impl Analysis {
             Op::Distinct { input, slots } => {
                 slots.iter().for_each(|s| self.mark(*s));
                 self.walk(input, depth);
+            }
+            Op::Union { inputs, out } => {
+                out.iter().for_each(|s| self.mark(*s));
+                for (p, slots) in inputs {
+                    slots.iter().for_each(|s| self.mark(*s));
+                    self.walk(p, depth);
+                }
             }
             Op::Sort { input, keys } => {
                 keys.iter().for_each(|(e, _)| self.expr(e));
@@ -515,6 +523,7 @@ impl<'p> Compiler<'p> {
                 })
             }
             Op::StageInput
+            | Op::Union { .. }
             | Op::Distinct { .. }
             | Op::Sort { .. }
             | Op::TopK { .. }

@@ -108,6 +108,14 @@ pub(crate) fn build_rows<'p>(
             width,
             output: None,
         }),
+        Op::Union { inputs, out } => Box::new(rows::Union {
+            inputs: inputs
+                .iter()
+                .map(|(p, slots)| (build_rows(p, width, profile, batch), slots.as_slice()))
+                .collect(),
+            out,
+            width,
+        }),
         Op::Distinct { input, slots } => Box::new(Distinct {
             input: b(input),
             slots,

@@ -10,7 +10,6 @@ pub(super) const UNSUPPORTED_CLAUSES: &[&str] = &[
     "LOAD",
     "FOREACH",
     "USE",
-    "UNION",
     "DROP",
     "SHOW",
     "START",
@@ -37,6 +36,47 @@ pub(super) fn statement(i: Input<'_>) -> PResult<'_, Statement> {
     } else {
         (i, Mode::Run)
     };
+    let (mut i, clauses) = query_part(i)?;
+    let mut unions = Vec::new();
+    // union = { UNION [ALL] query_part }: read-only queries with one kind of UNION.
+    while i.is_kw("UNION") {
+        let at = i;
+        let (j, all) = if i.is_kw_at(1, "ALL") {
+            (i.advance(2), true)
+        } else {
+            (i.advance(1), false)
+        };
+        if unions.first().is_some_and(|u: &UnionPart| u.all != all) {
+            return Err(at.fatal(Fatal::Invalid(
+                "UNION and UNION ALL cannot be mixed in one query".into(),
+            )));
+        }
+        let (j, part) = query_part(j)?;
+        unions.push(UnionPart { all, clauses: part });
+        i = j;
+    }
+    if !unions.is_empty() {
+        let parts = std::iter::once(&clauses).chain(unions.iter().map(|u| &u.clauses));
+        if let Some(w) = parts.flatten().find(|c| c.is_write()) {
+            return Err(i.unsupported(format!("{} in a UNION", w.keyword())));
+        }
+    }
+    let (i, _) = opt(punct(";"))(i)?;
+    if !matches!(i.peek(), Tok::Eof) {
+        return Err(i.expected("end of input"));
+    }
+    Ok((
+        i,
+        Statement {
+            mode,
+            clauses,
+            unions,
+        },
+    ))
+}
+
+// query_part = clause { clause }   (ending in RETURN or a write)
+fn query_part(i: Input<'_>) -> PResult<'_, Vec<Clause>> {
     let mut clauses = Vec::new();
     let mut i = i;
     loop {
@@ -59,17 +99,16 @@ pub(super) fn statement(i: Input<'_>) -> PResult<'_, Statement> {
     }
     let last_ok =
         matches!(clauses.last(), Some(c) if c.is_write() || matches!(c, Clause::Return(_)));
-    if i.is_kw("UNION") {
-        return Err(i.unsupported("UNION"));
-    }
-    let (i, _) = opt(punct(";"))(i)?;
-    if !matches!(i.peek(), Tok::Eof) {
-        return Err(i.expected("end of input"));
-    }
-    if !last_ok {
+    if !last_ok && !i.is_kw("UNION") && matches!(i.peek(), Tok::Eof | Tok::Punct(";")) {
         return Err(i.expected("RETURN or an updating clause (CREATE, MERGE, SET, REMOVE, DELETE)"));
     }
-    Ok((i, Statement { mode, clauses }))
+    if !last_ok {
+        if i.is_kw("UNION") {
+            return Err(i.expected("RETURN"));
+        }
+        return Err(i.expected("end of input"));
+    }
+    Ok((i, clauses))
 }
 
 // clause = match | unwind | with | return | create | merge | set | remove | delete

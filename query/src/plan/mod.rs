@@ -72,6 +72,9 @@ pub(crate) fn plan(
         kinds: std::collections::HashMap::new(),
         in_predicate: std::cell::Cell::new(false),
     };
+    if !stmt.unions.is_empty() {
+        return plan_union(p, stmt);
+    }
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
     let mut columns = Vec::new();
@@ -102,6 +105,73 @@ pub(crate) fn plan(
         stages,
         columns,
         out_slots,
+        width: p.next_slot,
+        operators: p.next_op,
+    })
+}
+
+/// `q1 UNION [ALL] q2 ...` (read-only parts, checked by the parser): each part planned with a
+/// scope of its own, their rows concatenated into common output slots, then made distinct
+/// unless `ALL`.
+fn plan_union(mut p: Planner<'_>, stmt: &Statement) -> Result<Planned, QueryError> {
+    let parts = std::iter::once(&stmt.clauses).chain(stmt.unions.iter().map(|u| &u.clauses));
+    let mut inputs = Vec::new();
+    let mut columns: Option<Vec<String>> = None;
+    for clauses in parts {
+        p.scope.clear();
+        let mut current = p.op("", Op::Once);
+        let mut items = Vec::new();
+        for clause in clauses {
+            p.check_deadline()?;
+            match clause {
+                Clause::Return(r) => {
+                    let (plan, projected) = p.plan_projection(current, r, false)?;
+                    current = plan;
+                    items = projected;
+                }
+                other => current = p.plan_read_clause(current, other)?,
+            }
+        }
+        let names: Vec<String> = items.iter().map(|(n, _)| n.clone()).collect();
+        match &columns {
+            Some(c) if *c != names => {
+                return Err(QueryError::semantic(format!(
+                    "all queries of a UNION must return the same columns ({} and {})",
+                    c.join(", "),
+                    names.join(", ")
+                )))
+            }
+            None => columns = Some(names),
+            Some(_) => {}
+        }
+        inputs.push((
+            current,
+            items.into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
+        ));
+    }
+    let columns = columns.unwrap_or_default();
+    let out: Vec<usize> = columns.iter().map(|_| p.new_slot()).collect();
+    let all = stmt.unions.iter().all(|u| u.all);
+    let mut plan = p.op(
+        if all { "UNION ALL" } else { "UNION" },
+        Op::Union {
+            inputs,
+            out: out.clone(),
+        },
+    );
+    if !all {
+        plan = p.op(
+            "",
+            Op::Distinct {
+                input: Box::new(plan),
+                slots: out.clone(),
+            },
+        );
+    }
+    Ok(Planned {
+        stages: vec![Stage::Read(plan)],
+        columns,
+        out_slots: out,
         width: p.next_slot,
         operators: p.next_op,
     })
