@@ -88,11 +88,20 @@ pub fn reader_grants() -> Vec<String> {
         .collect()
 }
 
-/// The test config: defaults, but a short usage flush so persistence is observable quickly.
+/// The test config: defaults, but a short usage flush so persistence is observable quickly,
+/// and loopback allowed as a destination, since the tests' providers listen there (as a
+/// self-hoster with a local model would allow it).
 pub fn test_config(dir: &std::path::Path) -> Config {
     let mut config = Config::new(dir);
     config.usage_flush_interval = Duration::from_millis(200);
+    config.outbound = local_destinations();
     config
+}
+
+/// Public addresses and loopback: where the tests' local providers listen.
+pub fn local_destinations() -> svc_server::integrations::Destinations {
+    use svc_server::integrations::Destinations;
+    Destinations::allowing(Destinations::parse_allow_list("127.0.0.0/8,::1").expect("ranges"))
 }
 
 impl TestServer {

@@ -120,7 +120,7 @@ pub async fn connect(
         .map_err(|e| failed(&s, e))?;
     let body = config_body(kind, &form);
     let outcome =
-        integrations::put(&state.store, &state.sealer, s.user.workspace, kind, body).await;
+        integrations::put(&state.store, &state.sealer, state.http.destinations(), s.user.workspace, kind, body).await;
     respond(
         &state,
         &s,

@@ -76,6 +76,8 @@ pub fn start_with_args(
         .args(extra)
         .env_remove("SVC_ADDR")
         .env_remove("SVC_JWT_SECRET")
+        // The tests' providers listen on loopback.
+        .env("SVC_OUTBOUND_ALLOW", "127.0.0.0/8,::1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
