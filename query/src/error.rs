@@ -36,6 +36,13 @@ pub enum QueryError {
     /// Nesting deeper than the parser's recursion guard allows.
     #[error("query nested too deeply at {position} (the limit is {limit} levels)")]
     TooDeep { position: Position, limit: u32 },
+    /// A statement with more pattern elements or clauses than one statement may hold.
+    #[error("query too large at {position}: a statement may hold at most {limit} {what}")]
+    TooLarge {
+        position: Position,
+        what: &'static str,
+        limit: u32,
+    },
     /// Well-formed but meaningless: unknown variable, misplaced aggregate, duplicate alias, ...
     #[error("{0}")]
     Semantic(String),
@@ -73,6 +80,7 @@ impl QueryError {
             QueryError::Syntax { .. }
             | QueryError::InvalidToken { .. }
             | QueryError::TooDeep { .. } => "syntax_error",
+            QueryError::TooLarge { .. } => "query_too_large",
             QueryError::Unsupported { .. } => "unsupported",
             QueryError::Semantic(_) => "semantic_error",
             QueryError::UnknownFunction(_) => "unknown_function",
@@ -94,7 +102,8 @@ impl QueryError {
             QueryError::Syntax { position, .. }
             | QueryError::InvalidToken { position, .. }
             | QueryError::Unsupported { position, .. }
-            | QueryError::TooDeep { position, .. } => Some(*position),
+            | QueryError::TooDeep { position, .. }
+            | QueryError::TooLarge { position, .. } => Some(*position),
             _ => None,
         }
     }

@@ -23,6 +23,56 @@ pub fn check_parse(data: &[u8]) {
     }
 }
 
+/// Longest text [`check_parse_amplified`] builds (a request body is at most 1 MiB).
+const AMPLIFIED_MAX_BYTES: usize = 256 * 1024;
+
+/// The statement an amplified input stands for: `prefix fragment{count} suffix`, from bytes
+/// laid out as two bytes of repeat count (little endian), then prefix, fragment and suffix
+/// separated by 0xFF bytes. A fuzzer mutating a few bytes so explores chains of thousands of
+/// hops, wide pattern lists and long clause lists, which a plain input of at most 4 KiB
+/// cannot reach (issue 29: a 25 KB chain of `-->()` overflowed the stack).
+pub fn amplified_text(data: &[u8]) -> Option<String> {
+    let (count, rest) = data.split_first_chunk::<2>()?;
+    let count = usize::from(u16::from_le_bytes(*count));
+    let mut parts = rest.split(|b| *b == 0xFF);
+    let prefix = std::str::from_utf8(parts.next()?).ok()?;
+    let fragment = std::str::from_utf8(parts.next().unwrap_or_default()).ok()?;
+    let suffix = std::str::from_utf8(parts.next().unwrap_or_default()).ok()?;
+    let len = prefix.len() + fragment.len().saturating_mul(count) + suffix.len();
+    if len > AMPLIFIED_MAX_BYTES {
+        return None;
+    }
+    Some(format!("{prefix}{}{suffix}", fragment.repeat(count)))
+}
+
+/// A statement built by [`amplified_text`] parses or fails cleanly, and when it parses it
+/// plans, runs (briefly) and prints on a thread with the stack a server query gets (2 MiB).
+pub fn check_parse_amplified(data: &[u8], model: &ModelGraph) {
+    let Some(text) = amplified_text(data) else {
+        return;
+    };
+    let Ok(stmt) = parse(&text) else { return };
+    let limits = Limits {
+        time: Duration::from_millis(50),
+        max_rows: 100,
+        max_hops: 3,
+        max_buffered_rows: 10_000,
+    };
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(2 * 1024 * 1024)
+            .spawn_scoped(s, || {
+                let _ = stmt.to_string();
+                if stmt.is_read_only() {
+                    let _ = run_read(model, &stmt, &Params::new(), &limits);
+                }
+            })
+            .expect("spawn")
+            .join()
+            .expect("the query thread survived");
+    });
+}
+
 /// Whatever parses prints back to text that parses to the same tree, and printing is stable.
 pub fn check_roundtrip(data: &[u8]) {
     let Some(t) = text(data) else { return };

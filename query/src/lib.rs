@@ -74,7 +74,8 @@
 //! # Errors
 //!
 //! Every failure is a [`QueryError`] with a stable [`QueryError::code`]: `syntax_error` (with
-//! line, column and "expected X, found Y"), `unsupported`, `semantic_error`,
+//! line, column and "expected X, found Y"), `query_too_large` (more than [`MAX_PATTERN_ELEMENTS`]
+//! node and relationship patterns or [`MAX_CLAUSES`] clauses), `unsupported`, `semantic_error`,
 //! `unknown_function`, `write_not_allowed`, `timeout`, `row_limit`, `hop_limit`, `type_error`,
 //! `arithmetic_error`, `unknown_parameter`, `node_has_relationships`, `engine_error`.
 //!
@@ -82,7 +83,10 @@
 //!
 //! [`Limits`]: 2 s of wall-clock time, 10,000 result rows, variable-length relationships of at
 //! most 10 hops (an unbounded `*` is refused), and at most 1,000,000 rows held by any one
-//! operator. Exceeding one is an error, never a silent truncation.
+//! operator. Exceeding one is an error, never a silent truncation. Planning counts against the
+//! time budget. A statement holds at most [`MAX_PATTERN_ELEMENTS`] node and relationship
+//! patterns and [`MAX_CLAUSES`] clauses (`query_too_large`), so every pass over a plan (they
+//! recurse over its nesting) stays well inside a 2 MiB thread stack.
 //!
 //! # Writes
 //!
@@ -109,7 +113,7 @@ use std::time::Instant;
 pub use ast::Statement;
 pub use error::{Position, QueryError};
 pub use parser::ddl::{parse_schema, SchemaCommand};
-pub use parser::{MAX_CHAIN, MAX_DEPTH};
+pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,
 };
@@ -135,7 +139,7 @@ pub fn run_read<G: GraphRead>(
     }
     let start = Instant::now();
     let deadline = start + limits.time;
-    let planned = plan::plan(g, stmt, params, limits)?;
+    let planned = plan::plan(g, stmt, params, limits, deadline)?;
     if stmt.mode == Mode::Explain {
         return Ok(explained(&planned));
     }
@@ -167,7 +171,7 @@ pub fn run_write<G: GraphWrite>(
 ) -> Result<QueryResult, QueryError> {
     let start = Instant::now();
     let deadline = start + limits.time;
-    let planned = plan::plan(&*g, stmt, params, limits)?;
+    let planned = plan::plan(&*g, stmt, params, limits, deadline)?;
     if stmt.mode == Mode::Explain {
         return Ok(explained(&planned));
     }
@@ -190,7 +194,7 @@ pub fn explain<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<PlanTree, QueryError> {
-    let planned = plan::plan(g, stmt, params, limits)?;
+    let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
 }
 

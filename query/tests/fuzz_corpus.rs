@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use svc_query::fuzzing::{check_exec_vs_model, check_parse, check_roundtrip, fixture_models};
+use svc_query::fuzzing::{
+    check_exec_vs_model, check_parse, check_parse_amplified, check_roundtrip, fixture_models,
+};
 
 fn corpus(target: &str) -> Vec<(String, Vec<u8>)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,6 +29,16 @@ fn parse_corpus() {
     assert!(!inputs.is_empty(), "the parse corpus is missing");
     for (_, data) in inputs {
         check_parse(&data);
+    }
+}
+
+#[test]
+fn parse_amplified_corpus() {
+    let inputs = corpus("parse_amplified");
+    assert!(!inputs.is_empty(), "the parse_amplified corpus is missing");
+    let (plain, _) = fixture_models();
+    for (_, data) in inputs {
+        check_parse_amplified(&data, &plain);
     }
 }
 

@@ -74,6 +74,9 @@ pub(super) fn statement(i: Input<'_>) -> PResult<'_, Statement> {
 
 // clause = match | unwind | with | return | create | merge | set | remove | delete
 pub(super) fn clause(i: Input<'_>) -> PResult<'_, Clause> {
+    if !matches!(i.peek(), Tok::Eof | Tok::Punct(";")) {
+        count_clause(i)?;
+    }
     if let Tok::Ident(w) = i.peek() {
         if let Some(k) = UNSUPPORTED_CLAUSES
             .iter()

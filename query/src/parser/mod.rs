@@ -37,12 +37,23 @@ pub const MAX_CHAIN: u32 = 128;
 /// The deepest expression tree accepted, however it was written.
 pub const MAX_TREE_DEPTH: u32 = 160;
 
+/// How many node and relationship patterns one statement may hold in all. A pattern chain is
+/// parsed by a loop, but the plan nests one operator per element and planning, printing,
+/// running and dropping that plan recurse over it: without this bound a 25 KB chain of
+/// `-->()` overflowed a worker's stack (issue 29). Real queries use a few dozen at most.
+pub const MAX_PATTERN_ELEMENTS: u32 = 256;
+
+/// How many clauses one statement may hold (each nests the plan a few operators deeper).
+pub const MAX_CLAUSES: u32 = 64;
+
 /// Parses one statement.
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
     let tokens = tokenize(text)?;
     let ctx = Ctx {
         depth: Cell::new(0),
         chain: Cell::new(0),
+        elements: Cell::new(0),
+        clauses: Cell::new(0),
         furthest: RefCell::new((usize::MAX, Vec::new())),
     };
     let input = Input {
@@ -58,6 +69,11 @@ pub fn parse(text: &str) -> Result<Statement, QueryError> {
                 Fatal::Unsupported(what) => QueryError::Unsupported { position, what },
                 Fatal::Invalid(message) => QueryError::InvalidToken { position, message },
                 Fatal::TooDeep(limit) => QueryError::TooDeep { position, limit },
+                Fatal::TooLarge(what, limit) => QueryError::TooLarge {
+                    position,
+                    what,
+                    limit,
+                },
             })
         }
         Err(_) => {
@@ -93,6 +109,11 @@ fn describe_expected(mut expected: Vec<&'static str>) -> String {
 struct Ctx {
     depth: Cell<u32>,
     chain: Cell<u32>,
+    /// Node and relationship patterns parsed so far (never decremented: a pattern parsed on a
+    /// path that later backtracks still counts, which only makes the bound stricter).
+    elements: Cell<u32>,
+    /// Clauses parsed so far.
+    clauses: Cell<u32>,
     /// (tokens remaining at the furthest failure, what was expected there)
     furthest: RefCell<(usize, Vec<&'static str>)>,
 }
@@ -176,6 +197,7 @@ enum Fatal {
     Unsupported(String),
     Invalid(String),
     TooDeep(u32),
+    TooLarge(&'static str, u32),
 }
 
 impl<'a> nom::error::ParseError<Input<'a>> for PErr {
@@ -215,6 +237,35 @@ impl<'a> DepthGuard<'a> {
         counter.set(n);
         Ok(DepthGuard(counter))
     }
+}
+
+/// Counts one more of something a statement may only hold `limit` of (see `MAX_PATTERN_ELEMENTS`
+/// and `MAX_CLAUSES`); fails once the limit is passed.
+fn count_size(
+    i: Input<'_>,
+    counter: &Cell<u32>,
+    what: &'static str,
+    limit: u32,
+) -> Result<(), nom::Err<PErr>> {
+    let n = counter.get() + 1;
+    if n > limit {
+        return Err(i.fatal(Fatal::TooLarge(what, limit)));
+    }
+    counter.set(n);
+    Ok(())
+}
+
+fn count_element(i: Input<'_>) -> Result<(), nom::Err<PErr>> {
+    count_size(
+        i,
+        &i.ctx.elements,
+        "node and relationship patterns",
+        MAX_PATTERN_ELEMENTS,
+    )
+}
+
+fn count_clause(i: Input<'_>) -> Result<(), nom::Err<PErr>> {
+    count_size(i, &i.ctx.clauses, "clauses", MAX_CLAUSES)
 }
 
 impl Drop for DepthGuard<'_> {

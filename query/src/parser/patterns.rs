@@ -34,6 +34,7 @@ pub(super) fn path_pattern(i: Input<'_>) -> PResult<'_, PathPattern> {
 // node_pattern = "(" [variable] [label_list] [property_map] ")"
 pub(super) fn node_pattern(i: Input<'_>) -> PResult<'_, NodePattern> {
     let (i, _) = punct("(")(i)?;
+    count_element(i)?;
     let (i, variable) = opt(variable)(i)?;
     let (i, labels) = if i.is_punct(":") {
         label_list(i)?
@@ -79,6 +80,7 @@ pub(super) fn opt_property_map(i: Input<'_>) -> PResult<'_, Vec<(String, Expr)>>
 pub(super) fn rel_pattern(i: Input<'_>) -> PResult<'_, RelPattern> {
     let (i, left) = opt(punct("<"))(i)?;
     let (i, _) = punct("-")(i)?;
+    count_element(i)?;
     let (i, detail) = if i.is_punct("[") {
         let (i, d) = rel_detail(i.advance(1))?;
         let (i, _) = punct("]")(i)?;

@@ -24,6 +24,7 @@
 //! - Filters run as soon as every variable they mention is bound.
 
 use std::ops::Bound;
+use std::time::Instant;
 
 use svc_engine::{Direction, GraphRead, IndexKind, Order};
 
@@ -48,16 +49,20 @@ pub(crate) use operators::*;
 pub(crate) use readmodel::reach_input;
 
 /// Plans a statement against a graph (whose declared indexes and label counts guide the plan).
+///
+/// Planning counts against the query's time budget: it stops with `timeout` at `deadline`.
 pub(crate) fn plan(
     g: &dyn GraphRead,
     stmt: &Statement,
     params: &Params,
     limits: &Limits,
+    deadline: Instant,
 ) -> Result<Planned, QueryError> {
     let mut p = Planner {
         g,
         params,
         limits,
+        deadline,
         next_slot: 0,
         next_op: 0,
         next_arg: 0,
@@ -68,6 +73,7 @@ pub(crate) fn plan(
     let mut columns = Vec::new();
     let mut out_slots = Vec::new();
     for clause in &stmt.clauses {
+        p.check_deadline()?;
         match clause {
             Clause::Match(m) => current = p.plan_match(current, m)?,
             Clause::Unwind(u) => {
@@ -127,6 +133,8 @@ struct Planner<'a> {
     g: &'a dyn GraphRead,
     params: &'a Params,
     limits: &'a Limits,
+    /// The query's deadline: planning a huge pattern must not outlast the time budget.
+    deadline: Instant,
     next_slot: usize,
     next_op: usize,
     next_arg: usize,
@@ -177,6 +185,13 @@ struct PRel {
 }
 
 impl<'a> Planner<'a> {
+    fn check_deadline(&self) -> Result<(), QueryError> {
+        if Instant::now() > self.deadline {
+            return Err(QueryError::Timeout(self.limits.time));
+        }
+        Ok(())
+    }
+
     fn new_slot(&mut self) -> usize {
         self.next_slot += 1;
         self.next_slot - 1

@@ -156,6 +156,7 @@ impl Planner<'_> {
         let mut done_rels = vec![false; rels.len()];
         let mut expanded_rel_slots: Vec<usize> = Vec::new();
         loop {
+            self.check_deadline()?;
             // Prefer expanding from what is bound: adjacency lists are cheaper than any scan.
             let next_rel = (0..rels.len()).filter(|&i| !done_rels[i]).find(|&i| {
                 bound.contains(&nodes[rels[i].left].slot)
