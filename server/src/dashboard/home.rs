@@ -45,7 +45,11 @@ pub fn pipeline_by_stage(list: &customers::OpportunityList) -> BTreeMap<String, 
 fn ticket(state: &AppState, s: &Session) -> Result<String> {
     state
         .stream_tickets
-        .issue(Principal::User(s.user.clone()), std::time::Instant::now())
+        .issue(
+            s.user.workspace,
+            Principal::User(s.user.clone()),
+            std::time::Instant::now(),
+        )
 }
 
 /// `GET /app/home`.

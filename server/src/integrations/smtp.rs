@@ -351,7 +351,10 @@ mod tests {
             password: Some("hunter2-secret".to_owned()),
             ..cfg()
         };
-        let e = check(&c).await.expect_err("nobody listens");
+        let loopback = Destinations::allowing(
+            Destinations::parse_allow_list("127.0.0.1").expect("range"),
+        );
+        let e = check(&c, &loopback).await.expect_err("nobody listens");
         assert!(
             e.message.contains(&format!("127.0.0.1:{port}")),
             "{}",

@@ -63,6 +63,12 @@ pub fn start_with_args(
     String,
     std::thread::JoinHandle<Vec<String>>,
 ) {
+    if data_dir.exists() {
+        // svcd refuses a data directory other users may enter; temporary ones are 0755.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod 700");
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_svcd"))
         .args([
             "serve",
