@@ -668,7 +668,10 @@ async fn sign_in_refuses_cross_site_posts() {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .expect("client");
-    let form = [("email", a.email.as_str()), ("password", a.password.as_str())];
+    let form = [
+        ("email", a.email.as_str()),
+        ("password", a.password.as_str()),
+    ];
     let host = s.url("/").trim_end_matches('/').to_owned();
     for (name, value) in [
         ("origin", "https://evil.example"),

@@ -647,7 +647,10 @@ async fn hostile_query_sizes_are_refused_and_the_service_stays_up() {
     ] {
         let (status, v) = query(&s, &key, &q, json!({})).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
-        assert_eq!(v["error"]["details"]["query_code"], "query_too_large", "{v}");
+        assert_eq!(
+            v["error"]["details"]["query_code"], "query_too_large",
+            "{v}"
+        );
         assert!(v["error"]["details"]["line"].is_number(), "{v}");
     }
     let (status, _) = read(s.get("/healthz").send().await.expect("healthz")).await;

@@ -335,7 +335,9 @@ async fn smtp_send_delivers_one_multipart_message_with_its_headers_over_starttls
             "<mailto:unsubscribe@acme.test>".to_owned(),
         )],
     };
-    let sent = smtp::send(&cfg, &local_destinations(), &email).await.expect("sent");
+    let sent = smtp::send(&cfg, &local_destinations(), &email)
+        .await
+        .expect("sent");
     assert_eq!(sent.message_id, "req_abc123@svc.local");
     assert!(sent.response.starts_with("250"), "{}", sent.response);
 
@@ -378,7 +380,9 @@ async fn smtp_send_delivers_one_multipart_message_with_its_headers_over_starttls
 
     // A wrong password is a provider error with the relay's code, and nothing is delivered.
     let wrong = smtp_config(&sink, "not-the-password");
-    let e = smtp::send(&wrong, &local_destinations(), &email).await.expect_err("refused");
+    let e = smtp::send(&wrong, &local_destinations(), &email)
+        .await
+        .expect_err("refused");
     assert_eq!(e.status, Some(535), "{e:?}");
     assert!(!e.message.contains("not-the-password"), "{}", e.message);
     assert_eq!(sink.messages().len(), 1);
@@ -603,7 +607,10 @@ async fn integrations_cannot_reach_inside_addresses_by_default() {
         body["base_url"] = json!(base);
         let (status, e) = put(&s, &a, "voice", &body).await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{base}: {e}");
-        assert_eq!(e["error"]["details"]["reason"], "destination_not_allowed", "{e}");
+        assert_eq!(
+            e["error"]["details"]["reason"], "destination_not_allowed",
+            "{e}"
+        );
     }
     let (status, e) = put(
         &s,
@@ -623,7 +630,11 @@ async fn integrations_cannot_reach_inside_addresses_by_default() {
     assert_eq!(failed["ok"], false, "{failed}");
     let message = failed["message"].as_str().expect("message");
     assert!(message.contains("non-public address"), "{message}");
-    assert_eq!(provider.received().len(), before, "the inside service was contacted");
+    assert_eq!(
+        provider.received().len(),
+        before,
+        "the inside service was contacted"
+    );
     put_ok(
         &s,
         &a,
@@ -634,7 +645,10 @@ async fn integrations_cannot_reach_inside_addresses_by_default() {
     let failed = test_kind(&s, &a, "smtp").await;
     assert_eq!(failed["ok"], false, "{failed}");
     assert!(
-        failed["message"].as_str().expect("m").contains("non-public address"),
+        failed["message"]
+            .as_str()
+            .expect("m")
+            .contains("non-public address"),
         "{failed}"
     );
 }

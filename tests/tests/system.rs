@@ -21,7 +21,13 @@ async fn health_and_readiness() {
 async fn every_response_has_a_fresh_request_id_and_nosniff() {
     let s = TestServer::start().await;
     let mut seen = std::collections::HashSet::new();
-    for path in ["/healthz", "/healthz", "/nope", "/api/v1/keys", "/app/login"] {
+    for path in [
+        "/healthz",
+        "/healthz",
+        "/nope",
+        "/api/v1/keys",
+        "/app/login",
+    ] {
         let resp = s.get(path).send().await.expect("request");
         assert_eq!(
             resp.headers()

@@ -275,8 +275,15 @@ async fn each_platform_signature_is_enforced_and_refusals_write_nothing() {
         assert_eq!(status, StatusCode::OK, "{p}: {again}");
         let first = &v["results"][0]["result"];
         let replay = &again["results"][0]["result"];
-        assert_eq!(replay["duplicate"], json!(true), "{p} replay ingested again: {again}");
-        assert_eq!(replay["touchpoint_id"], first["touchpoint_id"], "{p}: {again}");
+        assert_eq!(
+            replay["duplicate"],
+            json!(true),
+            "{p} replay ingested again: {again}"
+        );
+        assert_eq!(
+            replay["touchpoint_id"], first["touchpoint_id"],
+            "{p}: {again}"
+        );
     }
     assert_eq!(customer_count(&s, &a).await, PLATFORMS.len());
 

@@ -12,6 +12,9 @@ use super::layout::{alert, page};
 use super::session::{self, Session};
 use crate::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
 use crate::error::Error;
+use crate::http::extract::{
+    limit_address, PeerAddr, LOGIN_PER_MIN_PER_ADDRESS, REGISTER_PER_MIN_PER_ADDRESS,
+};
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize)]
@@ -83,10 +86,15 @@ fn cross_site_refusal() -> Response {
 pub async fn login(
     State(state): State<AppState>,
     headers: HeaderMap,
+    peer: PeerAddr,
     Form(f): Form<LoginForm>,
 ) -> Response {
     if cross_site(&state, &headers) {
         return cross_site_refusal();
+    }
+    if let Err(e) = limit_address(&state, peer, "login", LOGIN_PER_MIN_PER_ADDRESS) {
+        let form = login_form(&f.email, Some(&message(&e)));
+        return refused(e, form);
     }
     let req = LoginRequest {
         email: f.email.clone(),
@@ -105,10 +113,15 @@ pub async fn login(
 pub async fn signup(
     State(state): State<AppState>,
     headers: HeaderMap,
+    peer: PeerAddr,
     Form(f): Form<SignupForm>,
 ) -> Response {
     if cross_site(&state, &headers) {
         return cross_site_refusal();
+    }
+    if let Err(e) = limit_address(&state, peer, "register", REGISTER_PER_MIN_PER_ADDRESS) {
+        let form = signup_form(&f, Some(&message(&e)));
+        return refused(e, form);
     }
     let req = RegisterRequest {
         email: f.email.clone(),

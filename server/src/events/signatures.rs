@@ -164,7 +164,13 @@ pub fn replay_fingerprint(platform: &str, delivery: &Delivery<'_>) -> String {
     h.update(platform.as_bytes());
     for name in signature_headers(platform) {
         h.update([0u8]);
-        h.update(delivery.headers.get(*name).map_or("", String::as_str).as_bytes());
+        h.update(
+            delivery
+                .headers
+                .get(*name)
+                .map_or("", String::as_str)
+                .as_bytes(),
+        );
     }
     h.update([0u8]);
     h.update(delivery.body);

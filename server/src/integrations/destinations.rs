@@ -49,7 +49,9 @@ impl IpRange {
     pub fn contains(&self, ip: IpAddr) -> bool {
         match (self.base, canonical(ip)) {
             (IpAddr::V4(b), IpAddr::V4(a)) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix)).unwrap_or(0);
+                let mask = u32::MAX
+                    .checked_shl(32 - u32::from(self.prefix))
+                    .unwrap_or(0);
                 u32::from(b) & mask == u32::from(a) & mask
             }
             (IpAddr::V6(b), IpAddr::V6(a)) => {
@@ -309,7 +311,10 @@ mod tests {
             "2001:db8::1",
         ] {
             assert!(!is_public(ip(s)), "{s}");
-            assert!(Destinations::public_only().check("h", ip(s)).is_err(), "{s}");
+            assert!(
+                Destinations::public_only().check("h", ip(s)).is_err(),
+                "{s}"
+            );
         }
         for s in ["93.184.215.14", "1.1.1.1", "2606:4700::1111", "8.8.8.8"] {
             assert!(is_public(ip(s)), "{s}");

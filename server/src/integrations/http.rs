@@ -213,11 +213,14 @@ mod tests {
                 .send(client.client().get(&url))
                 .await
                 .expect_err("refused");
-            assert!(e.message.contains("non-public address"), "{url}: {}", e.message);
+            assert!(
+                e.message.contains("non-public address"),
+                "{url}: {}",
+                e.message
+            );
         }
         // Nothing connected to the listener.
-        let accepted =
-            tokio::time::timeout(Duration::from_millis(50), listener.accept()).await;
+        let accepted = tokio::time::timeout(Duration::from_millis(50), listener.accept()).await;
         assert!(accepted.is_err(), "a refused destination was contacted");
     }
 

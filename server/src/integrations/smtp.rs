@@ -129,11 +129,12 @@ async fn transport(
         SmtpSecurity::Starttls => Tls::Required(tls_parameters(cfg)?),
         SmtpSecurity::Tls => Tls::Wrapper(tls_parameters(cfg)?),
     };
-    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(addr.ip().to_string())
-        .port(cfg.port)
-        .tls(tls)
-        .timeout(Some(COMMAND_TIMEOUT))
-        .hello_name(hello_name(cfg));
+    let mut builder =
+        AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(addr.ip().to_string())
+            .port(cfg.port)
+            .tls(tls)
+            .timeout(Some(COMMAND_TIMEOUT))
+            .hello_name(hello_name(cfg));
     if let (Some(user), Some(password)) = (&cfg.username, &cfg.password) {
         builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
     }
@@ -351,9 +352,8 @@ mod tests {
             password: Some("hunter2-secret".to_owned()),
             ..cfg()
         };
-        let loopback = Destinations::allowing(
-            Destinations::parse_allow_list("127.0.0.1").expect("range"),
-        );
+        let loopback =
+            Destinations::allowing(Destinations::parse_allow_list("127.0.0.1").expect("range"));
         let e = check(&c, &loopback).await.expect_err("nobody listens");
         assert!(
             e.message.contains(&format!("127.0.0.1:{port}")),

@@ -7,9 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::{
-    customerio, smtp, voice, Config, CustomerioConfig, Destinations, HttpClient, Kind,
-};
+use super::{customerio, smtp, voice, Config, CustomerioConfig, Destinations, HttpClient, Kind};
 use super::{SmtpConfig, VoiceConfig};
 use crate::error::{Code, Error, Result};
 use crate::playbooks::ensure_writable;

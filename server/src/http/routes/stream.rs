@@ -42,7 +42,16 @@ pub async fn stream(
 ) -> Result<Response, Error> {
     let rx = state.realtime.subscribe(p.workspace());
     let store = state.store.clone();
-    Ok(upgrade.on_upgrade(move |socket| forward(socket, rx, Holder { store, principal: p })))
+    Ok(upgrade.on_upgrade(move |socket| {
+        forward(
+            socket,
+            rx,
+            Holder {
+                store,
+                principal: p,
+            },
+        )
+    }))
 }
 
 /// The credential a stream was opened with, checked again whenever a credential is revoked
