@@ -25,7 +25,7 @@ pub(super) const CHUNK: usize = 2048;
 #[derive(Debug, Default)]
 pub(super) struct Dict {
     vals: RefCell<Vec<Val>>,
-    index: RefCell<HashMap<Vec<u8>, u32>>,
+    index: RefCell<HashMap<Vec<u8>, u32, super::ops::Fx>>,
 }
 
 impl Dict {

@@ -32,6 +32,9 @@ pub(super) struct Bx<'a, 'g> {
     extras: &'a Extras,
     labels: Vec<LabelView<'a>>,
     names: Vec<&'a str>,
+    /// Label names met in plans (by address) and their index in `labels` (None: no such
+    /// label in the base), so a label test needs no string comparison.
+    known: RefCell<Vec<(*const u8, Option<usize>)>>,
     /// Chunk width: the plan's slots and the executor's own columns.
     pub(super) width: usize,
 }
@@ -53,6 +56,7 @@ impl<'a, 'g> Bx<'a, 'g> {
             extras,
             labels,
             names,
+            known: RefCell::new(Vec::new()),
             width,
         }
     }
@@ -107,13 +111,26 @@ impl<'a, 'g> Bx<'a, 'g> {
         }
         if self.exact(r) {
             return Ok(labels.iter().all(|l| {
-                self.names
-                    .iter()
-                    .position(|n| *n == l.as_str())
+                self.label_index(l)
                     .is_some_and(|i| self.labels[i].contains(r))
             }));
         }
         self.cx.has_labels(self.node_id(r), labels)
+    }
+
+    /// Index into `labels` of a label given by name (plans' names are looked up once).
+    #[inline]
+    fn label_index(&self, name: &str) -> Option<usize> {
+        let ptr = name.as_ptr();
+        if let Some((_, i)) = self.known.borrow().iter().find(|(p, _)| *p == ptr) {
+            return *i;
+        }
+        let i = self.names.iter().position(|n| *n == name);
+        let mut known = self.known.borrow_mut();
+        if known.len() < 64 {
+            known.push((ptr, i));
+        }
+        i
     }
 
     /// Index into `labels` of a label carrying base node `d`, trying `hint` first.
@@ -387,7 +404,28 @@ impl BExpr {
             scratch[tmp] = v;
             Ok(dict.code(eval(body, &scratch, bx.cx)?))
         };
+        // The common case first: base nodes of the label (and string column) of the first one,
+        // whose code was met before: a popcount and two loads.
+        let fast = refs.iter().find_map(|r| match reader.locate(bx, *r) {
+            Found::Column(li, ColumnView::Strings { codes, .. }, _) => {
+                Some((li, bx.labels[li], codes))
+            }
+            _ => None,
+        });
         for &r in refs {
+            if let Some((li, label, sc)) = fast {
+                if bx.exact(r) {
+                    if let Some(row) = label.row_of(r) {
+                        let c = sc[row];
+                        if let Some(&m) = memo.get(li).and_then(|m| m.get(c as usize)) {
+                            if m != NO_CODE {
+                                codes.push(m);
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
             let code = match reader.locate(bx, r) {
                 Found::Column(
                     li,
