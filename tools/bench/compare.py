@@ -67,6 +67,8 @@ def sort_key(v):
 
 
 def same(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
     if isinstance(a, float) and isinstance(b, float):
         return a == b or abs(a - b) <= REL_TOL * max(1.0, abs(a), abs(b))
     if isinstance(a, list) and isinstance(b, list):
@@ -112,7 +114,26 @@ def read_jsonl(path):
     return out
 
 
+def self_test():
+    """The normalisation rules, checked (run by benches/tests/corpus.rs)."""
+    assert ordered("MATCH (n) WITH n ORDER BY n.a LIMIT 3 RETURN n.a") is False
+    assert ordered("MATCH (n) RETURN n.a AS a ORDER BY a")
+    assert diff([[1, "x"], [2, "y"]], [[2.0, "y"], [1, "x"]], False) is None
+    assert diff([[1, "x"], [2, "y"]], [[2.0, "y"], [1, "x"]], True) is not None
+    assert diff([[0.1 + 0.2]], [[0.3]], True) is None
+    assert diff([[0.3001]], [[0.3]], True) is not None
+    assert diff([[{"$dt": 1735689640356.0}]], [[1735689640356]], False) is None
+    assert diff([[["b", "a", "a"]]], [[["a", "b", "a"]]], False) is None
+    assert diff([[["a", "b"]]], [[["a", "b", "b"]]], False) is not None
+    assert diff([[None]], [[0]], False) is not None
+    assert diff([[1]], [[1], [1]], False) is not None
+    assert diff([[True]], [[1]], False) is not None
+    print("compare.py self-test: ok")
+
+
 def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
     ap = argparse.ArgumentParser()
     ap.add_argument("ours")
     ap.add_argument("peers")
