@@ -4,7 +4,7 @@
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
 
-.PHONY: deps run dist test lint bench fuzz soak
+.PHONY: deps run dist test lint bench bench-peers fuzz soak
 
 deps:
 	@./scripts/install-deps.sh
@@ -42,3 +42,9 @@ fuzz: deps
 ## Long forms of the bounded tests: the SIGKILL durability harness with 20 kill cycles.
 soak: deps
 	SVC_SIGKILL_CYCLES=20 $(CARGO) test -p svc-server --test sigkill_durability -- --nocapture
+
+## The read-query corpus on our engine, Kuzu and FalkorDB in one window (issue 25): answers
+## checked against each other, table into docs/benchmarks.md, raw output in docs/bench-results/.
+## Installs the peers' venv on first use (tools/bench/peers-venv.sh).
+bench-peers: deps
+	CARGO=$(CARGO) ./tools/bench/bench-peers.sh

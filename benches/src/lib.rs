@@ -2,6 +2,7 @@
 //! issues' benchmarks (customers, touchpoints, campaigns, opportunities, stages), built through
 //! the engine's public write API.
 
+pub mod corpus;
 pub mod replay;
 pub mod seed;
 

@@ -1,0 +1,161 @@
+//! Our side of the peer benchmark (issue 25): every query of `benches/corpus/queries.txt`,
+//! embedded, on the seeded graph of `tools/bench/gen.py` with the read model prepared, timed
+//! with the method of `svc_benches::corpus::Method` (the one `tools/bench/peers.py` uses too).
+//!
+//! `corpus [OUT.jsonl] [NAME_FILTER]`: writes one JSON object per query (name, columns, rows,
+//! p50/p90 in µs, runs, error) to OUT (default stdout) and a summary to stderr. One timed run is
+//! `parse` + `run_read` of the query text with its parameters, rows materialised; the planner
+//! runs in every iteration, as for a client that sends text.
+//! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use svc_benches::corpus::{self, percentile, Method};
+use svc_benches::seed::{load_seed, seed_dir};
+use svc_engine::{Graph, GraphOptions, WorkspaceId};
+use svc_query::{parse, run_read, Limits, Params, ResultValue};
+
+const WS: WorkspaceId = WorkspaceId(1);
+
+fn json_str(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// JSON of one value; a datetime is `{"$dt": epoch milliseconds}` so the checker can compare
+/// it with the peers' datetimes.
+fn json_value(v: &ResultValue, out: &mut String) {
+    match v {
+        ResultValue::Null => out.push_str("null"),
+        ResultValue::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        ResultValue::Int(i) => out.push_str(&i.to_string()),
+        ResultValue::Float(f) if f.is_finite() => out.push_str(&format!("{f:?}")),
+        ResultValue::Float(f) => json_str(&f.to_string(), out),
+        ResultValue::String(s) => json_str(s, out),
+        ResultValue::DateTime(us) => out.push_str(&format!("{{\"$dt\": {}}}", *us as f64 / 1e3)),
+        ResultValue::List(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json_value(item, out);
+            }
+            out.push(']');
+        }
+        ResultValue::Map(m) => {
+            out.push('{');
+            for (i, (k, item)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                json_str(k, out);
+                out.push_str(": ");
+                json_value(item, out);
+            }
+            out.push('}');
+        }
+        // The corpus returns properties, never whole entities: ids differ between engines.
+        ResultValue::Node(n) => json_str(&format!("node {}", n.id), out),
+        ResultValue::Relationship(r) => json_str(&format!("relationship {}", r.id), out),
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let filter = args.get(1).cloned().unwrap_or_default();
+    let queries = corpus::load(&corpus::corpus_path()).expect("read the corpus");
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let graph = Graph::open(dir.path(), GraphOptions::default()).expect("open graph");
+    let started = Instant::now();
+    load_seed(&graph, WS, &seed_dir()).expect("load the seeded graph");
+    eprintln!("seed loaded in {:?}", started.elapsed());
+    let started = Instant::now();
+    graph
+        .prepare_read_model(WS)
+        .expect("build the read model")
+        .expect("the read model fits the default budget");
+    eprintln!("read model built in {:?}", started.elapsed());
+    let snap = graph.snapshot(WS);
+    assert!(snap.has_read_model());
+    // The row path of slow shapes takes seconds: a generous budget, so each is measured.
+    let limits = Limits {
+        time: Duration::from_secs(120),
+        ..Limits::default()
+    };
+    let method = Method::default();
+
+    let mut out: Box<dyn Write> = match args.first() {
+        Some(path) if path != "-" => Box::new(std::fs::File::create(path).expect("create output")),
+        _ => Box::new(std::io::stdout()),
+    };
+    for q in queries.iter().filter(|q| q.name.contains(&filter)) {
+        let params: Params = q.params.clone().into_iter().collect();
+        let mut answer = None;
+        let timed = method.measure(|| {
+            let stmt = parse(&q.text)?;
+            let r = run_read(&snap, &stmt, &params, &limits)?;
+            answer.get_or_insert(r);
+            Ok::<_, svc_query::QueryError>(())
+        });
+        let mut line = String::from("{\"engine\": \"ours\", \"name\": ");
+        json_str(&q.name, &mut line);
+        match (timed, answer) {
+            (Ok(samples), Some(r)) => {
+                let (p50, p90) = (percentile(&samples, 50), percentile(&samples, 90));
+                eprintln!(
+                    "{:<45} p50 {:>12.1} µs  p90 {:>12.1} µs  runs {:>3}  rows {}",
+                    q.name,
+                    micros(p50),
+                    micros(p90),
+                    samples.len(),
+                    r.rows.len()
+                );
+                line.push_str(", \"columns\": [");
+                for (i, c) in r.columns.iter().enumerate() {
+                    if i > 0 {
+                        line.push_str(", ");
+                    }
+                    json_str(c, &mut line);
+                }
+                line.push_str("], \"rows\": ");
+                json_value(
+                    &ResultValue::List(r.rows.into_iter().map(ResultValue::List).collect()),
+                    &mut line,
+                );
+                line.push_str(&format!(
+                    ", \"p50_us\": {:.2}, \"p90_us\": {:.2}, \"runs\": {}, \"error\": null}}",
+                    micros(p50),
+                    micros(p90),
+                    samples.len()
+                ));
+            }
+            (timed, _) => {
+                let message = match timed {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "no answer".to_owned(),
+                };
+                eprintln!("{:<45} ERROR {message}", q.name);
+                line.push_str(", \"error\": ");
+                json_str(&message, &mut line);
+                line.push('}');
+            }
+        }
+        writeln!(out, "{line}").expect("write output");
+    }
+}
