@@ -681,13 +681,19 @@ pub(super) struct Unwind<'p> {
     pub(super) input: BBox<'p>,
     pub(super) expr: BExpr,
     pub(super) slot: usize,
+    /// Slots nothing reads after this UNWIND (the list among them), left null in the rows it
+    /// makes instead of copied into each.
+    pub(super) dead: Vec<usize>,
 }
 
 impl BOp for Unwind<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
-        while let Some(ch) = self.input.next(bx)? {
+        while let Some(mut ch) = self.input.next(bx)? {
             check_deadline(bx)?;
             let c = self.expr.eval(bx, &ch)?;
+            for s in &self.dead {
+                ch.cols[*s] = Col::Null;
+            }
             let mut idx = Vec::new();
             let mut vals = Vec::new();
             for i in 0..ch.len {
