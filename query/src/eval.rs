@@ -67,6 +67,30 @@ pub(crate) enum CExpr {
     },
     /// A named path from its elements, in pattern order.
     Path(Vec<(PathPart, CExpr)>),
+    /// A pattern expression or pattern comprehension: a plan run per row.
+    SubQuery(std::sync::Arc<SubQuery>),
+}
+
+/// A pattern run for each row: its plan starts from an `Argument` leaf holding the row.
+#[derive(Debug)]
+pub(crate) struct SubQuery {
+    pub plan: crate::plan::Plan,
+    pub arg: usize,
+    /// Row width the plan needs.
+    pub width: usize,
+    /// Outer slots the pattern reads (its bound variables).
+    pub reads: Vec<usize>,
+    /// Local variables (comprehensions) copied into slots of the plan's rows: (level, slot).
+    pub locals: Vec<(usize, usize)>,
+    pub kind: SubQueryKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum SubQueryKind {
+    /// Whether the pattern matches.
+    Exists,
+    /// The projection of each match.
+    Collect(CExpr),
 }
 
 /// What an element of a named path holds.
@@ -82,7 +106,7 @@ impl CExpr {
     /// The direct sub-expressions.
     pub(crate) fn children(&self) -> Vec<&CExpr> {
         match self {
-            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) => vec![],
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => vec![],
             CExpr::Prop(e, _)
             | CExpr::Not(e)
             | CExpr::Neg(e)
@@ -132,7 +156,7 @@ impl CExpr {
     pub(crate) fn map_children(&self, f: &mut dyn FnMut(&CExpr) -> CExpr) -> CExpr {
         let mut b = |x: &CExpr| Box::new(f(x));
         match self {
-            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) => self.clone(),
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => self.clone(),
             CExpr::Prop(e, k) => CExpr::Prop(b(e), k.clone()),
             CExpr::Not(e) => CExpr::Not(b(e)),
             CExpr::Neg(e) => CExpr::Neg(b(e)),
@@ -233,13 +257,16 @@ impl CExpr {
     pub(crate) fn slots(&self, out: &mut Vec<usize>) {
         match self {
             CExpr::Slot(s) => out.push(*s),
+            CExpr::SubQuery(sq) => out.extend(&sq.reads),
             other => other.children().into_iter().for_each(|c| c.slots(out)),
         }
     }
 
     /// Whether the expression reads a local variable (so it cannot be evaluated on its own).
     pub(crate) fn has_locals(&self) -> bool {
-        matches!(self, CExpr::Local(_)) || self.children().into_iter().any(CExpr::has_locals)
+        matches!(self, CExpr::Local(_))
+            || matches!(self, CExpr::SubQuery(sq) if !sq.locals.is_empty())
+            || self.children().into_iter().any(CExpr::has_locals)
     }
 
     pub(crate) fn slot_list(&self) -> Vec<usize> {
@@ -418,7 +445,13 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 None => return Err(deleted("relationship")),
             },
             Val::Map(mut m) => m.remove(key).unwrap_or(Val::Null),
-            Val::DateTime(t) => datetime_field(t, key)?,
+            v @ (Val::DateTime(_)
+            | Val::Zoned(_)
+            | Val::Date(_)
+            | Val::LocalTime(_)
+            | Val::Time(..)
+            | Val::LocalDateTime(_)
+            | Val::Duration(_)) => crate::temporal::field(&v, key)?,
             other => {
                 return Err(QueryError::type_err(format!(
                     "cannot read property {key} of a {}",
@@ -520,6 +553,37 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
             }
         },
         CExpr::Local(level) => cx.local(*level)?,
+        CExpr::SubQuery(sq) => {
+            let mut r = row.to_vec();
+            if r.len() < sq.width {
+                r.resize(sq.width, Val::Null);
+            }
+            for (level, slot) in &sq.locals {
+                r[*slot] = cx.local(*level)?;
+            }
+            {
+                let mut args = cx.args.borrow_mut();
+                if args.len() <= sq.arg {
+                    args.resize(sq.arg + 1, Vec::new());
+                }
+                args[sq.arg] = r;
+            }
+            let mut op = crate::exec::build(&sq.plan, sq.width, false);
+            match &sq.kind {
+                SubQueryKind::Exists => Val::Bool(op.next(cx)?.is_some()),
+                SubQueryKind::Collect(projection) => {
+                    let mut out = Vec::new();
+                    while let Some(r) = op.next(cx)? {
+                        cx.tick()?;
+                        if out.len() >= cx.limits.max_buffered_rows {
+                            return Err(QueryError::BufferLimit(cx.limits.max_buffered_rows));
+                        }
+                        out.push(eval(projection, &r, cx)?);
+                    }
+                    Val::List(out)
+                }
+            }
+        }
         CExpr::Path(parts) => {
             let mut nodes: Vec<NodeId> = Vec::new();
             let mut rels: Vec<EdgeId> = Vec::new();
@@ -706,22 +770,6 @@ fn quantifier_name(q: Quantifier) -> &'static str {
     }
 }
 
-fn datetime_field(t: i64, key: &str) -> Result<Val, QueryError> {
-    let dt = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(t) * 1000)
-        .map_err(|_| QueryError::type_err("datetime out of range"))?;
-    Ok(match key {
-        "year" => Val::Int(i64::from(dt.year())),
-        "month" => Val::Int(i64::from(u8::from(dt.month()))),
-        "day" => Val::Int(i64::from(dt.day())),
-        "hour" => Val::Int(i64::from(dt.hour())),
-        "minute" => Val::Int(i64::from(dt.minute())),
-        "second" => Val::Int(i64::from(dt.second())),
-        "epochMillis" => Val::Int(t.div_euclid(1000)),
-        "epochSeconds" => Val::Int(t.div_euclid(1_000_000)),
-        _ => return Err(QueryError::type_err(format!("datetime has no field {key}"))),
-    })
-}
-
 /// Functions that need the graph; everything else is pure.
 fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
     let first = args.first().cloned().unwrap_or(Val::Null);
@@ -846,6 +894,15 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
             }),
             _ => Val::Null,
         },
+        BinaryOp::Add | BinaryOp::Sub if crate::temporal::add(&a, &b, 1).is_some() => {
+            let sign = if op == BinaryOp::Add { 1 } else { -1 };
+            crate::temporal::add(&a, &b, sign).unwrap_or(Ok(Val::Null))?
+        }
+        BinaryOp::Mul | BinaryOp::Div
+            if crate::temporal::scale(&a, &b, op == BinaryOp::Div).is_some() =>
+        {
+            crate::temporal::scale(&a, &b, op == BinaryOp::Div).unwrap_or(Ok(Val::Null))?
+        }
         BinaryOp::Add => match (a, b) {
             (Val::Null, _) | (_, Val::Null) => Val::Null,
             (Val::Int(x), Val::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),

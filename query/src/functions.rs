@@ -1,6 +1,7 @@
 //! Scalar functions and aggregate kinds of the subset.
 
 use crate::error::QueryError;
+use crate::temporal::{self, Kind};
 use crate::value::Val;
 
 /// Aggregate functions.
@@ -55,7 +56,14 @@ pub(crate) enum Func {
     Ceil,
     Head,
     Last,
-    DateTime,
+    /// `date()`, `time()`, ... (and their `.transaction`, `.statement`, `.realtime` forms).
+    Temporal(Kind),
+    Truncate(Kind),
+    Duration,
+    /// `duration.between` and `duration.inMonths/inDays/inSeconds` (the unit; "" for between).
+    Between(&'static str),
+    FromEpoch,
+    FromEpochMillis,
     Range,
     Length,
     Nodes,
@@ -117,7 +125,35 @@ impl Func {
             "ceil" => (Func::Ceil, 1, 1),
             "head" => (Func::Head, 1, 1),
             "last" => (Func::Last, 1, 1),
-            "datetime" => (Func::DateTime, 1, 1),
+            "date" | "date.transaction" | "date.statement" | "date.realtime" => {
+                (Func::Temporal(Kind::Date), 0, 1)
+            }
+            "localtime"
+            | "localtime.transaction"
+            | "localtime.statement"
+            | "localtime.realtime" => (Func::Temporal(Kind::LocalTime), 0, 1),
+            "time" | "time.transaction" | "time.statement" | "time.realtime" => {
+                (Func::Temporal(Kind::Time), 0, 1)
+            }
+            "localdatetime"
+            | "localdatetime.transaction"
+            | "localdatetime.statement"
+            | "localdatetime.realtime" => (Func::Temporal(Kind::LocalDateTime), 0, 1),
+            "datetime" | "datetime.transaction" | "datetime.statement" | "datetime.realtime" => {
+                (Func::Temporal(Kind::DateTime), 0, 1)
+            }
+            "date.truncate" => (Func::Truncate(Kind::Date), 2, 3),
+            "localtime.truncate" => (Func::Truncate(Kind::LocalTime), 2, 3),
+            "time.truncate" => (Func::Truncate(Kind::Time), 2, 3),
+            "localdatetime.truncate" => (Func::Truncate(Kind::LocalDateTime), 2, 3),
+            "datetime.truncate" => (Func::Truncate(Kind::DateTime), 2, 3),
+            "datetime.fromepoch" => (Func::FromEpoch, 2, 2),
+            "datetime.fromepochmillis" => (Func::FromEpochMillis, 1, 1),
+            "duration" => (Func::Duration, 1, 1),
+            "duration.between" => (Func::Between(""), 2, 2),
+            "duration.inmonths" => (Func::Between("months"), 2, 2),
+            "duration.indays" => (Func::Between("days"), 2, 2),
+            "duration.inseconds" => (Func::Between("seconds"), 2, 2),
             "range" => (Func::Range, 2, 3),
             "reverse" => (Func::Reverse, 1, 1),
             "tail" => (Func::Tail, 1, 1),
@@ -173,6 +209,15 @@ pub(crate) fn call_pure(f: Func, mut args: Vec<Val>) -> Result<Val, QueryError> 
             return Ok(args.into_iter().find(|v| !v.is_null()).unwrap_or(Val::Null))
         }
         (Func::Rand, _) => return Ok(Val::Float(random_unit())),
+        (Func::Temporal(k), []) => return temporal::construct(k, None),
+        (Func::Temporal(k), [a]) => return temporal::construct(k, Some(a)),
+        (Func::Truncate(k), [unit, v, rest @ ..]) => {
+            return temporal::truncate(k, unit, v, rest.first())
+        }
+        (Func::Duration, [a]) => return temporal::duration(a),
+        (Func::Between(unit), [a, b]) => return temporal::between(a, b, unit),
+        (Func::FromEpoch, [s, n]) => return temporal::from_epoch(s, Some(n)),
+        (Func::FromEpochMillis, [ms]) => return temporal::from_epoch(ms, None),
         (Func::Pi, _) => return Ok(Val::Float(std::f64::consts::PI)),
         (Func::E, _) => return Ok(Val::Float(std::f64::consts::E)),
         (Func::Range, [start, end, rest @ ..]) => return range(start, end, rest.first()),
@@ -287,7 +332,9 @@ pub(crate) fn call_pure(f: Func, mut args: Vec<Val>) -> Result<Val, QueryError> 
         (Func::ToString, Val::Int(i)) => Val::Str(i.to_string()),
         (Func::ToString, Val::Float(x)) => Val::Str(format!("{x:?}")),
         (Func::ToString, Val::Bool(b)) => Val::Str(b.to_string()),
-        (Func::ToString, Val::DateTime(t)) => Val::Str(crate::result::format_datetime(t)),
+        (Func::ToString, v) if temporal::to_text(&v).is_some() => {
+            Val::Str(temporal::to_text(&v).unwrap_or_default())
+        }
         (Func::ToInteger, Val::Int(i)) => Val::Int(i),
         (Func::ToInteger, Val::Float(x)) => float_to_int(x.trunc()),
         (Func::ToInteger, Val::Str(s)) => match s.trim().parse::<i64>() {
@@ -337,8 +384,7 @@ pub(crate) fn call_pure(f: Func, mut args: Vec<Val>) -> Result<Val, QueryError> 
         } else {
             0
         }),
-        (Func::DateTime, Val::DateTime(t)) => Val::DateTime(t),
-        (Func::DateTime, Val::Str(s)) => Val::DateTime(parse_datetime(&s)?),
+
         (f, a) => return Err(expect_type(&format!("{f:?}").to_ascii_lowercase(), &a)),
     })
 }
@@ -350,18 +396,6 @@ fn float_to_int(x: f64) -> Val {
     } else {
         Val::Null
     }
-}
-
-/// Parses an RFC 3339 timestamp into microseconds since the epoch.
-pub(crate) fn parse_datetime(s: &str) -> Result<i64, QueryError> {
-    let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-        .map_err(|e| {
-            QueryError::type_err(format!(
-                "datetime() needs an RFC 3339 timestamp such as 2024-05-01T12:00:00Z ({e})"
-            ))
-        })?;
-    i64::try_from(t.unix_timestamp_nanos() / 1_000)
-        .map_err(|_| QueryError::type_err("datetime out of range"))
 }
 
 fn non_negative(f: &str, n: i64) -> Result<usize, QueryError> {

@@ -111,6 +111,7 @@ pub mod model;
 mod parser;
 mod plan;
 pub mod result;
+mod temporal;
 mod value;
 mod write;
 
@@ -123,7 +124,7 @@ pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
-    ResultValue,
+    ResultTemporal, ResultValue,
 };
 pub use svc_engine::{GraphRead, GraphWrite};
 
@@ -142,6 +143,7 @@ pub fn run_read<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     if let Some(clause) = stmt.first_write_clause() {
         return Err(QueryError::WriteNotAllowed { clause });
     }
@@ -177,6 +179,7 @@ pub fn run_write<G: GraphWrite>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     let start = Instant::now();
     let deadline = start + limits.time;
     let planned = plan::plan(&*g, stmt, params, limits, deadline)?;
@@ -203,6 +206,7 @@ pub fn check<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<(), QueryError> {
+    temporal::begin_statement();
     plan::plan(g, stmt, params, limits, Instant::now() + limits.time).map(|_| ())
 }
 
@@ -213,6 +217,7 @@ pub fn explain<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<PlanTree, QueryError> {
+    temporal::begin_statement();
     let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
 }

@@ -53,6 +53,22 @@ pub enum ResultValue {
     Node(ResultNode),
     Relationship(ResultRelationship),
     Path(ResultPath),
+    /// A date, time, local time, local datetime, datetime with an offset or zone, or duration:
+    /// JSON its ISO 8601 text, as Cypher's `toString` writes it.
+    Temporal(ResultTemporal),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultTemporal {
+    /// `date`, `localtime`, `time`, `localdatetime`, `datetime` or `duration`.
+    pub type_name: &'static str,
+    pub text: String,
+}
+
+/// A UTC datetime in Cypher's text form (`2015-07-21T21:40Z`: seconds only when not zero).
+pub fn cypher_datetime_text(micros: i64) -> String {
+    crate::temporal::to_text(&crate::value::Val::DateTime(micros))
+        .unwrap_or_else(|| micros.to_string())
 }
 
 /// A path: `{"nodes": [...], "relationships": [...]}`, the relationships between consecutive
@@ -130,6 +146,7 @@ impl Serialize for ResultValue {
             ResultValue::Node(n) => n.serialize(s),
             ResultValue::Relationship(r) => r.serialize(s),
             ResultValue::Path(p) => p.serialize(s),
+            ResultValue::Temporal(t) => s.serialize_str(&t.text),
         }
     }
 }

@@ -285,6 +285,14 @@ impl Runner {
             Ok(Ok(stmt)) => stmt,
         };
         let ran = if stmt.is_read_only() {
+            // Reads run where the service runs them: over the workspace's in-memory read
+            // model (the batch executor) once it is built, as it is here before each read.
+            if let Err(e) = self.graph.prepare_read_model(ws) {
+                return Exec::Err {
+                    compile: false,
+                    err: QueryError::Engine(e),
+                };
+            }
             match catch_unwind(AssertUnwindSafe(|| {
                 svc_query::run_read(&self.graph.snapshot(ws), &stmt, params, &limits)
             })) {

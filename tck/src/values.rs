@@ -333,7 +333,8 @@ pub fn from_result(v: &ResultValue) -> TVal {
         ResultValue::Float(f) => TVal::Float(*f),
         ResultValue::String(s) => TVal::Str(s.clone()),
         // The TCK writes temporal values as their ISO 8601 strings.
-        ResultValue::DateTime(t) => TVal::Str(svc_query::result::format_datetime(*t)),
+        ResultValue::DateTime(t) => TVal::Str(svc_query::result::cypher_datetime_text(*t)),
+        ResultValue::Temporal(t) => TVal::Str(t.text.clone()),
         ResultValue::List(l) => TVal::List(l.iter().map(from_result).collect()),
         ResultValue::Map(m) => TVal::Map(props_of(m)),
         ResultValue::Node(n) => node_of(n),

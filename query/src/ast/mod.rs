@@ -209,6 +209,29 @@ pub struct RelPattern {
     pub properties: Vec<(String, Expr)>,
 }
 
+impl PathPattern {
+    /// The expressions of the pattern's property maps.
+    pub fn property_exprs(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self.start.properties.iter().map(|(_, e)| e).collect();
+        for (rel, node) in &self.hops {
+            out.extend(rel.properties.iter().map(|(_, e)| e));
+            out.extend(node.properties.iter().map(|(_, e)| e));
+        }
+        out
+    }
+
+    /// The variables the pattern names (nodes, relationships, the path).
+    pub fn variables(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.variable.as_deref().into_iter().collect();
+        out.extend(self.start.variable.as_deref());
+        for (rel, node) in &self.hops {
+            out.extend(rel.variable.as_deref());
+            out.extend(node.variable.as_deref());
+        }
+        out
+    }
+}
+
 /// Direction as written, left to right.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RelDirection {
@@ -319,6 +342,15 @@ pub enum Expr {
         list: Box<Expr>,
         expr: Box<Expr>,
     },
+    /// A pattern as an expression, `(a)-[:R]->(b)`: whether it matches (with `size()`, how
+    /// many times).
+    Pattern(Box<PathPattern>),
+    /// `[p = (a)-->(b) WHERE predicate | projection]`
+    PatternComprehension {
+        pattern: Box<PathPattern>,
+        predicate: Option<Box<Expr>>,
+        projection: Box<Expr>,
+    },
     /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`
     Case {
         operand: Option<Box<Expr>>,
@@ -414,6 +446,9 @@ impl Expr {
             Expr::Property(..) | Expr::Index(..) | Expr::Slice(..) | Expr::HasLabels { .. } => {
                 prec::POSTFIX
             }
+            // A pattern is parenthesised as any operand: `(a)-->(b) - 1` would read its `-` as
+            // the start of another relationship.
+            Expr::Pattern(_) => 0,
             // A negative integer literal (only -9223372036854775808 is parsed as one) prints
             // with its sign.
             Expr::Literal(Literal::Int(i)) if *i < 0 => prec::UNARY,
@@ -488,6 +523,17 @@ impl Expr {
                 .chain(whens.iter().flat_map(|(w, t)| [w, t]))
                 .chain(else_.as_deref())
                 .collect(),
+            Expr::Pattern(p) => p.property_exprs(),
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => {
+                let mut out = pattern.property_exprs();
+                out.extend(predicate.as_deref());
+                out.push(projection);
+                out
+            }
         }
     }
 }

@@ -230,6 +230,18 @@ impl Display for Expr {
                 Var(accumulator),
                 Var(variable)
             ),
+            Expr::Pattern(p) => p.fmt(f),
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => {
+                write!(f, "[{pattern}")?;
+                if let Some(p) = predicate {
+                    write!(f, " WHERE {p}")?;
+                }
+                write!(f, " | {projection}]")
+            }
             Expr::Case {
                 operand,
                 whens,
@@ -278,7 +290,12 @@ impl Display for Expr {
                 distinct,
                 args,
             } => {
-                write!(f, "{}(", Name(name))?;
+                // A namespaced name (`date.truncate`) prints its words joined by dots.
+                if name.contains('.') && name.split('.').all(is_plain_word) {
+                    write!(f, "{name}(")?;
+                } else {
+                    write!(f, "{}(", Name(name))?;
+                }
                 if *distinct {
                     f.write_str("DISTINCT ")?;
                 }

@@ -76,6 +76,15 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
             Some(r) => ResultValue::Relationship(r),
             None => ResultValue::Null,
         },
+        Val::Date(_)
+        | Val::LocalTime(_)
+        | Val::Time(..)
+        | Val::LocalDateTime(_)
+        | Val::Zoned(_)
+        | Val::Duration(_) => ResultValue::Temporal(crate::result::ResultTemporal {
+            type_name: v.type_name(),
+            text: crate::temporal::to_text(v).unwrap_or_default(),
+        }),
         Val::Path(nodes, rels) => {
             let mut path = ResultPath {
                 nodes: Vec::with_capacity(nodes.len()),

@@ -290,6 +290,12 @@ pub(super) fn atom(i: Input<'_>) -> PResult<'_, Expr> {
             Ok((i, Expr::Map(entries)))
         }
         Tok::Punct("(") => {
+            // A pattern with at least one relationship is a pattern expression.
+            if let Ok((j, p)) = path_pattern(i) {
+                if !p.hops.is_empty() {
+                    return Ok((j, Expr::Pattern(Box::new(p))));
+                }
+            }
             let (i, e) = expr(i.advance(1))?;
             let (i, _) = punct(")")(i)?;
             Ok((i, e))
@@ -344,14 +350,28 @@ pub(super) fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         n += 2;
     }
     if n > 1 && matches!(i.peek_at(n), Tok::Punct("(")) {
-        return Err(i.unsupported("procedures and namespaced functions"));
+        // A namespaced function (`date.truncate(...)`): the words joined by dots.
+        let name = (0..n)
+            .step_by(2)
+            .filter_map(|k| match i.peek_at(k) {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(".");
+        return call_after(i, name, n + 1);
     }
     variable(i).map(|(i, v)| (i, Expr::Variable(v)))
 }
 
 pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
+    call_after(i, w.to_owned(), 2)
+}
+
+/// The rest of a call whose name (`name`) and "(" take the first `skip` tokens.
+fn call_after(i: Input<'_>, name: String, skip: usize) -> PResult<'_, Expr> {
     let _guard = DepthGuard::enter(i)?;
-    let i = i.advance(2);
+    let i = i.advance(skip);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, args) = if i.is_punct(")") {
         (i, Vec::new())
@@ -362,7 +382,7 @@ pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
     Ok((
         i,
         Expr::Call {
-            name: w.to_owned(),
+            name,
             distinct: distinct.is_some(),
             args,
         },
@@ -399,10 +419,27 @@ pub(super) fn list_literal(i: Input<'_>) -> PResult<'_, Expr> {
             },
         ));
     }
-    let (i, items) = separated_list1(punct(","), expr)(i)?;
-    if i.is_punct("|") {
-        return Err(i.unsupported("pattern comprehensions"));
+    // pattern_comprehension = "[" path_pattern [WHERE expr] "|" expr "]"
+    let named = is_variable_token(i.peek()) && matches!(i.peek_at(1), Tok::Punct("="));
+    if i.is_punct("(") || named {
+        if let Ok((j, pattern)) = path_pattern(i) {
+            if !pattern.hops.is_empty() && (j.is_kw("WHERE") || j.is_punct("|")) {
+                let (j, predicate) = opt_where(j)?;
+                let (j, _) = punct("|")(j)?;
+                let (j, projection) = expr(j)?;
+                let (j, _) = punct("]")(j)?;
+                return Ok((
+                    j,
+                    Expr::PatternComprehension {
+                        pattern: Box::new(pattern),
+                        predicate: predicate.map(Box::new),
+                        projection: Box::new(projection),
+                    },
+                ));
+            }
+        }
     }
+    let (i, items) = separated_list1(punct(","), expr)(i)?;
     let (i, _) = punct("]")(i)?;
     Ok((i, Expr::List(items)))
 }

@@ -3,6 +3,7 @@
 //! replacement).
 
 use super::*;
+use crate::eval::{SubQuery, SubQueryKind};
 
 impl Planner<'_> {
     /// Compiles an expression in the current scope. `replace` maps whole sub-expressions to
@@ -24,8 +25,10 @@ impl Planner<'_> {
     pub(super) fn fold(&self, c: CExpr) -> Result<CExpr, QueryError> {
         // Children are folded first: one that is not constant now (it reads the row, or failed
         // and was left for run time) keeps its parents from folding too.
-        if matches!(c, CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_))
-            || !c.children().iter().all(|x| matches!(x, CExpr::Const(_)))
+        if matches!(
+            c,
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_)
+        ) || !c.children().iter().all(|x| matches!(x, CExpr::Const(_)))
             || c.has_locals()
             || matches!(c, CExpr::Func(Func::Rand, _))
         {
@@ -214,6 +217,35 @@ impl Planner<'_> {
                     .collect::<Result<_, QueryError>>()?,
                 else_: else_.as_deref().map(|x| c(x, aggs)).transpose()?,
             },
+            Expr::Pattern(p) => {
+                if !self.in_predicate.get() {
+                    return Err(QueryError::semantic(format!(
+                        "a pattern expression ({p}) may only stand in WHERE or exists(); use a \
+                         pattern comprehension [{p} | ...] for its matches"
+                    )));
+                }
+                self.subquery(p, None, None)?
+            }
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => self.subquery(pattern, predicate.as_deref(), Some(projection))?,
+            // `exists((a)-->())` tests for a match, `exists(n.key)` for a value.
+            Expr::Call { name, args, .. }
+                if matches!(args.as_slice(), [Expr::Pattern(_)])
+                    && name.eq_ignore_ascii_case("exists") =>
+            {
+                let Some(Expr::Pattern(p)) = args.first() else {
+                    return Err(QueryError::semantic("a pattern was expected"));
+                };
+                self.subquery(p, None, None)?
+            }
+            Expr::Call { name, args, .. }
+                if name.eq_ignore_ascii_case("exists") && args.len() == 1 =>
+            {
+                CExpr::IsNull(c(&args[0], aggs)?, true)
+            }
             Expr::CountStar => return Err(QueryError::semantic("count(*) is not allowed here")),
             Expr::Call {
                 name,
@@ -237,7 +269,106 @@ impl Planner<'_> {
     }
 }
 
+/// Argument ids of pattern plans start here, above any OPTIONAL MATCH's, and each nesting
+/// level adds as much again.
+const SUBQUERY_ARGS: usize = 1_000;
+
 impl Planner<'_> {
+    /// Compiles a WHERE predicate (where a bare pattern may stand).
+    pub(super) fn compile_predicate(&self, e: &Expr) -> Result<CExpr, QueryError> {
+        let was = self.in_predicate.replace(true);
+        let out = self.compile(e, &[], &mut None);
+        self.in_predicate.set(was);
+        out
+    }
+
+    /// Plans a pattern expression as a plan run per row, starting from an `Argument` holding
+    /// the row: a child planner sees the current variables and the local ones (copied into
+    /// slots of its own), and numbers its slots from here on (slots the parent allocates later
+    /// may reuse those numbers: the plan works on its own copy of the row).
+    fn subquery(
+        &self,
+        pattern: &PathPattern,
+        predicate: Option<&Expr>,
+        projection: Option<&Expr>,
+    ) -> Result<CExpr, QueryError> {
+        let mut child = Planner {
+            g: self.g,
+            params: self.params,
+            limits: self.limits,
+            deadline: self.deadline,
+            next_slot: self.next_slot,
+            next_op: 0,
+            next_arg: self.next_arg + SUBQUERY_ARGS,
+            scope: self.scope.clone(),
+            locals: std::cell::RefCell::new(Vec::new()),
+            next_hidden: 0,
+            kinds: self.kinds.clone(),
+            in_predicate: std::cell::Cell::new(false),
+        };
+        if projection.is_none() {
+            // A pattern predicate only tests the variables it is given.
+            if let Some(v) = pattern
+                .variables()
+                .into_iter()
+                .find(|v| self.lookup(v).is_none() && !self.locals.borrow().iter().any(|l| l == v))
+            {
+                return Err(QueryError::semantic(format!(
+                    "variable `{v}` is not defined (a pattern predicate cannot introduce variables)"
+                )));
+            }
+        }
+        let mut locals = Vec::new();
+        for (level, name) in self.locals.borrow().iter().enumerate() {
+            let slot = child.new_slot();
+            child.scope.push((name.clone(), slot));
+            locals.push((level, slot));
+        }
+        let reads: Vec<usize> = pattern
+            .variables()
+            .into_iter()
+            .filter_map(|v| self.lookup(v))
+            .chain(
+                pattern
+                    .property_exprs()
+                    .into_iter()
+                    .chain(predicate)
+                    .chain(projection)
+                    .flat_map(|e| {
+                        let mut vars = Vec::new();
+                        e.walk(&mut |x| {
+                            if let Expr::Variable(v) = x {
+                                vars.push(v.clone());
+                            }
+                        });
+                        vars
+                    })
+                    .filter_map(|v| self.lookup(&v)),
+            )
+            .collect();
+        let arg = child.next_arg;
+        child.next_arg += 1;
+        let leaf = child.op("", Op::Argument { arg });
+        let m = Match {
+            optional: false,
+            patterns: vec![pattern.clone()],
+            where_: predicate.cloned(),
+        };
+        let plan = child.plan_match(leaf, &m)?;
+        let kind = match projection {
+            Some(e) => SubQueryKind::Collect(child.compile(e, &[], &mut None)?),
+            None => SubQueryKind::Exists,
+        };
+        Ok(CExpr::SubQuery(std::sync::Arc::new(SubQuery {
+            plan,
+            arg,
+            width: child.next_slot,
+            reads,
+            locals,
+            kind,
+        })))
+    }
+
     /// Compiles with `names` bound as local variables; returns the level of the first.
     fn with_locals<T>(
         &self,

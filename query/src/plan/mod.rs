@@ -69,6 +69,8 @@ pub(crate) fn plan(
         scope: Vec::new(),
         locals: std::cell::RefCell::new(Vec::new()),
         next_hidden: 0,
+        kinds: std::collections::HashMap::new(),
+        in_predicate: std::cell::Cell::new(false),
     };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
@@ -95,6 +97,7 @@ pub(crate) fn plan(
                 let before = p.scope.clone();
                 let (plan, items) = p.plan_projection(current, &w.projection, true)?;
                 current = plan;
+                p.carry_kinds(&before, &items, &w.projection);
                 p.scope = items;
                 if let Some(pred) = &w.where_ {
                     // Without aggregation or DISTINCT the rows still hold the variables from
@@ -112,7 +115,7 @@ pub(crate) fn plan(
                             .chain(projected.iter().cloned())
                             .collect();
                     }
-                    let predicate = p.compile(pred, &[], &mut None);
+                    let predicate = p.compile_predicate(pred);
                     p.scope = projected;
                     let predicate = predicate?;
                     current = p.op(
@@ -165,6 +168,34 @@ struct Planner<'a> {
     locals: std::cell::RefCell<Vec<String>>,
     /// Counter of the hidden variables of named paths' anonymous elements.
     next_hidden: usize,
+    /// What each slot is known to hold (slots absent here: unknown), to refuse a variable used
+    /// as something else (`MATCH ()-[r]-() MATCH (r)`, `WITH 1 AS n MATCH (n)`).
+    kinds: std::collections::HashMap<usize, VarKind>,
+    /// Set while compiling a WHERE predicate: the one place a bare pattern may stand.
+    in_predicate: std::cell::Cell<bool>,
+}
+
+/// What a variable holds, where the planner knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VarKind {
+    Node,
+    Relationship,
+    Relationships,
+    Path,
+    /// A value that is not a graph entity (a literal, arithmetic, ...).
+    Value,
+}
+
+impl VarKind {
+    fn name(self) -> &'static str {
+        match self {
+            VarKind::Node => "a node",
+            VarKind::Relationship => "a relationship",
+            VarKind::Relationships => "a list of relationships",
+            VarKind::Path => "a path",
+            VarKind::Value => "a value",
+        }
+    }
 }
 
 /// Collects aggregate calls while compiling a projection item.
@@ -232,6 +263,60 @@ impl<'a> Planner<'a> {
             id: self.next_id(),
             details: details.into(),
             op,
+        }
+    }
+
+    /// Kinds of the slots a projection made: a variable keeps its kind, a literal or an
+    /// operator's result is a value, anything else unknown.
+    fn carry_kinds(
+        &mut self,
+        before: &[(String, usize)],
+        items: &[(String, usize)],
+        p: &Projection,
+    ) {
+        let old = |name: &str| {
+            before
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| *s)
+        };
+        for (name, slot) in items {
+            let expr = p
+                .items
+                .iter()
+                .find(|i| i.column_name() == *name)
+                .map(|i| &i.expr);
+            let kind = match expr {
+                Some(Expr::Variable(v)) => old(v).and_then(|s| self.kinds.get(&s).copied()),
+                // null may stand for anything.
+                Some(Expr::Literal(Literal::Null)) => None,
+                Some(
+                    Expr::Literal(_)
+                    | Expr::List(_)
+                    | Expr::Map(_)
+                    | Expr::Binary(..)
+                    | Expr::Unary(..)
+                    | Expr::Comprehension { .. },
+                ) => Some(VarKind::Value),
+                Some(_) => None,
+                None => old(name).and_then(|s| self.kinds.get(&s).copied()),
+            };
+            if let Some(k) = kind {
+                self.kinds.insert(*slot, k);
+            }
+        }
+    }
+
+    /// Refuses `name`, bound to `slot`, where the pattern needs `want`.
+    fn check_kind(&self, name: &str, slot: usize, want: VarKind) -> Result<(), QueryError> {
+        match self.kinds.get(&slot) {
+            Some(k) if *k != want => Err(QueryError::semantic(format!(
+                "variable `{name}` is {}, not {}",
+                k.name(),
+                want.name()
+            ))),
+            _ => Ok(()),
         }
     }
 

@@ -49,7 +49,7 @@ impl Planner<'_> {
         let mut plan = self.plan_pattern(input, &patterns, None)?;
         plan = self.bind_paths(plan, &patterns)?;
         if let Some(w) = &m.where_ {
-            let predicate = self.compile(w, &[], &mut None)?;
+            let predicate = self.compile_predicate(w)?;
             plan = self.op(
                 w.to_string(),
                 Op::Filter {
@@ -111,6 +111,7 @@ impl Planner<'_> {
                 parts.push((PathPart::Node, slot_of(&node.variable)?));
             }
             let slot = self.new_slot();
+            self.kinds.insert(slot, VarKind::Path);
             plan = self.op(
                 format!("{} = path", p.variable.as_deref().unwrap_or("")),
                 Op::Project {
@@ -137,12 +138,27 @@ impl Planner<'_> {
         let mut rels: Vec<PRel> = Vec::new();
         let mut raw_props: Vec<(usize, &str, &Expr)> = Vec::new();
         let mut raw_rel_props: Vec<(usize, &[(String, Expr)])> = Vec::new();
+        let mut rebound: Vec<(usize, usize, String)> = Vec::new();
         for path in patterns {
             let mut prev = self.bind_node(&path.start, &mut nodes, &mut raw_props)?;
             let mut prev_np = &path.start;
             for (rel, node) in &path.hops {
                 let next = self.bind_node(node, &mut nodes, &mut raw_props)?;
+                let kind = if rel.length.is_some() {
+                    VarKind::Relationships
+                } else {
+                    VarKind::Relationship
+                };
                 let slot = match &rel.variable {
+                    // Bound by an earlier clause: this MATCH must find that relationship
+                    // (walked into a slot of its own, then compared).
+                    Some(v) if self.lookup(v).is_some_and(|s| bound_before.contains(&s)) => {
+                        let old = self.lookup(v).unwrap_or_default();
+                        self.check_kind(v, old, kind)?;
+                        let s = self.new_slot();
+                        rebound.push((s, old, v.clone()));
+                        s
+                    }
                     Some(v) if self.lookup(v).is_some() => {
                         return Err(QueryError::semantic(format!(
                             "relationship variable `{v}` is already bound"
@@ -155,6 +171,7 @@ impl Planner<'_> {
                     }
                     None => self.new_slot(),
                 };
+                self.kinds.insert(slot, kind);
                 // Paths longer than the hop budget are an error when one is actually found
                 // (see `Expand`), not a refusal of the pattern.
                 let hops = rel
@@ -177,6 +194,19 @@ impl Planner<'_> {
         }
         // Inline properties may refer to any variable of the pattern, so compile them last.
         let mut conjuncts = Vec::new();
+        for (new, old, name) in rebound {
+            let expr = CExpr::Bin(
+                BinaryOp::Eq,
+                Box::new(CExpr::Slot(new)),
+                Box::new(CExpr::Slot(old)),
+            );
+            conjuncts.push(Conjunct {
+                slots: expr.slot_list(),
+                expr,
+                text: format!("{name} is the bound relationship"),
+                applied: false,
+            });
+        }
         for (slot, key, value) in raw_props {
             let value_c = self.compile(value, &[], &mut None)?;
             let expr = CExpr::Bin(
@@ -218,7 +248,7 @@ impl Planner<'_> {
             let mut parts = Vec::new();
             split_and(w, &mut parts);
             for part in parts {
-                let expr = self.compile(&part, &[], &mut None)?;
+                let expr = self.compile_predicate(&part)?;
                 conjuncts.push(Conjunct {
                     slots: expr.slot_list(),
                     expr,
@@ -440,7 +470,10 @@ impl Planner<'_> {
     ) -> Result<usize, QueryError> {
         let slot = match &np.variable {
             Some(v) => match self.lookup(v) {
-                Some(s) => s,
+                Some(s) => {
+                    self.check_kind(v, s, VarKind::Node)?;
+                    s
+                }
                 None => {
                     let s = self.new_slot();
                     self.scope.push((v.clone(), s));
@@ -449,6 +482,7 @@ impl Planner<'_> {
             },
             None => self.new_slot(),
         };
+        self.kinds.insert(slot, VarKind::Node);
         let index = match nodes.iter().position(|n| n.slot == slot) {
             Some(i) => i,
             None => {
