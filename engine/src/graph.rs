@@ -124,6 +124,12 @@ impl Graph {
         readmodel::build_now(&self.shared, ws, true)
     }
 
+    /// Whether `ws` has a read model now, and if not why (a query that cannot use one reads
+    /// RocksDB node by node: what logs and metrics report).
+    pub fn read_model_state(&self, ws: WorkspaceId) -> crate::readmodel::ReadModelState {
+        self.shared.readmodel.state(ws)
+    }
+
     /// Runs `f` on the writer thread and returns once its writes are durable (group commit:
     /// closures arriving together share one batch and one fsync). Reads inside `f` see all
     /// committed data and `f`'s own writes; nothing else runs in between, so read-check-write

@@ -52,7 +52,6 @@ mod model;
 #[cfg(feature = "storage")]
 mod oneshot;
 mod read;
-#[cfg(feature = "storage")]
 mod readmodel;
 mod record;
 #[cfg(feature = "storage")]
@@ -94,6 +93,7 @@ pub use read::{
     compare_values, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats, Order,
     PropertyTest,
 };
+pub use readmodel::{ColumnView, CsrView, LabelView, ModelView, ReadModelState, NO_CODE};
 pub use record::{Record, RecordScan};
 #[cfg(feature = "storage")]
 pub use record_kinds::RecordKinds;

@@ -7,6 +7,7 @@ use std::ops::Bound;
 
 use crate::error::EngineError;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value};
+use crate::readmodel::ModelView;
 
 /// The kind of a declared property index (see `schema`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -211,6 +212,13 @@ pub trait GraphRead {
     fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
         let _ = (starts, hops);
         Ok(None)
+    }
+    /// The in-memory read model of this source as of this moment, when there is one: the
+    /// query engine's batch executor reads its columns and CSR lists instead of reading nodes
+    /// one by one (snapshots; see `readmodel`). Nodes the view marks touched must be read
+    /// through this source. None: no model (the row-at-a-time path runs).
+    fn model_view(&self) -> Option<ModelView> {
+        None
     }
     /// Whether a property index is declared for (label, property), and which kind.
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind>;

@@ -360,6 +360,9 @@ impl GraphRead for Snapshot<'_> {
             None => Ok(None),
         }
     }
+    fn model_view(&self) -> Option<crate::readmodel::ModelView> {
+        self.model().map(Version::view)
+    }
     fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
         match self.model() {
             Some(m) => m.reach(self, starts, hops).map(Some),

@@ -1,4 +1,6 @@
-//! The indexed plan and the naive (label-scan) plan return the same rows on the fixture graph.
+//! The indexed plan and the naive (label-scan) plan return the same rows on the fixture graph,
+//! and the batch executor (over a read model of the fixture, with and without touched nodes)
+//! returns exactly the row path's rows (see `svc_query::fuzzing::check_exec_vs_model`).
 #![no_main]
 
 use std::sync::OnceLock;

@@ -108,6 +108,11 @@ fn rows_as_multiset(r: &QueryResult) -> Vec<String> {
 /// A read query gives the same rows with the indexed plan as with the naive plan. Row order
 /// and, under SKIP/LIMIT, row choice are unspecified, so those compare as counts only; when
 /// either side fails (evaluation order can differ) nothing is compared.
+///
+/// And the batch executor (over a read model built from the model graph, once with every
+/// node answered from the model's columns and once with every other node marked touched, so
+/// read through the graph) gives exactly the row path's outcome: the same rows in the same
+/// order, or an error with the same code.
 pub fn check_exec_vs_model(data: &[u8], models: &(ModelGraph, ModelGraph)) {
     let Some(t) = text(data) else { return };
     let Ok(stmt) = parse(t) else { return };
@@ -120,6 +125,7 @@ pub fn check_exec_vs_model(data: &[u8], models: &(ModelGraph, ModelGraph)) {
         max_hops: 4,
         max_buffered_rows: 50_000,
     };
+    check_batch_vs_rows(t, &stmt, &Params::new(), &models.0, &limits);
     let (Ok(naive), Ok(indexed)) = (
         run_read(&models.0, &stmt, &Params::new(), &limits),
         run_read(&models.1, &stmt, &Params::new(), &limits),
@@ -140,5 +146,60 @@ pub fn check_exec_vs_model(data: &[u8], models: &(ModelGraph, ModelGraph)) {
             rows_as_multiset(&indexed),
             "rows differ for {t:?}"
         );
+    }
+}
+
+/// The batch path over `g` (all nodes from the model; every other node touched) against the
+/// row path over `g`. Timeouts are not compared (the two paths take different times).
+pub fn check_batch_vs_rows(
+    t: &str,
+    stmt: &crate::Statement,
+    params: &Params,
+    g: &dyn crate::GraphRead,
+    limits: &Limits,
+) {
+    let Ok(batch) = crate::ModelSwitch::batch(g) else {
+        return;
+    };
+    let rows = run_read(&crate::ModelSwitch::rows(g), stmt, params, limits);
+    let all: Vec<u64> = g
+        .all_nodes()
+        .map(|ids| ids.into_iter().map(|n| n.0).step_by(2).collect())
+        .unwrap_or_default();
+    let touched = crate::GraphRead::model_view(&batch).map(|m| m.with_touched(all));
+    let mut sides = vec![("batch", run_read(&batch, stmt, params, limits))];
+    if let Some(m) = touched {
+        let half = crate::ModelSwitch::with_model(g, m);
+        sides.push(("batch, half touched", run_read(&half, stmt, params, limits)));
+    }
+    for (name, side) in sides {
+        same_outcome(t, name, &rows, &side);
+    }
+}
+
+/// Panics unless two outcomes are the same rows in the same order, or errors with the same
+/// code (timeouts compare with anything: the paths take different times).
+pub fn same_outcome(
+    t: &str,
+    name: &str,
+    rows: &Result<QueryResult, crate::QueryError>,
+    side: &Result<QueryResult, crate::QueryError>,
+) {
+    {
+        match (rows, side) {
+            (Err(crate::QueryError::Timeout(_)), _) | (_, Err(crate::QueryError::Timeout(_))) => {}
+            // Debug text: NaN equals itself there.
+            (Ok(a), Ok(b)) => assert_eq!(
+                format!("{:?}", (&a.columns, &a.rows)),
+                format!("{:?}", (&b.columns, &b.rows)),
+                "{name} differs from the row path for {t:?}"
+            ),
+            (Err(a), Err(b)) => assert_eq!(
+                a.code(),
+                b.code(),
+                "{name} fails differently from the row path for {t:?}: {a} / {b}"
+            ),
+            (a, b) => panic!("{name} and the row path disagree for {t:?}: {a:?} / {b:?}"),
+        }
     }
 }

@@ -33,9 +33,13 @@
 //! `LIMIT`, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE` (with
 //! `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`. Functions:
 //! `id labels type keys properties startNode endNode size length coalesce toLower toUpper trim
-//! toString toInteger toFloat abs round floor ceil head last datetime`. Anything else (`CALL`,
-//! `LOAD CSV`, `FOREACH`, `UNION`, `CASE`, subqueries, comprehensions, named paths,
-//! constraints, `=~`) is refused with `unsupported` and its position.
+//! ltrim rtrim toString toInteger toFloat toBoolean abs round floor ceil sign sqrt exp log log10
+//! sin cos tan asin acos atan atan2 degrees radians pi e rand head last tail reverse range split
+//! substring replace left right datetime`. Expressions: `CASE` (simple and generic), list
+//! comprehensions `[x IN l WHERE p | e]`, list predicates `all any none single`, `reduce`,
+//! slices `l[a..b]`, chained comparisons (`1 < x < 3`), hexadecimal and octal integers.
+//! Anything else (`CALL`, `LOAD CSV`, `FOREACH`, `UNION`, subqueries, pattern comprehensions,
+//! named paths, constraints, `=~`) is refused with `unsupported` and its position.
 //!
 //! Schema commands are parsed apart, by [`parse_schema`] (which answers `None` for any other
 //! statement), and run by the caller against the store's index catalog:
@@ -82,8 +86,9 @@
 //! # Budgets
 //!
 //! [`Limits`]: 2 s of wall-clock time, 10,000 result rows, variable-length relationships of at
-//! most 10 hops (an unbounded `*` is refused), and at most 1,000,000 rows held by any one
-//! operator. Exceeding one is an error, never a silent truncation. Planning counts against the
+//! most 10 hops (an unbounded `*` is accepted; a path longer than the budget, when one is
+//! found, is a `hop_limit` error), and at most 1,000,000 rows held by any one operator.
+//! Exceeding one is an error, never a silent truncation. Planning counts against the
 //! time budget. A statement holds at most [`MAX_PATTERN_ELEMENTS`] node and relationship
 //! patterns and [`MAX_CLAUSES`] clauses (`query_too_large`), so every pass over a plan (they
 //! recurse over its nesting) stays well inside a 2 MiB thread stack.
@@ -94,6 +99,7 @@
 //! the caller must abort that transaction, since earlier clauses may already have written.
 
 pub mod ast;
+mod batch;
 pub mod error;
 mod eval;
 mod exec;
@@ -111,11 +117,13 @@ mod write;
 use std::time::Instant;
 
 pub use ast::Statement;
+pub use batch::ModelSwitch;
 pub use error::{Position, QueryError};
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use result::{
-    Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,
+    Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
+    ResultValue,
 };
 pub use svc_engine::{GraphRead, GraphWrite};
 
@@ -185,6 +193,17 @@ pub fn run_write<G: GraphWrite>(
         stats,
         start,
     ))
+}
+
+/// Plans a statement without running it: the errors it raises before running anything
+/// (unknown variables, static type errors, ...), what the TCK calls compile time.
+pub fn check<G: GraphRead>(
+    g: &G,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<(), QueryError> {
+    plan::plan(g, stmt, params, limits, Instant::now() + limits.time).map(|_| ())
 }
 
 /// The plan a statement would run with, without running it.

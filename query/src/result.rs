@@ -52,6 +52,15 @@ pub enum ResultValue {
     Map(BTreeMap<String, ResultValue>),
     Node(ResultNode),
     Relationship(ResultRelationship),
+    Path(ResultPath),
+}
+
+/// A path: `{"nodes": [...], "relationships": [...]}`, the relationships between consecutive
+/// nodes (a relationship's `start` and `end` tell its direction along the path).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResultPath {
+    pub nodes: Vec<ResultNode>,
+    pub relationships: Vec<ResultRelationship>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,6 +129,7 @@ impl Serialize for ResultValue {
             }
             ResultValue::Node(n) => n.serialize(s),
             ResultValue::Relationship(r) => r.serialize(s),
+            ResultValue::Path(p) => p.serialize(s),
         }
     }
 }

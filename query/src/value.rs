@@ -22,6 +22,8 @@ pub(crate) enum Val {
     Map(BTreeMap<String, Val>),
     Node(NodeId),
     Rel(EdgeId),
+    /// A path: its nodes in order, and the relationships between them (one fewer).
+    Path(Vec<NodeId>, Vec<EdgeId>),
 }
 
 impl Val {
@@ -37,6 +39,7 @@ impl Val {
             Val::Map(_) => "map",
             Val::Node(_) => "node",
             Val::Rel(_) => "relationship",
+            Val::Path(..) => "path",
         }
     }
 
@@ -101,7 +104,7 @@ pub(crate) fn to_property(v: &Val) -> Result<Value, QueryError> {
                 .map(|(k, v)| Ok((k.clone(), to_property(v)?)))
                 .collect::<Result<_, QueryError>>()?,
         ),
-        Val::Node(_) | Val::Rel(_) => {
+        Val::Node(_) | Val::Rel(_) | Val::Path(..) => {
             return Err(QueryError::type_err(format!(
                 "a {} cannot be stored as a property value",
                 v.type_name()
@@ -192,6 +195,7 @@ fn order_rank(v: &Val) -> u8 {
         Val::Node(_) => 1,
         Val::Rel(_) => 2,
         Val::List(_) => 3,
+        Val::Path(..) => 3,
         Val::DateTime(_) => 4,
         Val::Str(_) => 5,
         Val::Bool(_) => 6,
@@ -214,6 +218,9 @@ pub(crate) fn order(a: &Val, b: &Val) -> Ordering {
         (Val::DateTime(x), Val::DateTime(y)) => x.cmp(y),
         (Val::Node(x), Val::Node(y)) => x.cmp(y),
         (Val::Rel(x), Val::Rel(y)) => x.cmp(y),
+        (Val::Path(a, r), Val::Path(b, s)) => a.cmp(b).then_with(|| r.cmp(s)),
+        (Val::Path(..), _) => Ordering::Greater,
+        (_, Val::Path(..)) => Ordering::Less,
         (Val::List(x), Val::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 match order(p, q) {
@@ -296,6 +303,15 @@ pub(crate) fn write_key(v: &Val, out: &mut Vec<u8>) {
         Val::Rel(r) => {
             out.push(9);
             out.extend_from_slice(&r.0.to_be_bytes());
+        }
+        Val::Path(nodes, rels) => {
+            out.push(10);
+            out.extend_from_slice(&(nodes.len() as u64).to_be_bytes());
+            nodes
+                .iter()
+                .for_each(|n| out.extend_from_slice(&n.0.to_be_bytes()));
+            rels.iter()
+                .for_each(|r| out.extend_from_slice(&r.0.to_be_bytes()));
         }
     }
 }

@@ -10,13 +10,21 @@
 //! workspace; never changed afterwards (the delta handles later commits, see `mod.rs`).
 
 use std::collections::{BTreeMap, HashMap};
+#[cfg(feature = "storage")]
 use std::sync::atomic::{AtomicBool, Ordering};
 
+#[cfg(feature = "storage")]
 use crate::codec;
+#[cfg(feature = "storage")]
 use crate::columns::Cf;
 use crate::error::EngineError;
+#[cfg(feature = "storage")]
 use crate::keys;
-use crate::model::{Direction, Value, WorkspaceId};
+#[cfg(feature = "storage")]
+use crate::model::WorkspaceId;
+use crate::model::{Direction, NodeId, Properties, Value};
+use crate::read::GraphRead;
+#[cfg(feature = "storage")]
 use crate::store::{Step, StoreSnapshot};
 
 use super::column::Column;
@@ -38,13 +46,19 @@ pub(crate) struct LabelRows {
     /// Dense indexes of the label's nodes, ascending (so ids ascending too).
     pub rows: Vec<u32>,
     pub columns: HashMap<String, Column>,
+    /// Per 64-bit word of the label's membership bitset, the members before it: a dense
+    /// index's row in `rows` is one popcount away (`row_of`).
+    pub rank: Vec<u32>,
 }
 
 #[derive(Debug)]
 pub(crate) struct Csr {
-    /// `offsets[d]..offsets[d + 1]` are node d's entries in `targets`.
+    /// `offsets[d]..offsets[d + 1]` are node d's entries in `targets` (and `edges`).
     pub offsets: Vec<u32>,
     pub targets: Vec<u32>,
+    /// The relationship id of each entry (so a traversal can bind and tell apart
+    /// relationships, as MATCH's uniqueness needs).
+    pub edges: Vec<u64>,
 }
 
 impl Csr {
@@ -53,6 +67,16 @@ impl Csr {
         let d = dense as usize;
         match (self.offsets.get(d), self.offsets.get(d + 1)) {
             (Some(a), Some(b)) => &self.targets[*a as usize..*b as usize],
+            _ => &[],
+        }
+    }
+
+    /// The relationship ids of node `dense`'s entries, aligned with `neighbours`.
+    #[inline]
+    pub fn edges(&self, dense: u32) -> &[u64] {
+        let d = dense as usize;
+        match (self.offsets.get(d), self.offsets.get(d + 1)) {
+            (Some(a), Some(b)) => &self.edges[*a as usize..*b as usize],
             _ => &[],
         }
     }
@@ -70,6 +94,7 @@ pub(crate) struct Base {
 }
 
 /// Why a build did not produce a base.
+#[cfg(feature = "storage")]
 #[derive(Debug)]
 pub(crate) enum BuildStop {
     OverBudget,
@@ -77,6 +102,7 @@ pub(crate) enum BuildStop {
     Failed(EngineError),
 }
 
+#[cfg(feature = "storage")]
 impl From<EngineError> for BuildStop {
     fn from(e: EngineError) -> Self {
         BuildStop::Failed(e)
@@ -93,6 +119,7 @@ impl Base {
         }
     }
 
+    #[cfg(feature = "storage")]
     #[inline]
     pub fn is_member(&self, bits: &[u64], dense: u32) -> bool {
         bits.get(dense as usize / 64)
@@ -110,7 +137,7 @@ impl Base {
             .iter()
             .map(|(l, r)| {
                 l.capacity()
-                    + r.rows.capacity() * 4
+                    + (r.rows.capacity() + r.rank.capacity()) * 4
                     + r.columns
                         .iter()
                         .map(|(k, c)| k.capacity() + 64 + c.bytes())
@@ -122,7 +149,10 @@ impl Base {
             .adjacency
             .iter()
             .map(|((t, _), c)| {
-                t.capacity() + 64 + (c.offsets.capacity() + c.targets.capacity()) * 4
+                t.capacity()
+                    + 64
+                    + (c.offsets.capacity() + c.targets.capacity()) * 4
+                    + c.edges.capacity() * 8
             })
             .sum();
         self.ids.capacity() * 8 + map + labels + members + adjacency
@@ -130,6 +160,7 @@ impl Base {
 
     /// Builds the base of workspace `ws` from a store snapshot. Stops early when `stop` is set
     /// or when the structures outgrow `budget` bytes.
+    #[cfg(feature = "storage")]
     pub fn build(
         snap: &StoreSnapshot<'_>,
         ws: WorkspaceId,
@@ -138,12 +169,8 @@ impl Base {
     ) -> Result<Base, BuildStop> {
         let prefix = keys::workspace_prefix(ws);
         let upper = keys::prefix_end(&prefix);
-        let mut ids: Vec<u64> = Vec::new();
-        // label -> (rows, key -> present values)
-        type Pending = (Vec<u32>, BTreeMap<String, Vec<(u32, Value)>>);
-        let mut pending: HashMap<String, Pending> = HashMap::new();
+        let mut nodes = NodesBuilder::default();
         let mut failure: Option<BuildStop> = None;
-        let mut approx = 0usize;
         snap.walk(Cf::Nodes, &prefix, upper.as_deref(), &mut |k, v| {
             let Some((_, id)) = keys::decode_id_key(k) else {
                 failure = Some(BuildStop::Failed(EngineError::Corrupt {
@@ -159,26 +186,13 @@ impl Base {
                     return Step::Stop;
                 }
             };
-            let dense = ids.len() as u32;
-            ids.push(id);
-            for label in node.labels {
-                let (rows, cols) = pending.entry(label).or_default();
-                let row = rows.len() as u32;
-                rows.push(dense);
-                for (key, value) in &node.properties {
-                    approx += 16;
-                    cols.entry(key.clone())
-                        .or_default()
-                        .push((row, value.clone()));
-                }
-                approx += 12;
-            }
-            if ids.len() % 4096 == 0 {
+            nodes.add(id, node.labels, &node.properties);
+            if nodes.ids.len() % 4096 == 0 {
                 if stop.load(Ordering::Relaxed) {
                     failure = Some(BuildStop::Stopped);
                     return Step::Stop;
                 }
-                if approx > budget {
+                if nodes.approx > budget {
                     failure = Some(BuildStop::OverBudget);
                     return Step::Stop;
                 }
@@ -188,6 +202,81 @@ impl Base {
         if let Some(f) = failure {
             return Err(f);
         }
+        let mut base = nodes.finish();
+        base.adjacency = build_adjacency(snap, &base, &prefix, upper.as_deref(), stop)?;
+        let bytes = base.bytes();
+        if bytes > budget {
+            return Err(BuildStop::OverBudget);
+        }
+        Ok(base)
+    }
+
+    /// The base of any graph source, read node by node through `GraphRead` (the query crate's
+    /// in-memory model graph and the fuzz targets use it; a store builds from its snapshot).
+    pub fn from_graph(g: &dyn GraphRead) -> Result<Base, EngineError> {
+        let mut nodes = NodesBuilder::default();
+        for id in g.all_nodes()? {
+            if let Some(node) = g.node(id)? {
+                nodes.add(id.0, node.labels, &node.properties);
+            }
+        }
+        let mut base = nodes.finish();
+        let n = base.ids.len();
+        let mut lists: HashMap<(String, Direction), Lists> = HashMap::new();
+        for d in 0..n {
+            let id = NodeId(base.ids[d]);
+            for dir in [Direction::Outgoing, Direction::Incoming] {
+                for a in g.adjacent(id, dir, None)? {
+                    let to = base.dense(a.neighbour.0);
+                    if to == NONE {
+                        continue;
+                    }
+                    let (counts, targets, edges) = lists
+                        .entry((a.rel_type, dir))
+                        .or_insert_with(|| (vec![0; n], Vec::new(), Vec::new()));
+                    counts[d] += 1;
+                    targets.push(to);
+                    edges.push(a.edge.0);
+                }
+            }
+        }
+        base.adjacency = csr_from(lists, n);
+        Ok(base)
+    }
+}
+
+/// A label's rows and, per key, its present values (row, value), before columns are built.
+type PendingLabel = (Vec<u32>, BTreeMap<String, Vec<(u32, Value)>>);
+
+/// Nodes gathered in ascending id order, before the columns are built.
+#[derive(Default)]
+struct NodesBuilder {
+    ids: Vec<u64>,
+    pending: HashMap<String, PendingLabel>,
+    /// Rough bytes so far (for the budget).
+    approx: usize,
+}
+
+impl NodesBuilder {
+    fn add(&mut self, id: u64, labels: Vec<String>, properties: &Properties) {
+        let dense = self.ids.len() as u32;
+        self.ids.push(id);
+        for label in labels {
+            let (rows, cols) = self.pending.entry(label).or_default();
+            let row = rows.len() as u32;
+            rows.push(dense);
+            for (key, value) in properties {
+                self.approx += 16;
+                cols.entry(key.clone())
+                    .or_default()
+                    .push((row, value.clone()));
+            }
+            self.approx += 12;
+        }
+    }
+
+    fn finish(self) -> Base {
+        let ids = self.ids;
         let max_id = ids.last().copied().unwrap_or(0);
         let map = if (max_id as usize) <= ids.len().saturating_mul(8) + 1024 {
             let mut table = vec![NONE; max_id as usize + 1];
@@ -201,34 +290,72 @@ impl Base {
         let n = ids.len();
         let mut labels = HashMap::new();
         let mut members = HashMap::new();
-        for (label, (rows, cols)) in pending {
+        for (label, (rows, cols)) in self.pending {
             let mut bits = vec![0u64; n.div_ceil(64)];
             for d in &rows {
                 bits[*d as usize / 64] |= 1 << (d % 64);
+            }
+            let mut rank = Vec::with_capacity(bits.len());
+            let mut before = 0u32;
+            for w in &bits {
+                rank.push(before);
+                before += w.count_ones();
             }
             members.insert(label.clone(), bits);
             let columns = cols
                 .into_iter()
                 .map(|(k, present)| (k, Column::build(rows.len(), present)))
                 .collect();
-            labels.insert(label, LabelRows { rows, columns });
+            labels.insert(
+                label,
+                LabelRows {
+                    rows,
+                    columns,
+                    rank,
+                },
+            );
         }
-        let mut base = Base {
+        Base {
             ids,
             map,
             labels,
             members,
             adjacency: HashMap::new(),
-        };
-        base.adjacency = build_adjacency(snap, &base, &prefix, upper.as_deref(), stop)?;
-        let bytes = base.bytes();
-        if bytes > budget {
-            return Err(BuildStop::OverBudget);
         }
-        Ok(base)
     }
 }
 
+/// One (type, direction)'s entries per dense source, targets and relationship ids.
+type Lists = (Vec<u32>, Vec<u32>, Vec<u64>);
+
+/// CSR lists from per-source entry counts (sources in ascending dense order) and targets.
+fn csr_from(
+    lists: HashMap<(String, Direction), Lists>,
+    n: usize,
+) -> HashMap<(String, Direction), Csr> {
+    lists
+        .into_iter()
+        .map(|(key, (counts, targets, edges))| {
+            let mut offsets = Vec::with_capacity(n + 1);
+            let mut at = 0u32;
+            offsets.push(0);
+            for c in counts {
+                at += c;
+                offsets.push(at);
+            }
+            (
+                key,
+                Csr {
+                    offsets,
+                    targets,
+                    edges,
+                },
+            )
+        })
+        .collect()
+}
+
+#[cfg(feature = "storage")]
 /// CSR per (type, direction) from one walk of the workspace's adjacency keys, which come
 /// ordered by node, so each list's sources arrive in ascending dense order.
 fn build_adjacency(
@@ -239,8 +366,7 @@ fn build_adjacency(
     stop: &AtomicBool,
 ) -> Result<HashMap<(String, Direction), Csr>, BuildStop> {
     let n = base.ids.len();
-    // (type, direction) -> (entries per dense source, targets)
-    let mut lists: HashMap<(String, Direction), (Vec<u32>, Vec<u32>)> = HashMap::new();
+    let mut lists: HashMap<(String, Direction), Lists> = HashMap::new();
     let mut failure = None;
     let mut seen = 0usize;
     snap.walk(Cf::Adjacency, prefix, upper, &mut |k, _| {
@@ -253,11 +379,12 @@ fn build_adjacency(
         };
         let (from, to) = (base.dense(a.node.0), base.dense(a.neighbour.0));
         if from != NONE && to != NONE {
-            let (counts, targets) = lists
+            let (counts, targets, edges) = lists
                 .entry((a.rel_type, a.direction))
-                .or_insert_with(|| (vec![0; n], Vec::new()));
+                .or_insert_with(|| (vec![0; n], Vec::new(), Vec::new()));
             counts[from as usize] += 1;
             targets.push(to);
+            edges.push(a.edge.0);
         }
         seen += 1;
         if seen % 4096 == 0 && stop.load(Ordering::Relaxed) {
@@ -269,17 +396,5 @@ fn build_adjacency(
     if let Some(f) = failure {
         return Err(f);
     }
-    Ok(lists
-        .into_iter()
-        .map(|(key, (counts, targets))| {
-            let mut offsets = Vec::with_capacity(n + 1);
-            let mut at = 0u32;
-            offsets.push(0);
-            for c in counts {
-                at += c;
-                offsets.push(at);
-            }
-            (key, Csr { offsets, targets })
-        })
-        .collect())
+    Ok(csr_from(lists, n))
 }

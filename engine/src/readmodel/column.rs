@@ -3,16 +3,18 @@
 //! kept as values. A test (`n.key <op> constant`) is prepared once per column so that the
 //! per-row work is an integer or float comparison.
 
+#[cfg(feature = "storage")]
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
 use roaring::RoaringBitmap;
 
 use crate::model::Value;
+#[cfg(feature = "storage")]
 use crate::read::{compare_values, Comparison, PropertyTest};
 
 /// Code of an absent string.
-const NO_CODE: u32 = u32::MAX;
+pub const NO_CODE: u32 = u32::MAX;
 
 #[derive(Debug)]
 pub(crate) enum Column {
@@ -101,6 +103,7 @@ impl Column {
     }
 
     /// The test prepared for this column.
+    #[cfg(feature = "storage")]
     pub fn prepare<'c>(&'c self, test: &'c PropertyTest) -> Prepared<'c> {
         let op = test.op;
         match (self, &test.value) {
@@ -168,6 +171,7 @@ fn value_heap(v: &Value) -> usize {
 }
 
 /// A test bound to a column: `passes(row)` is the test on that row's value.
+#[cfg(feature = "storage")]
 pub(crate) enum Prepared<'c> {
     /// No value of the column can pass.
     Never,
@@ -198,6 +202,7 @@ pub(crate) enum Prepared<'c> {
     },
 }
 
+#[cfg(feature = "storage")]
 impl Prepared<'_> {
     #[inline]
     pub fn passes(&self, row: usize) -> bool {

@@ -442,7 +442,7 @@ fn commits_never_rebuild_a_model_and_a_query_on_a_stale_one_asks_for_a_new_one()
     let g = open(&dir);
     g.prepare_read_model(WS).expect("build").expect("a model");
     let empty = g.snapshot(WS).read_model_bytes().expect("a model");
-    let n = (super::REBUILD_MIN + 1) as usize;
+    let n = (super::models::REBUILD_MIN + 1) as usize;
     g.write(move |t| -> Result<(), crate::EngineError> {
         let mut w = t.workspace(WS);
         for i in 0..n {

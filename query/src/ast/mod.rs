@@ -99,10 +99,33 @@ pub struct Projection {
     pub limit: Option<Expr>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ProjectionItem {
     pub expr: Expr,
     pub alias: Option<String>,
+    /// The expression as written, for the column name of an unaliased RETURN item
+    /// (`RETURN cOuNt( * )` names its column `cOuNt( * )`); None when built in code.
+    pub text: Option<String>,
+}
+
+impl ProjectionItem {
+    /// The item's column name: its alias, else its text as written, else its printed form.
+    pub fn column_name(&self) -> String {
+        match (&self.alias, &self.text, &self.expr) {
+            (Some(a), _, _) => a.clone(),
+            (None, _, Expr::Variable(v)) => v.clone(),
+            (None, Some(t), _) => t.clone(),
+            (None, None, e) => e.to_string(),
+        }
+    }
+}
+
+/// Items are equal when they compute the same expression under the same column name (the
+/// printer writes a text that differs from the printed expression as an alias).
+impl PartialEq for ProjectionItem {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr && self.column_name() == other.column_name()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +186,8 @@ pub struct Delete {
 /// `(a)-[r]->(b)<-(c)...`: a start node and a chain of hops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathPattern {
+    /// `p = (a)-->(b)`: the path's variable.
+    pub variable: Option<String>,
     pub start: NodePattern,
     pub hops: Vec<(RelPattern, NodePattern)>,
 }
@@ -270,6 +295,56 @@ pub enum Expr {
         expr: Box<Expr>,
         labels: Vec<String>,
     },
+    /// `list[from..to]` (either bound may be left out).
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `[x IN list WHERE predicate | projection]`
+    Comprehension {
+        variable: String,
+        list: Box<Expr>,
+        predicate: Option<Box<Expr>>,
+        projection: Option<Box<Expr>>,
+    },
+    /// `all(x IN list WHERE predicate)`, `any`, `none`, `single`
+    Quantified {
+        quantifier: Quantifier,
+        variable: String,
+        list: Box<Expr>,
+        predicate: Box<Expr>,
+    },
+    /// `reduce(acc = init, x IN list | expr)`
+    Reduce {
+        accumulator: String,
+        init: Box<Expr>,
+        variable: String,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        else_: Option<Box<Expr>>,
+    },
+}
+
+/// The list predicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+impl Quantifier {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Quantifier::All => "all",
+            Quantifier::Any => "any",
+            Quantifier::None => "none",
+            Quantifier::Single => "single",
+        }
+    }
 }
 
 /// Binding strength, loosest first. Used by the parser's levels and by the printer.
@@ -336,7 +411,12 @@ impl Expr {
             Expr::Unary(UnaryOp::Not, _) => prec::NOT,
             Expr::Unary(_, _) => prec::UNARY,
             Expr::IsNull { .. } => prec::PREDICATE,
-            Expr::Property(..) | Expr::Index(..) | Expr::HasLabels { .. } => prec::POSTFIX,
+            Expr::Property(..) | Expr::Index(..) | Expr::Slice(..) | Expr::HasLabels { .. } => {
+                prec::POSTFIX
+            }
+            // A negative integer literal (only -9223372036854775808 is parsed as one) prints
+            // with its sign.
+            Expr::Literal(Literal::Int(i)) if *i < 0 => prec::UNARY,
             _ => prec::ATOM,
         }
     }
@@ -363,20 +443,51 @@ impl Expr {
     /// Visits this expression and every sub-expression, parents first.
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
+        for c in self.children() {
+            c.walk(f);
+        }
+    }
+
+    /// The direct sub-expressions (for walks that must not recurse).
+    pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
+            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => vec![],
             Expr::Property(e, _)
             | Expr::Unary(_, e)
             | Expr::IsNull { expr: e, .. }
-            | Expr::HasLabels { expr: e, .. } => e.walk(f),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-                a.walk(f);
-                b.walk(f);
-            }
-            Expr::List(items) | Expr::Call { args: items, .. } => {
-                items.iter().for_each(|e| e.walk(f))
-            }
-            Expr::Map(entries) => entries.iter().for_each(|(_, e)| e.walk(f)),
+            | Expr::HasLabels { expr: e, .. } => vec![e],
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
+            Expr::List(items) | Expr::Call { args: items, .. } => items.iter().collect(),
+            Expr::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
+            Expr::Slice(a, b, c) => std::iter::once(&**a)
+                .chain(b.as_deref())
+                .chain(c.as_deref())
+                .collect(),
+            Expr::Comprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => std::iter::once(&**list)
+                .chain(predicate.as_deref())
+                .chain(projection.as_deref())
+                .collect(),
+            Expr::Quantified {
+                list, predicate, ..
+            } => vec![list, predicate],
+            Expr::Reduce {
+                init, list, expr, ..
+            } => vec![init, list, expr],
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => operand
+                .as_deref()
+                .into_iter()
+                .chain(whens.iter().flat_map(|(w, t)| [w, t]))
+                .chain(else_.as_deref())
+                .collect(),
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::*;
 
 /// Running state of one aggregate in one group.
-pub(super) enum AggState {
+pub(crate) enum AggState {
     Count(i64),
     Sum {
         int: i64,
@@ -20,7 +20,7 @@ pub(super) enum AggState {
 }
 
 impl AggState {
-    fn new(kind: AggKind) -> Self {
+    pub(crate) fn new(kind: AggKind) -> Self {
         match kind {
             AggKind::Count => AggState::Count(0),
             AggKind::Sum => AggState::Sum {
@@ -34,7 +34,7 @@ impl AggState {
         }
     }
 
-    fn add(&mut self, kind: AggKind, v: Val) -> Result<(), QueryError> {
+    pub(crate) fn add(&mut self, kind: AggKind, v: Val) -> Result<(), QueryError> {
         match self {
             AggState::Count(n) => *n += 1,
             AggState::Sum {
@@ -95,7 +95,7 @@ impl AggState {
         Ok(())
     }
 
-    fn finish(self) -> Val {
+    pub(crate) fn finish(self) -> Val {
         match self {
             AggState::Count(n) => Val::Int(n),
             AggState::Sum {

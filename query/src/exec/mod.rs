@@ -14,7 +14,7 @@ use crate::error::QueryError;
 use crate::eval::{eval, CExpr, Cx, Row};
 use crate::functions::AggKind;
 use crate::plan::{AggSpec, Op, Plan, ScanSource};
-use crate::result::{ResultNode, ResultRelationship, ResultValue};
+use crate::result::{ResultNode, ResultPath, ResultRelationship, ResultValue};
 use crate::value::{equals, key_of, order, to_property, write_key, Val};
 
 mod aggregate;
@@ -25,7 +25,10 @@ mod readmodel;
 mod rows;
 mod scan;
 
+pub(crate) use aggregate::AggState;
 pub(crate) use budgets::{collect, produce};
+pub(crate) use order::count_arg;
+pub(crate) use scan::candidates;
 
 use aggregate::{Aggregate, Distinct};
 use budgets::Profiled;
@@ -35,15 +38,34 @@ use readmodel::ModelCount;
 use rows::{Argument, Filter, Once, Optional, Project, StageInput, Unwind};
 use scan::{CountLabel, Scan, ScanFilter};
 
+pub(crate) use crate::batch::Analysis;
+
 pub(crate) trait Operator {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError>;
 }
 
-type BoxOp<'p> = Box<dyn Operator + 'p>;
+pub(crate) type BoxOp<'p> = Box<dyn Operator + 'p>;
 
-/// Builds the operator tree of `plan`; rows are `width` slots wide.
+/// Builds the row operator tree of `plan`; rows are `width` slots wide.
 pub(crate) fn build<'p>(plan: &'p Plan, width: usize, profile: bool) -> BoxOp<'p> {
-    let b = |p: &'p Plan| build(p, width, profile);
+    build_rows(plan, width, profile, None)
+}
+
+/// Builds the operator tree of `plan`; with `batch` (the statement's analysis), each subtree
+/// that has a batch form runs batch-at-a-time over the read model when there is one
+/// (`crate::batch`), the rest row by row.
+pub(crate) fn build_rows<'p>(
+    plan: &'p Plan,
+    width: usize,
+    profile: bool,
+    batch: Option<&'p Analysis>,
+) -> BoxOp<'p> {
+    if let Some(a) = batch {
+        if let Some(op) = crate::batch::compile(plan, width, profile, a) {
+            return op;
+        }
+    }
+    let b = |p: &'p Plan| build_rows(p, width, profile, batch);
     let op: BoxOp<'p> = match &plan.op {
         Op::Once => Box::new(Once { width, done: false }),
         Op::Argument { arg } => Box::new(Argument {

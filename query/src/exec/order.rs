@@ -3,7 +3,7 @@
 
 use super::*;
 
-pub(super) fn count_arg(e: &CExpr, cx: &Cx<'_>, what: &str) -> Result<usize, QueryError> {
+pub(crate) fn count_arg(e: &CExpr, cx: &Cx<'_>, what: &str) -> Result<usize, QueryError> {
     match eval(e, &[], cx)? {
         Val::Int(i) if i >= 0 => Ok(usize::try_from(i).unwrap_or(usize::MAX)),
         other => Err(QueryError::type_err(format!(

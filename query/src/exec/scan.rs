@@ -22,11 +22,21 @@ pub(super) fn bound_value(b: &Bound<Val>) -> Result<Bound<Value>, QueryError> {
 }
 
 impl Scan<'_> {
-    /// Candidate ids for one input row. Index answers are candidates only: the predicate that
-    /// chose the index is still applied by a filter above.
     fn candidates(&self, row: &[Val], cx: &Cx<'_>) -> Result<Vec<NodeId>, QueryError> {
+        candidates(self.source, row, cx)
+    }
+}
+
+/// Candidate ids of a scan source for one input row. Index answers are candidates only: the
+/// predicate that chose the index is still applied by a filter above.
+pub(crate) fn candidates(
+    source: &ScanSource,
+    row: &[Val],
+    cx: &Cx<'_>,
+) -> Result<Vec<NodeId>, QueryError> {
+    {
         let g = cx.g;
-        Ok(match self.source {
+        Ok(match source {
             ScanSource::AllNodes => g.all_nodes()?,
             ScanSource::Label(l) => g.label_scan(l)?,
             ScanSource::Seek {

@@ -86,6 +86,7 @@ pub(super) fn clause(i: Input<'_>) -> PResult<'_, Clause> {
         }
         if (w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("MERGE"))
             && matches!(i.peek_at(1), Tok::Ident(_))
+            && !matches!(i.peek_at(2), Tok::Punct("="))
         {
             return Err(i.unsupported("schema and administration commands"));
         }
@@ -173,7 +174,7 @@ pub(super) fn unwind_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // with = WITH projection [WHERE expr]
 pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("WITH")(i)?;
-    let (i, projection) = projection(i)?;
+    let (i, projection) = projection(i, false)?;
     let (i, where_) = opt_where(i)?;
     Ok((i, Clause::With(With { projection, where_ })))
 }
@@ -181,23 +182,24 @@ pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // return = RETURN projection
 pub(super) fn return_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("RETURN")(i)?;
-    let (i, p) = projection(i)?;
+    let (i, p) = projection(i, true)?;
     Ok((i, Clause::Return(p)))
 }
 
 // projection = [DISTINCT] ("*" ["," item_list] | item_list) [ORDER BY sort_list] [SKIP expr] [LIMIT expr]
-pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
+pub(super) fn projection(i: Input<'_>, is_return: bool) -> PResult<'_, Projection> {
+    let item = |i| projection_item(i, is_return);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, star, items) = if i.is_punct("*") {
         let i = i.advance(1);
         if i.is_punct(",") {
-            let (i, items) = separated_list1(punct(","), projection_item)(i.advance(1))?;
+            let (i, items) = separated_list1(punct(","), item)(i.advance(1))?;
             (i, true, items)
         } else {
             (i, true, Vec::new())
         }
     } else {
-        let (i, items) = separated_list1(punct(","), projection_item)(i)?;
+        let (i, items) = separated_list1(punct(","), item)(i)?;
         (i, false, items)
     };
     let (i, order_by) = if i.is_kw("ORDER") {
@@ -235,7 +237,8 @@ pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
 }
 
 // projection_item = expr [AS variable]
-pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
+pub(super) fn projection_item(i: Input<'_>, keep_text: bool) -> PResult<'_, ProjectionItem> {
+    let start = i;
     let (i, e) = expr(i)?;
     if i.is_kw("AS") {
         let (i, alias) = variable(i.advance(1))?;
@@ -244,15 +247,19 @@ pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
             ProjectionItem {
                 expr: e,
                 alias: Some(alias),
+                text: None,
             },
         ))
     } else {
         i.expected("AS");
+        // An unaliased RETURN item is named by its text as written.
+        let text = keep_text.then(|| start.text_until(i));
         Ok((
             i,
             ProjectionItem {
                 expr: e,
                 alias: None,
+                text,
             },
         ))
     }
@@ -290,9 +297,19 @@ pub(super) fn sort_item(i: Input<'_>) -> PResult<'_, SortItem> {
     ))
 }
 
+/// Named paths are read-only for now: `CREATE p = ...` and `MERGE p = ...` are refused.
+fn refuse_named_path(i: Input<'_>) -> Result<(), nom::Err<PErr>> {
+    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) && matches!(i.peek_at(1), Tok::Punct("="))
+    {
+        return Err(i.unsupported("named paths in CREATE and MERGE"));
+    }
+    Ok(())
+}
+
 // create = CREATE pattern_list
 pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("CREATE")(i)?;
+    refuse_named_path(i)?;
     let (i, patterns) = pattern_list(i)?;
     Ok((i, Clause::Create(patterns)))
 }
@@ -300,6 +317,7 @@ pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // merge = MERGE path_pattern { ON (CREATE | MATCH) SET set_item {"," set_item} }
 pub(super) fn merge_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("MERGE")(i)?;
+    refuse_named_path(i)?;
     let (mut i, pattern) = path_pattern(i)?;
     let mut actions = Vec::new();
     while i.is_kw("ON") {

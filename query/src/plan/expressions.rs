@@ -14,21 +14,30 @@ impl Planner<'_> {
         aggs: &mut Option<AggCollector>,
     ) -> Result<CExpr, QueryError> {
         let c = self.compile_inner(e, replace, aggs)?;
-        Ok(self.fold(c))
+        self.fold(c)
     }
 
     /// Evaluates variable-free expressions once at plan time, so `datetime($since)` or `-5`
-    /// reach the planner as constants (and can drive index ranges). An expression that fails
-    /// here is left for run time, which reports the error only if it is reached.
-    pub(super) fn fold(&self, c: CExpr) -> CExpr {
-        if matches!(c, CExpr::Const(_) | CExpr::Slot(_)) || !c.slot_list().is_empty() {
-            return c;
+    /// reach the planner as constants (and can drive index ranges). A type error here is a
+    /// static one (`RETURN 123 AND true`), reported now; any other failure is left for run
+    /// time, which reports it only if the expression is reached.
+    pub(super) fn fold(&self, c: CExpr) -> Result<CExpr, QueryError> {
+        // Children are folded first: one that is not constant now (it reads the row, or failed
+        // and was left for run time) keeps its parents from folding too.
+        if matches!(c, CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_))
+            || !c.children().iter().all(|x| matches!(x, CExpr::Const(_)))
+            || c.has_locals()
+            || matches!(c, CExpr::Func(Func::Rand, _))
+        {
+            return Ok(c);
         }
         let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
         let cx = crate::eval::Cx::new(self.g, self.limits, far, 0, false);
         match crate::eval::eval(&c, &[], &cx) {
-            Ok(v) => CExpr::Const(v),
-            Err(_) => c,
+            Ok(v) => Ok(CExpr::Const(v)),
+            // A function's argument errors are the TCK's runtime ArgumentErrors.
+            Err(e @ QueryError::Type(_)) if !matches!(c, CExpr::Func(..)) => Err(e),
+            Err(_) => Ok(c),
         }
     }
 
@@ -56,6 +65,10 @@ impl Planner<'_> {
                 Some(v) => CExpr::Const(Val::from(v)),
                 None => return Err(QueryError::UnknownParameter(name.clone())),
             },
+            Expr::Variable(v) if self.locals.borrow().iter().any(|n| n == v) => {
+                let level = self.locals.borrow().iter().rposition(|n| n == v);
+                CExpr::Local(level.unwrap_or_default())
+            }
             Expr::Variable(v) => match self.lookup(v) {
                 Some(s) => CExpr::Slot(s),
                 None => {
@@ -129,6 +142,78 @@ impl Planner<'_> {
                 });
                 CExpr::Slot(slot)
             }
+            Expr::Slice(list, from, to) => {
+                let list = c(list, aggs)?;
+                let from = from.as_deref().map(|x| c(x, aggs)).transpose()?;
+                CExpr::Slice(list, from, to.as_deref().map(|x| c(x, aggs)).transpose()?)
+            }
+            Expr::Comprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
+                let list = c(list, aggs)?;
+                let (level, (predicate, projection)) = self.with_locals(&[variable], || {
+                    let p = predicate.as_deref().map(|x| c(x, aggs)).transpose()?;
+                    Ok((p, projection.as_deref().map(|x| c(x, aggs)).transpose()?))
+                })?;
+                CExpr::Comprehension {
+                    level,
+                    list,
+                    predicate,
+                    projection,
+                }
+            }
+            Expr::Quantified {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => {
+                let list = c(list, aggs)?;
+                let (level, predicate) = self.with_locals(&[variable], || c(predicate, aggs))?;
+                CExpr::Quantified {
+                    quantifier: *quantifier,
+                    level,
+                    list,
+                    predicate,
+                }
+            }
+            Expr::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr,
+            } => {
+                let init = c(init, aggs)?;
+                let list = c(list, aggs)?;
+                let (level, expr) = self.with_locals(&[accumulator, variable], || c(expr, aggs))?;
+                CExpr::Reduce {
+                    level,
+                    init,
+                    list,
+                    expr,
+                }
+            }
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => CExpr::Case {
+                operand: operand.as_deref().map(|x| c(x, aggs)).transpose()?,
+                whens: whens
+                    .iter()
+                    .map(|(w, t)| {
+                        Ok((
+                            self.compile(w, replace, aggs)?,
+                            self.compile(t, replace, aggs)?,
+                        ))
+                    })
+                    .collect::<Result<_, QueryError>>()?,
+                else_: else_.as_deref().map(|x| c(x, aggs)).transpose()?,
+            },
             Expr::CountStar => return Err(QueryError::semantic("count(*) is not allowed here")),
             Expr::Call {
                 name,
@@ -152,6 +237,23 @@ impl Planner<'_> {
     }
 }
 
+impl Planner<'_> {
+    /// Compiles with `names` bound as local variables; returns the level of the first.
+    fn with_locals<T>(
+        &self,
+        names: &[&String],
+        f: impl FnOnce() -> Result<T, QueryError>,
+    ) -> Result<(usize, T), QueryError> {
+        let level = self.locals.borrow().len();
+        self.locals
+            .borrow_mut()
+            .extend(names.iter().map(|n| (*n).clone()));
+        let out = f();
+        self.locals.borrow_mut().truncate(level);
+        Ok((level, out?))
+    }
+}
+
 pub(super) fn split_and(e: &Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::Binary(BinaryOp::And, a, b) => {
@@ -170,7 +272,6 @@ pub(super) fn replace_props(
     keys: &mut Vec<(String, usize)>,
     alloc: &mut dyn FnMut() -> usize,
 ) -> CExpr {
-    let mut r = |x: &CExpr| Box::new(replace_props(x, slot, keys, alloc));
     match e {
         CExpr::Prop(base, key) if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) => {
             let s = match keys.iter().find(|(k, _)| k == key) {
@@ -183,49 +284,6 @@ pub(super) fn replace_props(
             };
             CExpr::Slot(s)
         }
-        CExpr::Const(_) | CExpr::Slot(_) => e.clone(),
-        CExpr::Prop(base, key) => CExpr::Prop(r(base), key.clone()),
-        CExpr::Index(a, b) => {
-            let a = r(a);
-            CExpr::Index(a, r(b))
-        }
-        CExpr::List(items) => CExpr::List(
-            items
-                .iter()
-                .map(|x| replace_props(x, slot, keys, alloc))
-                .collect(),
-        ),
-        CExpr::Map(entries) => CExpr::Map(
-            entries
-                .iter()
-                .map(|(k, x)| (k.clone(), replace_props(x, slot, keys, alloc)))
-                .collect(),
-        ),
-        CExpr::Not(x) => CExpr::Not(r(x)),
-        CExpr::Neg(x) => CExpr::Neg(r(x)),
-        CExpr::And(a, b) => {
-            let a = r(a);
-            CExpr::And(a, r(b))
-        }
-        CExpr::Or(a, b) => {
-            let a = r(a);
-            CExpr::Or(a, r(b))
-        }
-        CExpr::Xor(a, b) => {
-            let a = r(a);
-            CExpr::Xor(a, r(b))
-        }
-        CExpr::Bin(op, a, b) => {
-            let a = r(a);
-            CExpr::Bin(*op, a, r(b))
-        }
-        CExpr::IsNull(x, negated) => CExpr::IsNull(r(x), *negated),
-        CExpr::Func(f, args) => CExpr::Func(
-            *f,
-            args.iter()
-                .map(|x| replace_props(x, slot, keys, alloc))
-                .collect(),
-        ),
-        CExpr::HasLabels(x, labels) => CExpr::HasLabels(r(x), labels.clone()),
+        other => other.map_children(&mut |x| replace_props(x, slot, keys, alloc)),
     }
 }

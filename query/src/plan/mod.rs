@@ -67,6 +67,8 @@ pub(crate) fn plan(
         next_op: 0,
         next_arg: 0,
         scope: Vec::new(),
+        locals: std::cell::RefCell::new(Vec::new()),
+        next_hidden: 0,
     };
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
@@ -90,11 +92,29 @@ pub(crate) fn plan(
                 p.scope.push((u.alias.clone(), slot));
             }
             Clause::With(w) => {
+                let before = p.scope.clone();
                 let (plan, items) = p.plan_projection(current, &w.projection, true)?;
                 current = plan;
                 p.scope = items;
                 if let Some(pred) = &w.where_ {
-                    let predicate = p.compile(pred, &[], &mut None)?;
+                    // Without aggregation or DISTINCT the rows still hold the variables from
+                    // before WITH, and WHERE may read them (as ORDER BY may).
+                    let keeps_rows = !w.projection.distinct
+                        && !w
+                            .projection
+                            .items
+                            .iter()
+                            .any(|i| i.expr.contains_aggregate());
+                    let projected = p.scope.clone();
+                    if keeps_rows {
+                        p.scope = before
+                            .into_iter()
+                            .chain(projected.iter().cloned())
+                            .collect();
+                    }
+                    let predicate = p.compile(pred, &[], &mut None);
+                    p.scope = projected;
+                    let predicate = predicate?;
                     current = p.op(
                         pred.to_string(),
                         Op::Filter {
@@ -140,6 +160,11 @@ struct Planner<'a> {
     next_arg: usize,
     /// Visible variables, name -> slot (later entries shadow earlier ones).
     scope: Vec<(String, usize)>,
+    /// Variables bound inside the expression being compiled (comprehensions, list
+    /// predicates), innermost last; they shadow `scope`.
+    locals: std::cell::RefCell<Vec<String>>,
+    /// Counter of the hidden variables of named paths' anonymous elements.
+    next_hidden: usize,
 }
 
 /// Collects aggregate calls while compiling a projection item.

@@ -4,33 +4,124 @@
 use super::explain::scan_details;
 use super::expressions::{replace_props, split_and};
 use super::*;
+use crate::eval::PathPart;
+
+/// Prefix of the variables named paths give their anonymous elements (a control character:
+/// no query names a variable so without backticks, and these never reach the query's scope).
+const HIDDEN: &str = "\u{1}path";
 
 impl Planner<'_> {
     // ---- MATCH ----------------------------------------------------------------------------------
 
     pub(super) fn plan_match(&mut self, input: Plan, m: &Match) -> Result<Plan, QueryError> {
-        if m.optional {
-            let arg = self.next_arg;
-            self.next_arg += 1;
-            let leaf = self.op("", Op::Argument { arg });
-            let inner = self.plan_pattern(leaf, &m.patterns, m.where_.as_ref())?;
-            let text = m
-                .patterns
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
-            Ok(self.op(
-                text,
-                Op::Optional {
-                    input: Box::new(input),
-                    inner: Box::new(inner),
-                    arg,
-                },
-            ))
-        } else {
-            self.plan_pattern(input, &m.patterns, m.where_.as_ref())
+        if !m.optional {
+            return self.plan_match_inner(input, m);
         }
+        let arg = self.next_arg;
+        self.next_arg += 1;
+        let leaf = self.op("", Op::Argument { arg });
+        let inner = self.plan_match_inner(leaf, m)?;
+        let text = m
+            .patterns
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(self.op(
+            text,
+            Op::Optional {
+                input: Box::new(input),
+                inner: Box::new(inner),
+                arg,
+            },
+        ))
+    }
+
+    /// The pattern, its WHERE and its named paths over `input`.
+    fn plan_match_inner(&mut self, input: Plan, m: &Match) -> Result<Plan, QueryError> {
+        if m.patterns.iter().all(|p| p.variable.is_none()) {
+            return self.plan_pattern(input, &m.patterns, m.where_.as_ref());
+        }
+        // Named paths: every element gets a variable (a hidden one where the query has none)
+        // so the path can be assembled from the bound slots; WHERE may read the path, so it
+        // runs after.
+        let patterns = self.name_path_elements(&m.patterns);
+        let mut plan = self.plan_pattern(input, &patterns, None)?;
+        plan = self.bind_paths(plan, &patterns)?;
+        if let Some(w) = &m.where_ {
+            let predicate = self.compile(w, &[], &mut None)?;
+            plan = self.op(
+                w.to_string(),
+                Op::Filter {
+                    input: Box::new(plan),
+                    predicate,
+                },
+            );
+        }
+        Ok(plan)
+    }
+
+    /// The patterns with a hidden variable on every node and relationship of a named path that
+    /// has none.
+    fn name_path_elements(&mut self, patterns: &[PathPattern]) -> Vec<PathPattern> {
+        let mut out = patterns.to_vec();
+        for p in out.iter_mut().filter(|p| p.variable.is_some()) {
+            let mut fresh = || {
+                self.next_hidden += 1;
+                format!("{HIDDEN}{}", self.next_hidden)
+            };
+            if p.start.variable.is_none() {
+                p.start.variable = Some(fresh());
+            }
+            for (rel, node) in &mut p.hops {
+                if rel.variable.is_none() {
+                    rel.variable = Some(fresh());
+                }
+                if node.variable.is_none() {
+                    node.variable = Some(fresh());
+                }
+            }
+        }
+        out
+    }
+
+    /// Projects each named path from its elements' slots, then drops the hidden variables.
+    fn bind_paths(&mut self, mut plan: Plan, patterns: &[PathPattern]) -> Result<Plan, QueryError> {
+        for p in patterns {
+            let Some(var) = &p.variable else { continue };
+            if self.lookup(var).is_some() {
+                return Err(QueryError::semantic(format!(
+                    "path variable `{var}` is already bound"
+                )));
+            }
+            let slot_of = |v: &Option<String>| {
+                v.as_ref()
+                    .and_then(|v| self.lookup(v))
+                    .map(CExpr::Slot)
+                    .ok_or_else(|| QueryError::semantic("a path element has no variable"))
+            };
+            let mut parts = vec![(PathPart::Node, slot_of(&p.start.variable)?)];
+            for (rel, node) in &p.hops {
+                let kind = if rel.length.is_some() {
+                    PathPart::Rels
+                } else {
+                    PathPart::Rel
+                };
+                parts.push((kind, slot_of(&rel.variable)?));
+                parts.push((PathPart::Node, slot_of(&node.variable)?));
+            }
+            let slot = self.new_slot();
+            plan = self.op(
+                format!("{} = path", p.variable.as_deref().unwrap_or("")),
+                Op::Project {
+                    input: Box::new(plan),
+                    items: vec![(slot, CExpr::Path(parts))],
+                },
+            );
+            self.scope.push((var.clone(), slot));
+        }
+        self.scope.retain(|(n, _)| !n.starts_with(HIDDEN));
+        Ok(plan)
     }
 
     /// Binds the pattern's variables (adding them to the scope) and plans scans, expansions and
@@ -64,25 +155,11 @@ impl Planner<'_> {
                     }
                     None => self.new_slot(),
                 };
-                let hops = match rel.length {
-                    None => None,
-                    Some(VarLength { min, max }) => {
-                        let min = min.unwrap_or(1);
-                        let Some(max) = max else {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} has no upper bound; write *{min}..N with N at most {}",
-                                self.limits.max_hops
-                            )));
-                        };
-                        if max > self.limits.max_hops {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} allows {max} hops; the limit is {}",
-                                self.limits.max_hops
-                            )));
-                        }
-                        Some((min, max))
-                    }
-                };
+                // Paths longer than the hop budget are an error when one is actually found
+                // (see `Expand`), not a refusal of the pattern.
+                let hops = rel
+                    .length
+                    .map(|VarLength { min, max }| (min.unwrap_or(1), max.unwrap_or(u32::MAX)));
                 raw_rel_props.push((rels.len(), &rel.properties));
                 rels.push(PRel {
                     slot,
@@ -205,6 +282,19 @@ impl Planner<'_> {
                     },
                     op,
                 );
+                if !forward && r.hops.is_some() {
+                    // Walked right to left: the list must read in the pattern's order.
+                    plan = self.op(
+                        "",
+                        Op::Project {
+                            input: Box::new(plan),
+                            items: vec![(
+                                r.slot,
+                                CExpr::Func(Func::Reverse, vec![CExpr::Slot(r.slot)]),
+                            )],
+                        },
+                    );
+                }
                 expanded_rel_slots.push(r.slot);
                 bound.push(r.slot);
                 bound.push(nodes[to].slot);

@@ -38,7 +38,7 @@ impl Planner<'_> {
                         "expression {e} in WITH must be aliased (use AS)"
                     )))
                 }
-                (None, e) => e.to_string(),
+                (None, _) => item.column_name(),
             };
             if items.iter().any(|(n, _)| *n == name) {
                 return Err(QueryError::semantic(format!(
@@ -212,7 +212,7 @@ impl Planner<'_> {
             .join(", ");
         match (keys.is_empty(), limit) {
             (false, Some(limit)) => {
-                self.push_topk_into_index(&mut plan, &p.order_by, skip.as_ref(), &limit);
+                self.push_topk_into_index(&mut plan, &keys, skip.as_ref(), &limit);
                 let details = format!(
                     "{order_text} LIMIT {}",
                     p.limit

@@ -158,28 +158,38 @@ impl Planner<'_> {
     }
 
     /// `ORDER BY n.p LIMIT k` directly over an index range scan of `n.p` (with no other filter,
-    /// label check or operator between) reads only the first k (+ skip) index entries.
+    /// label check or operator between) reads only the first k (+ skip) index entries. The
+    /// sort key may name `n.p` through projections between (`RETURN n.p AS s ORDER BY s`,
+    /// `WITH n AS m ... ORDER BY m.p`): the planner sees through aliases and renames.
     pub(super) fn push_topk_into_index(
         &self,
         plan: &mut Plan,
-        order_by: &[SortItem],
+        keys: &[(CExpr, bool)],
         skip: Option<&CExpr>,
         limit: &CExpr,
     ) {
-        let [sort] = order_by else { return };
-        let Expr::Property(base, sort_key) = &sort.expr else {
+        let [(sort_expr, descending)] = keys else {
             return;
         };
-        let Expr::Variable(var) = base.as_ref() else {
+        let descending = *descending;
+        // Walk down through the projections to the scan, resolving the key through them.
+        let Some((cursor, resolved)) = scan_below(plan, sort_expr.clone()) else {
             return;
         };
-        let Some(var_slot) = self.lookup(var) else {
+        let CExpr::Prop(base, sort_key) = &resolved else {
             return;
         };
-        // Walk down through the projection and covered filters to the scan.
-        let Some(cursor) = scan_below(plan) else {
+        let CExpr::Slot(var_slot) = base.as_ref() else {
             return;
         };
+        let (var_slot, sort_key) = (*var_slot, sort_key.clone());
+        let var = cursor
+            .details
+            .trim_start_matches('(')
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .to_owned();
         let Op::Scan {
             input,
             slot,
@@ -194,7 +204,7 @@ impl Planner<'_> {
         }
         if let ScanSource::Label(label) = source {
             let label = label.clone();
-            if let Some((lower, upper)) = self.whole_label_range(&label, sort_key) {
+            if let Some((lower, upper)) = self.whole_label_range(&label, &sort_key) {
                 *source = ScanSource::Range {
                     label: label.clone(),
                     key: sort_key.clone(),
@@ -213,8 +223,8 @@ impl Planner<'_> {
             ..
         } = source
         {
-            if key == sort_key {
-                *order = if sort.descending {
+            if *key == sort_key {
+                *order = if descending {
                     Order::Descending
                 } else {
                     Order::Ascending
@@ -225,7 +235,7 @@ impl Planner<'_> {
                     }
                     None => limit.clone(),
                 });
-                cursor.details.push_str(if sort.descending {
+                cursor.details.push_str(if descending {
                     ", descending, top-k"
                 } else {
                     ", ascending, top-k"
@@ -278,13 +288,39 @@ impl Planner<'_> {
     }
 }
 
-/// The scan directly under the projection, if that is all there is (no filter may drop
-/// rows between the index and the limit).
-fn scan_below(plan: &mut Plan) -> Option<&mut Plan> {
-    match &mut plan.op {
-        Op::Project { input, .. } if matches!(input.op, Op::Scan { .. }) => Some(input),
-        _ => None,
+/// The scan under one or more projections, if that is all there is (no filter may drop rows
+/// between the index and the limit), with `key` rewritten through the projections' items
+/// (an alias's slot becomes the expression it was given).
+fn scan_below(plan: &mut Plan, key: CExpr) -> Option<(&mut Plan, CExpr)> {
+    scan_below_at(plan, key, 0)
+}
+
+fn scan_below_at(plan: &mut Plan, mut key: CExpr, depth: usize) -> Option<(&mut Plan, CExpr)> {
+    if matches!(plan.op, Op::Scan { .. }) {
+        return Some((plan, key));
     }
+    let Op::Project { input, items } = &mut plan.op else {
+        return None;
+    };
+    if depth > 64 {
+        return None;
+    }
+    match &key {
+        CExpr::Slot(s) => {
+            if let Some((_, e)) = items.iter().find(|(slot, _)| slot == s) {
+                key = e.clone();
+            }
+        }
+        CExpr::Prop(base, k) => {
+            if let CExpr::Slot(s) = base.as_ref() {
+                if let Some((_, e @ CExpr::Slot(_))) = items.iter().find(|(slot, _)| slot == s) {
+                    key = CExpr::Prop(Box::new(e.clone()), k.clone());
+                }
+            }
+        }
+        _ => {}
+    }
+    scan_below_at(input, key, depth + 1)
 }
 
 /// `n.key = value` (either way round) where n is in `slot`.

@@ -1,0 +1,180 @@
+//! Chunks: a few thousand rows held column by column, and the column kinds.
+//!
+//! - `Nodes`: node references (`NodeRef`): a base node's dense index, or past the base's end an
+//!   index into the query's table of other nodes (created after the model was built); `NULL`.
+//! - `Dict`: codes into an append-only dictionary of distinct values shared by every chunk an
+//!   expression produces (a string property stays a `u32` through grouping, DISTINCT and
+//!   sorting; the value is cloned only for output).
+//! - `Vals`: any values.
+//! - `Null`: a slot no operator has set (every row null).
+
+use std::cell::{Ref, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use crate::value::{write_key, Val};
+
+/// A node reference (see the module doc).
+pub(super) type NodeRef = u32;
+/// The null node reference.
+pub(super) const NULL: NodeRef = u32::MAX;
+/// Rows per chunk produced by scans.
+pub(super) const CHUNK: usize = 2048;
+
+/// Distinct values by code, appended to as expressions meet new ones.
+#[derive(Debug, Default)]
+pub(super) struct Dict {
+    vals: RefCell<Vec<Val>>,
+    index: RefCell<HashMap<Vec<u8>, u32>>,
+}
+
+impl Dict {
+    /// The code of `v` (added when new). Values equal for grouping share a code.
+    pub(super) fn code(&self, v: Val) -> u32 {
+        let mut key = Vec::new();
+        write_key(&v, &mut key);
+        if let Some(c) = self.index.borrow().get(&key) {
+            return *c;
+        }
+        let mut vals = self.vals.borrow_mut();
+        let c = vals.len() as u32;
+        vals.push(v);
+        self.index.borrow_mut().insert(key, c);
+        c
+    }
+
+    pub(super) fn vals(&self) -> Ref<'_, Vec<Val>> {
+        self.vals.borrow()
+    }
+
+    pub(super) fn get(&self, code: u32) -> Val {
+        self.vals
+            .borrow()
+            .get(code as usize)
+            .cloned()
+            .unwrap_or(Val::Null)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub(super) enum Col {
+    Null,
+    Nodes(Vec<NodeRef>),
+    Dict { codes: Vec<u32>, dict: Rc<Dict> },
+    Vals(Vec<Val>),
+}
+
+impl Col {
+    /// The rows `idx` of the column, in that order.
+    pub(super) fn gather(&self, idx: &[u32]) -> Col {
+        match self {
+            Col::Null => Col::Null,
+            Col::Nodes(v) => Col::Nodes(idx.iter().map(|i| v[*i as usize]).collect()),
+            Col::Dict { codes, dict } => Col::Dict {
+                codes: idx.iter().map(|i| codes[*i as usize]).collect(),
+                dict: Rc::clone(dict),
+            },
+            Col::Vals(v) => Col::Vals(idx.iter().map(|i| v[*i as usize].clone()).collect()),
+        }
+    }
+
+    /// Appends `other`'s rows (`len_self` rows before, `len_other` in `other`); `node`
+    /// resolves node references when the kinds differ and the result must hold values.
+    pub(super) fn append(
+        &mut self,
+        other: Col,
+        len_self: usize,
+        len_other: usize,
+        node: &dyn Fn(NodeRef) -> Val,
+    ) {
+        match (&mut *self, other) {
+            (Col::Null, Col::Null) => {}
+            (Col::Nodes(a), Col::Nodes(b)) => a.extend(b),
+            (Col::Nodes(a), Col::Null) => a.extend(std::iter::repeat_n(NULL, len_other)),
+            (Col::Null, Col::Nodes(b)) => {
+                let mut a = vec![NULL; len_self];
+                a.extend(b);
+                *self = Col::Nodes(a);
+            }
+            (Col::Dict { codes: a, dict: da }, Col::Dict { codes: b, dict: db })
+                if Rc::ptr_eq(da, &db) =>
+            {
+                a.extend(b)
+            }
+            (Col::Dict { codes, dict }, Col::Null) => {
+                let null = dict.code(Val::Null);
+                codes.extend(std::iter::repeat_n(null, len_other));
+            }
+            (Col::Null, Col::Dict { codes: b, dict }) => {
+                let mut codes = vec![dict.code(Val::Null); len_self];
+                codes.extend(b);
+                *self = Col::Dict { codes, dict };
+            }
+            (Col::Vals(a), Col::Vals(b)) => a.extend(b),
+            (_, other) => {
+                let mut vals = self.to_vals_with(len_self, node);
+                vals.extend(other.to_vals_with(len_other, node));
+                *self = Col::Vals(vals);
+            }
+        }
+    }
+
+    /// Every row as a value (`node` resolves node references).
+    pub(super) fn to_vals_with(&self, len: usize, node: &dyn Fn(NodeRef) -> Val) -> Vec<Val> {
+        match self {
+            Col::Null => vec![Val::Null; len],
+            Col::Nodes(v) => v.iter().map(|r| node(*r)).collect(),
+            Col::Dict { codes, dict } => {
+                let vals = dict.vals();
+                codes.iter().map(|c| vals[*c as usize].clone()).collect()
+            }
+            Col::Vals(v) => v.clone(),
+        }
+    }
+}
+
+/// Rows held by column; `cols` is indexed by slot.
+#[derive(Clone, Debug)]
+pub(super) struct Chunk {
+    pub(super) len: usize,
+    pub(super) cols: Vec<Col>,
+}
+
+impl Chunk {
+    pub(super) fn new(len: usize, width: usize) -> Chunk {
+        Chunk {
+            len,
+            cols: vec![Col::Null; width],
+        }
+    }
+
+    pub(super) fn gather(&self, idx: &[u32]) -> Chunk {
+        Chunk {
+            len: idx.len(),
+            cols: self.cols.iter().map(|c| c.gather(idx)).collect(),
+        }
+    }
+
+    /// Rows whose `keep` is set, in order.
+    pub(super) fn select(self, keep: &[bool]) -> Chunk {
+        if keep.iter().all(|k| *k) {
+            return self;
+        }
+        let idx: Vec<u32> = keep
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| **k)
+            .map(|(i, _)| i as u32)
+            .collect();
+        self.gather(&idx)
+    }
+
+    /// Appends another chunk's rows.
+    pub(super) fn append(&mut self, other: Chunk, node: &dyn Fn(NodeRef) -> Val) {
+        let (a, b) = (self.len, other.len);
+        for (c, o) in self.cols.iter_mut().zip(other.cols) {
+            c.append(o, a, b, node);
+        }
+        self.len += b;
+    }
+}

@@ -1,0 +1,669 @@
+//! Expressions over chunks.
+//!
+//! Every expression is evaluated by the row evaluator (`eval::eval`), so its semantics
+//! (three-valued logic, errors, every function) are the row path's by construction; what
+//! changes is where property values come from. Before evaluation a property read of a node
+//! slot, `n.key`, is rewritten to read a scratch slot, which the batch fills from the model's
+//! column (a base node no commit touched) or from the snapshot (any other node).
+//!
+//! An expression that reads one node property and nothing else (`t.channel`,
+//! `c.email ENDS WITH '.org'`, `toLower(c.city)`) is evaluated once per distinct string of the
+//! column, not once per row, and yields a dictionary column.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use svc_engine::{ColumnView, LabelView, ModelView, NodeId, NO_CODE};
+
+use crate::error::QueryError;
+use crate::eval::{eval, CExpr, Cx};
+use crate::functions::Func;
+use crate::value::Val;
+
+use super::chunk::{Chunk, Col, Dict, NodeRef, NULL};
+
+/// The batch executor's context: the row context, the model view, and the table of nodes
+/// outside the base that this query met.
+pub(super) struct Bx<'a, 'g> {
+    pub(super) cx: &'a Cx<'g>,
+    pub(super) m: &'a ModelView,
+    n: u32,
+    extras: &'a Extras,
+    labels: Vec<LabelView<'a>>,
+    names: Vec<&'a str>,
+    /// Chunk width: the plan's slots and the executor's own columns.
+    pub(super) width: usize,
+}
+
+/// Nodes outside the base met by one query, numbered after the base's.
+#[derive(Default)]
+pub(super) struct Extras {
+    ids: RefCell<Vec<NodeId>>,
+    index: RefCell<HashMap<u64, u32>>,
+}
+
+impl<'a, 'g> Bx<'a, 'g> {
+    pub(super) fn new(cx: &'a Cx<'g>, m: &'a ModelView, extras: &'a Extras, width: usize) -> Self {
+        let (names, labels) = m.labels().unzip();
+        Bx {
+            cx,
+            m,
+            n: u32::try_from(m.len()).unwrap_or(u32::MAX - 1),
+            extras,
+            labels,
+            names,
+            width,
+        }
+    }
+
+    /// The reference of a node id.
+    pub(super) fn node_ref(&self, id: NodeId) -> NodeRef {
+        if let Some(d) = self.m.dense(id) {
+            return d;
+        }
+        let mut index = self.extras.index.borrow_mut();
+        if let Some(r) = index.get(&id.0) {
+            return *r;
+        }
+        let mut extras = self.extras.ids.borrow_mut();
+        let r = self.n + extras.len() as u32;
+        extras.push(id);
+        index.insert(id.0, r);
+        r
+    }
+
+    pub(super) fn node_id(&self, r: NodeRef) -> NodeId {
+        if r < self.n {
+            self.m.id(r)
+        } else {
+            self.extras
+                .ids
+                .borrow()
+                .get((r - self.n) as usize)
+                .copied()
+                .unwrap_or(NodeId(u64::MAX))
+        }
+    }
+
+    pub(super) fn node_val(&self, r: NodeRef) -> Val {
+        if r == NULL {
+            Val::Null
+        } else {
+            Val::Node(self.node_id(r))
+        }
+    }
+
+    /// Whether the base answers for node `r` (a base node no commit touched since).
+    #[inline]
+    pub(super) fn exact(&self, r: NodeRef) -> bool {
+        r < self.n && !self.m.is_touched(r)
+    }
+
+    /// Whether node `r` carries every label.
+    pub(super) fn has_labels(&self, r: NodeRef, labels: &[String]) -> Result<bool, QueryError> {
+        if labels.is_empty() {
+            return Ok(true);
+        }
+        if self.exact(r) {
+            return Ok(labels.iter().all(|l| {
+                self.names
+                    .iter()
+                    .position(|n| *n == l.as_str())
+                    .is_some_and(|i| self.labels[i].contains(r))
+            }));
+        }
+        self.cx.has_labels(self.node_id(r), labels)
+    }
+
+    /// Index into `labels` of a label carrying base node `d`, trying `hint` first.
+    #[inline]
+    fn label_of(&self, d: NodeRef, hint: usize) -> Option<usize> {
+        if self.labels.get(hint).is_some_and(|l| l.contains(d)) {
+            return Some(hint);
+        }
+        self.labels.iter().position(|l| l.contains(d))
+    }
+
+    /// A column's value as a run-time value.
+    pub(super) fn column_val(c: &ColumnView<'_>, row: usize) -> Val {
+        match c {
+            ColumnView::Strings { codes, dict } => match codes[row] {
+                NO_CODE => Val::Null,
+                code => Val::Str(dict[code as usize].clone()),
+            },
+            ColumnView::Integers {
+                values,
+                absent,
+                datetime,
+            } => {
+                if !absent.is_empty() && absent.contains(row as u32) {
+                    Val::Null
+                } else if *datetime {
+                    Val::DateTime(values[row])
+                } else {
+                    Val::Int(values[row])
+                }
+            }
+            ColumnView::Floats(v) => {
+                if v[row].is_nan() {
+                    Val::Null
+                } else {
+                    Val::Float(v[row])
+                }
+            }
+            ColumnView::Values(v) => v[row].as_ref().map_or(Val::Null, Val::from),
+        }
+    }
+
+    /// A node's property read through the snapshot (row path semantics).
+    fn slow_prop(&self, r: NodeRef, key: &str) -> Result<Val, QueryError> {
+        match self.cx.node(self.node_id(r))? {
+            Some(n) => Ok(n.get(key).map_or(Val::Null, Val::from)),
+            None => Err(QueryError::semantic(
+                "the node was deleted earlier in this query",
+            )),
+        }
+    }
+}
+
+/// Reads one property of nodes for one chunk, remembering the label (and its column) last
+/// used: most nodes of a slot carry the same label.
+pub(super) struct PropReader<'a, 'k> {
+    pub(super) key: &'k str,
+    /// Per label index: its column of `key` (outer None: not looked up yet).
+    columns: Vec<Option<Option<ColumnView<'a>>>>,
+    hint: usize,
+}
+
+/// Where a node's property value is.
+pub(super) enum Found<'a> {
+    /// In the base: (label index, column, row).
+    Column(usize, ColumnView<'a>, usize),
+    /// The node carries a label whose nodes never have the key: no value.
+    Absent,
+    /// Read it through the snapshot.
+    Slow,
+}
+
+impl<'a, 'k> PropReader<'a, 'k> {
+    pub(super) fn new(key: &'k str) -> Self {
+        PropReader {
+            key,
+            columns: Vec::new(),
+            hint: 0,
+        }
+    }
+
+    #[inline]
+    pub(super) fn locate(&mut self, bx: &Bx<'a, '_>, r: NodeRef) -> Found<'a> {
+        if r == NULL || !bx.exact(r) {
+            return Found::Slow;
+        }
+        let Some(i) = bx.label_of(r, self.hint) else {
+            return Found::Slow; // a node without labels is in no column
+        };
+        self.hint = i;
+        if self.columns.len() <= i {
+            self.columns.resize(bx.labels.len(), None);
+        }
+        let label = bx.labels[i];
+        let key = self.key;
+        let col = *self.columns[i].get_or_insert_with(|| label.column(key));
+        match (col, label.row_of(r)) {
+            (Some(c), Some(row)) => Found::Column(i, c, row),
+            _ => Found::Absent,
+        }
+    }
+
+    pub(super) fn get(&mut self, bx: &Bx<'a, '_>, r: NodeRef) -> Result<Val, QueryError> {
+        if r == NULL {
+            return Ok(Val::Null);
+        }
+        match self.locate(bx, r) {
+            Found::Column(_, c, row) => Ok(Bx::column_val(&c, row)),
+            Found::Absent => Ok(Val::Null),
+            Found::Slow => bx.slow_prop(r, self.key),
+        }
+    }
+}
+
+/// How one expression site is evaluated (chosen once, when the operator is built).
+enum Kind {
+    Slot(usize),
+    Const(Val),
+    /// `n.key` itself.
+    Prop {
+        slot: usize,
+        key: String,
+    },
+    /// Reads one property of one node slot and nothing else: evaluated per distinct string.
+    Single {
+        slot: usize,
+        key: String,
+        body: CExpr,
+        tmp: usize,
+    },
+    /// Anything else, row by row, with node properties read from the model.
+    Generic {
+        body: CExpr,
+        reads: Vec<usize>,
+        /// (scratch slot, node slot, key) per property read that was rewritten.
+        props: Vec<(usize, usize, String)>,
+    },
+}
+
+/// One expression of one operator, with its dictionary and per-string results.
+pub(super) struct BExpr {
+    orig: CExpr,
+    kind: Kind,
+    dict: Rc<Dict>,
+    /// `Single`: per label index, per code of that label's column, the result's code.
+    memo: Vec<Vec<u32>>,
+    /// `Single`: the result's code when the property is absent.
+    null_code: Option<u32>,
+}
+
+impl BExpr {
+    /// Compiles `e` for chunks `width` slots wide (scratch slots come after them).
+    pub(super) fn new(e: &CExpr, width: usize) -> BExpr {
+        let prop = match e {
+            CExpr::Prop(base, key) => match base.as_ref() {
+                CExpr::Slot(slot) => Some((*slot, key.clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        let kind = match e {
+            CExpr::Slot(s) => Kind::Slot(*s),
+            CExpr::Const(v) => Kind::Const(v.clone()),
+            _ if prop.is_some() => {
+                let (slot, key) = prop.unwrap_or_default();
+                Kind::Prop { slot, key }
+            }
+            _ => match single_prop(e) {
+                Some((slot, key)) if pure(e) => Kind::Single {
+                    slot,
+                    key: key.to_owned(),
+                    body: rewrite(e, &mut |s, k| (s == slot && k == key).then_some(width)),
+                    tmp: width,
+                },
+                _ => {
+                    let mut found: Vec<(usize, usize, &str)> = Vec::new();
+                    collect_props(e, &mut found, width);
+                    let body = rewrite(e, &mut |s, k| {
+                        found
+                            .iter()
+                            .find(|(_, ps, pk)| *ps == s && *pk == k)
+                            .map(|(t, _, _)| *t)
+                    });
+                    let mut reads = e.slot_list();
+                    reads.sort_unstable();
+                    reads.dedup();
+                    let props = found
+                        .into_iter()
+                        .map(|(t, s, k)| (t, s, k.to_owned()))
+                        .collect();
+                    Kind::Generic { body, reads, props }
+                }
+            },
+        };
+        BExpr {
+            orig: e.clone(),
+            kind,
+            dict: Rc::new(Dict::default()),
+            memo: Vec::new(),
+            null_code: None,
+        }
+    }
+
+    /// The expression's value for every row of `ch`.
+    pub(super) fn eval(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
+        match &self.kind {
+            Kind::Slot(s) => Ok(ch.cols.get(*s).cloned().unwrap_or(Col::Null)),
+            Kind::Const(v) => Ok(Col::Vals(vec![v.clone(); ch.len])),
+            Kind::Single { slot, .. } => match ch.cols.get(*slot) {
+                Some(Col::Nodes(refs)) if self.strings_first(bx, refs) => {
+                    self.eval_single(bx, refs)
+                }
+                _ => self.eval_generic(bx, ch),
+            },
+            Kind::Prop { slot, key } => match ch.cols.get(*slot) {
+                Some(Col::Nodes(refs)) => {
+                    let mut reader = PropReader::new(key);
+                    if self.strings_first(bx, refs) {
+                        // Dictionary codes: the column's code mapped once to ours.
+                        self.eval_single(bx, refs)
+                    } else {
+                        let mut out = Vec::with_capacity(refs.len());
+                        for r in refs {
+                            out.push(reader.get(bx, *r)?);
+                        }
+                        Ok(Col::Vals(out))
+                    }
+                }
+                _ => self.eval_generic(bx, ch),
+            },
+            Kind::Generic { .. } => self.eval_generic(bx, ch),
+        }
+    }
+
+    /// Whether the first base row of `refs` has a string column for the key (then the
+    /// dictionary path pays off).
+    fn strings_first(&self, bx: &Bx<'_, '_>, refs: &[NodeRef]) -> bool {
+        let key = match &self.kind {
+            Kind::Single { key, .. } | Kind::Prop { key, .. } => key,
+            _ => return false,
+        };
+        let mut reader = PropReader::new(key);
+        refs.iter()
+            .take(64)
+            .find_map(|r| match reader.locate(bx, *r) {
+                Found::Column(_, c, _) => Some(matches!(c, ColumnView::Strings { .. })),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+
+    fn eval_single(&mut self, bx: &Bx<'_, '_>, refs: &[NodeRef]) -> Result<Col, QueryError> {
+        let BExpr {
+            kind,
+            dict,
+            memo,
+            null_code,
+            ..
+        } = self;
+        // `n.key` itself is the identity on the property's value.
+        let identity = CExpr::Slot(0);
+        let (key, body, tmp) = match &*kind {
+            Kind::Single { key, body, tmp, .. } => (key, body, *tmp),
+            Kind::Prop { key, .. } => (key, &identity, 0),
+            _ => return Ok(Col::Null),
+        };
+        let mut scratch = vec![Val::Null; tmp + 1];
+        let mut reader = PropReader::new(key);
+        let mut codes = Vec::with_capacity(refs.len());
+        let mut run = |v: Val| -> Result<u32, QueryError> {
+            scratch[tmp] = v;
+            Ok(dict.code(eval(body, &scratch, bx.cx)?))
+        };
+        for &r in refs {
+            let code = match reader.locate(bx, r) {
+                Found::Column(
+                    li,
+                    ColumnView::Strings {
+                        codes: sc,
+                        dict: sd,
+                    },
+                    row,
+                ) if sc[row] != NO_CODE => {
+                    let c = sc[row] as usize;
+                    if memo.len() <= li {
+                        memo.resize(li + 1, Vec::new());
+                    }
+                    if memo[li].len() < sd.len() {
+                        memo[li].resize(sd.len(), NO_CODE);
+                    }
+                    match memo[li][c] {
+                        NO_CODE => {
+                            let n = run(Val::Str(sd[c].clone()))?;
+                            memo[li][c] = n;
+                            n
+                        }
+                        n => n,
+                    }
+                }
+                Found::Column(_, ColumnView::Strings { .. }, _) | Found::Absent => match *null_code
+                {
+                    Some(n) => n,
+                    None => {
+                        let n = run(Val::Null)?;
+                        *null_code = Some(n);
+                        n
+                    }
+                },
+                Found::Column(_, c, row) => run(Bx::column_val(&c, row))?,
+                Found::Slow => {
+                    let v = if r == NULL {
+                        Val::Null
+                    } else {
+                        bx.slow_prop(r, key)?
+                    };
+                    run(v)?
+                }
+            };
+            codes.push(code);
+        }
+        Ok(Col::Dict {
+            codes,
+            dict: Rc::clone(dict),
+        })
+    }
+
+    fn eval_generic(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
+        type Parts<'x> = (&'x CExpr, Vec<usize>, Vec<(usize, usize, &'x str)>);
+        let (body, reads, props): Parts<'_> = match &self.kind {
+            Kind::Generic { body, reads, props } => (
+                body,
+                reads.clone(),
+                props.iter().map(|(t, s, k)| (*t, *s, k.as_str())).collect(),
+            ),
+            Kind::Single {
+                slot,
+                key,
+                body,
+                tmp,
+            } => (body, vec![*slot], vec![(*tmp, *slot, key.as_str())]),
+            _ => (&self.orig, self.orig.slot_list(), Vec::new()),
+        };
+        let top = props.iter().map(|(t, _, _)| *t + 1).max().unwrap_or(0);
+        let mut scratch = vec![Val::Null; bx.width.max(top)];
+        let mut readers: Vec<PropReader<'_, '_>> =
+            props.iter().map(|(_, _, k)| PropReader::new(k)).collect();
+        let mut out = Vec::with_capacity(ch.len);
+        for i in 0..ch.len {
+            for s in &reads {
+                if let Some(c) = ch.cols.get(*s) {
+                    scratch[*s] = cell(bx, c, i);
+                }
+            }
+            for ((tmp, slot, key), reader) in props.iter().zip(&mut readers) {
+                scratch[*tmp] = match ch.cols.get(*slot) {
+                    Some(Col::Nodes(refs)) => reader.get(bx, refs[i])?,
+                    _ => {
+                        let prop = CExpr::Prop(Box::new(CExpr::Slot(*slot)), (*key).to_owned());
+                        eval(&prop, &scratch, bx.cx)?
+                    }
+                };
+            }
+            out.push(eval(body, &scratch, bx.cx)?);
+        }
+        Ok(Col::Vals(out))
+    }
+}
+
+/// One row's value of a column.
+pub(super) fn cell(bx: &Bx<'_, '_>, c: &Col, i: usize) -> Val {
+    match c {
+        Col::Null => Val::Null,
+        Col::Nodes(v) => bx.node_val(v[i]),
+        Col::Dict { codes, dict } => dict.get(codes[i]),
+        Col::Vals(v) => v[i].clone(),
+    }
+}
+
+/// WHERE's verdict per row: true passes; null and false do not; anything else is an error.
+pub(super) fn truth(bx: &Bx<'_, '_>, c: &Col, len: usize) -> Result<Vec<bool>, QueryError> {
+    match c {
+        Col::Null => Ok(vec![false; len]),
+        Col::Dict { codes, dict } => {
+            let vals = dict.vals();
+            let mut verdict: Vec<Option<bool>> = vec![None; vals.len()];
+            let mut out = Vec::with_capacity(len);
+            for c in codes {
+                let v = match verdict[*c as usize] {
+                    Some(v) => v,
+                    None => {
+                        let v = vals[*c as usize].truthy()? == Some(true);
+                        verdict[*c as usize] = Some(v);
+                        v
+                    }
+                };
+                out.push(v);
+            }
+            Ok(out)
+        }
+        Col::Vals(v) => v.iter().map(|x| Ok(x.truthy()? == Some(true))).collect(),
+        Col::Nodes(refs) => refs
+            .iter()
+            .map(|r| Ok(bx.node_val(*r).truthy()? == Some(true)))
+            .collect(),
+    }
+}
+
+/// The (slot, key) when `e` reads exactly one node property and no slot otherwise.
+fn single_prop(e: &CExpr) -> Option<(usize, &str)> {
+    fn walk<'e>(e: &'e CExpr, found: &mut Option<(usize, &'e str)>) -> bool {
+        match e {
+            CExpr::Const(_) => true,
+            CExpr::Slot(_) => false,
+            CExpr::Prop(base, key) => match &**base {
+                CExpr::Slot(s) => match found {
+                    Some((fs, fk)) => *fs == *s && *fk == key.as_str(),
+                    None => {
+                        *found = Some((*s, key.as_str()));
+                        true
+                    }
+                },
+                other => walk(other, found),
+            },
+            CExpr::Not(x) | CExpr::Neg(x) | CExpr::IsNull(x, _) => walk(x, found),
+            CExpr::Index(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Xor(a, b)
+            | CExpr::Bin(_, a, b) => walk(a, found) && walk(b, found),
+            CExpr::List(items) | CExpr::Func(_, items) => items.iter().all(|x| walk(x, found)),
+            CExpr::Map(entries) => entries.iter().all(|(_, x)| walk(x, found)),
+            // Label tests and any kind this module does not know: not a pure property function.
+            _ => false,
+        }
+    }
+    let mut found = None;
+    walk(e, &mut found).then_some(())?;
+    found
+}
+
+/// Whether `e` gives the same value whenever its inputs are the same (so one evaluation per
+/// distinct input serves every row). Only the kinds and functions known here qualify.
+fn pure(e: &CExpr) -> bool {
+    match e {
+        CExpr::Const(_) | CExpr::Slot(_) => true,
+        CExpr::Prop(x, _) | CExpr::Not(x) | CExpr::Neg(x) | CExpr::IsNull(x, _) => pure(x),
+        CExpr::Index(a, b)
+        | CExpr::And(a, b)
+        | CExpr::Or(a, b)
+        | CExpr::Xor(a, b)
+        | CExpr::Bin(_, a, b) => pure(a) && pure(b),
+        CExpr::List(items) => items.iter().all(pure),
+        CExpr::Map(entries) => entries.iter().all(|(_, x)| pure(x)),
+        CExpr::Func(f, items) => {
+            matches!(
+                f,
+                Func::Size
+                    | Func::Coalesce
+                    | Func::ToLower
+                    | Func::ToUpper
+                    | Func::Trim
+                    | Func::ToString
+                    | Func::ToInteger
+                    | Func::ToFloat
+                    | Func::Abs
+                    | Func::Round
+                    | Func::Floor
+                    | Func::Ceil
+                    | Func::Head
+                    | Func::Last
+                    | Func::DateTime
+            ) && items.iter().all(pure)
+        }
+        _ => false,
+    }
+}
+
+/// The property reads `n.key` of slots in `e` (kinds this module knows; others are left to
+/// the row evaluator), each given a scratch slot from `first` on.
+fn collect_props<'e>(e: &'e CExpr, out: &mut Vec<(usize, usize, &'e str)>, first: usize) {
+    match e {
+        CExpr::Prop(base, key) => match &**base {
+            CExpr::Slot(s) => {
+                if !out.iter().any(|(_, ps, pk)| ps == s && *pk == key.as_str()) {
+                    out.push((first + out.len(), *s, key.as_str()));
+                }
+            }
+            other => collect_props(other, out, first),
+        },
+        CExpr::Not(x) | CExpr::Neg(x) | CExpr::IsNull(x, _) | CExpr::HasLabels(x, _) => {
+            collect_props(x, out, first)
+        }
+        CExpr::Index(a, b)
+        | CExpr::And(a, b)
+        | CExpr::Or(a, b)
+        | CExpr::Xor(a, b)
+        | CExpr::Bin(_, a, b) => {
+            collect_props(a, out, first);
+            collect_props(b, out, first);
+        }
+        CExpr::List(items) | CExpr::Func(_, items) => {
+            items.iter().for_each(|x| collect_props(x, out, first))
+        }
+        CExpr::Map(entries) => entries
+            .iter()
+            .for_each(|(_, x)| collect_props(x, out, first)),
+        _ => {}
+    }
+}
+
+/// `e` with each property read `slot.key` for which `to` names a scratch slot replaced by a
+/// read of that slot.
+fn rewrite(e: &CExpr, to: &mut dyn FnMut(usize, &str) -> Option<usize>) -> CExpr {
+    replace(e, &mut |x| match x {
+        CExpr::Prop(base, key) => match base.as_ref() {
+            CExpr::Slot(s) => to(*s, key).map(CExpr::Slot),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// `e` with every subexpression for which `f` gives a replacement replaced (outermost first).
+/// Kinds this module does not know are kept whole: the row evaluator then reads their
+/// properties itself (slower, never different), and they never read a slot the batch
+/// executor leaves unset.
+pub(super) fn replace(e: &CExpr, f: &mut dyn FnMut(&CExpr) -> Option<CExpr>) -> CExpr {
+    if let Some(x) = f(e) {
+        return x;
+    }
+    let mut b = |x: &CExpr| Box::new(replace(x, f));
+    match e {
+        CExpr::Prop(x, k) => CExpr::Prop(b(x), k.clone()),
+        CExpr::Not(x) => CExpr::Not(b(x)),
+        CExpr::Neg(x) => CExpr::Neg(b(x)),
+        CExpr::IsNull(x, n) => CExpr::IsNull(b(x), *n),
+        CExpr::HasLabels(x, l) => CExpr::HasLabels(b(x), l.clone()),
+        CExpr::Index(x, y) => CExpr::Index(b(x), b(y)),
+        CExpr::And(x, y) => CExpr::And(b(x), b(y)),
+        CExpr::Or(x, y) => CExpr::Or(b(x), b(y)),
+        CExpr::Xor(x, y) => CExpr::Xor(b(x), b(y)),
+        CExpr::Bin(op, x, y) => CExpr::Bin(*op, b(x), b(y)),
+        CExpr::List(items) => CExpr::List(items.iter().map(|x| replace(x, f)).collect()),
+        CExpr::Func(fun, items) => CExpr::Func(*fun, items.iter().map(|x| replace(x, f)).collect()),
+        CExpr::Map(entries) => CExpr::Map(
+            entries
+                .iter()
+                .map(|(k, x)| (k.clone(), replace(x, f)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}

@@ -1,0 +1,631 @@
+//! The batch executor: read plans run chunk at a time over the engine's in-memory read model
+//! (`svc_engine::ModelView`) instead of row by row over RocksDB.
+//!
+//! - Which plans: `compile` turns a plan subtree into batch operators (`ops`) when the
+//!   subtree contains a scan or an expansion (where batches pay off); an operator it has no
+//!   batch form for (index seeks, counts from the model, variable-length or bound
+//!   relationships, anything added later) runs on the row path below a `FromRows` adapter, so
+//!   new constructs keep working. Expressions are always evaluated by the row evaluator
+//!   (`expr`), with property reads served from the model's columns.
+//! - When: at run time, only over a source with a model (`GraphRead::model_view`: snapshots
+//!   once their workspace's model is built). Write transactions, the in-memory `ModelGraph`,
+//!   a workspace without a model (never built, over `--read-model-mb`) run the row path.
+//! - Exactness: nodes a commit touched after the model was built are read through the
+//!   snapshot (labels, properties, adjacency), as the engine's own model counts do; every
+//!   other node from the base, which holds exactly what the snapshot would read.
+//! - Same answers: the batch runs to completion before its first row is handed on; if it
+//!   fails (an expression error, a buffer limit: evaluation order differs from the row path's,
+//!   so the row path decides) the row path runs instead. A timeout is final.
+//!
+//! The differential test (`tests/batch_differential.rs`) runs the query crate's case suite,
+//! the benchmark corpus and random reads on both paths and on the model graph.
+
+mod chunk;
+mod expr;
+mod ops;
+mod switch;
+#[cfg(test)]
+mod tests;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use svc_engine::ModelView;
+
+use crate::error::QueryError;
+use crate::eval::{CExpr, Cx, Row};
+use crate::exec::{BoxOp, Operator};
+use crate::plan::{Op, Plan, ScanSource};
+
+pub use switch::ModelSwitch;
+
+use expr::{cell, replace, BExpr, Bx, Extras};
+use ops::*;
+
+/// Most rows a batch subtree hands to the row operators above it; beyond that the row path
+/// streams instead.
+const MAX_OUTPUT: usize = 1_000_000;
+/// The source of a `ScanFilter`'s scan (its label is the scan's own).
+static LABEL_SCAN: ScanSource = ScanSource::AllNodes;
+
+/// Deeper plans run on the row path (the batch compiler recurses once per operator, and the
+/// largest accepted statements must plan and run on a small thread stack).
+const MAX_DEPTH: usize = 48;
+
+/// The plan's depth (operators on the longest path to a leaf), counted without recursion.
+fn depth(plan: &Plan) -> usize {
+    let mut stack = vec![(plan, 1usize)];
+    let mut max = 0;
+    while let Some((p, d)) = stack.pop() {
+        max = max.max(d);
+        if max > MAX_DEPTH {
+            break;
+        }
+        match &p.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
+            Op::Scan { input, .. }
+            | Op::Expand { input, .. }
+            | Op::Filter { input, .. }
+            | Op::Project { input, .. }
+            | Op::Aggregate { input, .. }
+            | Op::Distinct { input, .. }
+            | Op::Sort { input, .. }
+            | Op::TopK { input, .. }
+            | Op::Skip { input, .. }
+            | Op::Limit { input, .. }
+            | Op::Unwind { input, .. }
+            | Op::ExpandCount { input, .. }
+            | Op::ScanFilter { input, .. } => stack.push((input, d + 1)),
+            Op::Optional { input, inner, .. } => {
+                stack.push((input, d + 1));
+                stack.push((inner, d + 1));
+            }
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => {
+                stack.push((fallback, d + 1))
+            }
+        }
+    }
+    max
+}
+
+/// What the whole statement's plan says about slots, for deciding what a batch may skip.
+#[derive(Debug, Default)]
+pub(crate) struct Analysis {
+    /// Slots read anywhere (expressions, DISTINCT, result columns).
+    used: Vec<bool>,
+    /// Relationship types per relationship slot (empty: any type).
+    rel_types: HashMap<usize, Vec<String>>,
+    /// Extra chunk columns for OPTIONAL MATCH origins (one per nesting level).
+    depth: usize,
+    /// The plan is too deep for the batch compiler: everything runs on the row path.
+    off: bool,
+    /// (types, relationships it must differ from) per expansion with such a check.
+    checks: Vec<(Vec<String>, Vec<usize>)>,
+}
+
+impl Analysis {
+    /// Analyses a stage plan; `out_slots` None means every slot counts as read.
+    pub(crate) fn new(plan: &Plan, width: usize, out_slots: Option<&[usize]>) -> Analysis {
+        let mut a = Analysis {
+            used: vec![out_slots.is_none(); width],
+            ..Default::default()
+        };
+        if depth(plan) > MAX_DEPTH {
+            a.off = true;
+            return a;
+        }
+        for s in out_slots.unwrap_or(&[]) {
+            a.mark(*s);
+        }
+        a.walk(plan, 1);
+        // A relationship another expansion must differ from is read by that check, unless
+        // the types alone keep them apart.
+        for (types, others) in std::mem::take(&mut a.checks) {
+            if !a.disjoint(&types, &others) {
+                others.iter().for_each(|s| a.mark(*s));
+            }
+        }
+        a
+    }
+
+    fn mark(&mut self, s: usize) {
+        if let Some(u) = self.used.get_mut(s) {
+            *u = true;
+        }
+    }
+
+    fn expr(&mut self, e: &CExpr) {
+        for s in e.slot_list() {
+            self.mark(s);
+        }
+    }
+
+    fn walk(&mut self, plan: &Plan, depth: usize) {
+        match &plan.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
+            Op::Scan { input, source, .. } => {
+                match source {
+                    ScanSource::Seek { value, .. } => self.expr(value),
+                    ScanSource::Range { limit: Some(l), .. } => self.expr(l),
+                    _ => {}
+                }
+                self.walk(input, depth);
+            }
+            Op::Expand {
+                input,
+                from,
+                rel,
+                to,
+                types,
+                rel_props,
+                into,
+                distinct_from,
+                ..
+            } => {
+                if !distinct_from.is_empty() {
+                    self.checks.push((types.clone(), distinct_from.clone()));
+                }
+                self.mark(*from);
+                if *into {
+                    self.mark(*to);
+                }
+                rel_props.iter().for_each(|(_, e)| self.expr(e));
+                self.rel_types.insert(*rel, types.clone());
+                self.walk(input, depth);
+            }
+            Op::Filter { input, predicate } => {
+                self.expr(predicate);
+                self.walk(input, depth);
+            }
+            Op::Project { input, items } => {
+                items.iter().for_each(|(_, e)| self.expr(e));
+                self.walk(input, depth);
+            }
+            Op::Aggregate { input, keys, aggs } => {
+                keys.iter().for_each(|(_, e)| self.expr(e));
+                aggs.iter().flat_map(|a| &a.arg).for_each(|e| self.expr(e));
+                self.walk(input, depth);
+            }
+            Op::Distinct { input, slots } => {
+                slots.iter().for_each(|s| self.mark(*s));
+                self.walk(input, depth);
+            }
+            Op::Sort { input, keys } => {
+                keys.iter().for_each(|(e, _)| self.expr(e));
+                self.walk(input, depth);
+            }
+            Op::TopK {
+                input,
+                keys,
+                skip,
+                limit,
+            } => {
+                keys.iter().for_each(|(e, _)| self.expr(e));
+                skip.iter().for_each(|e| self.expr(e));
+                self.expr(limit);
+                self.walk(input, depth);
+            }
+            Op::Skip { input, count } | Op::Limit { input, count } => {
+                self.expr(count);
+                self.walk(input, depth);
+            }
+            Op::Unwind { input, expr, .. } => {
+                self.expr(expr);
+                self.walk(input, depth);
+            }
+            Op::Optional { input, inner, .. } => {
+                self.depth = self.depth.max(depth);
+                self.walk(input, depth);
+                self.walk(inner, depth + 1);
+            }
+            Op::ExpandCount { input, from, .. } => {
+                self.mark(*from);
+                self.walk(input, depth);
+            }
+            Op::ScanFilter {
+                input, predicates, ..
+            } => {
+                predicates.iter().for_each(|e| self.expr(e));
+                self.walk(input, depth);
+            }
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => {
+                self.walk(fallback, depth)
+            }
+        }
+    }
+
+    fn used(&self, s: usize) -> bool {
+        self.used.get(s).copied().unwrap_or(true)
+    }
+
+    /// Whether an expansion over `types` can never meet a relationship bound in `others`
+    /// (then MATCH's uniqueness holds without comparing relationships).
+    fn disjoint(&self, types: &[String], others: &[usize]) -> bool {
+        others.iter().all(|o| match self.rel_types.get(o) {
+            Some(t) => !types.is_empty() && !t.is_empty() && t.iter().all(|x| !types.contains(x)),
+            None => false,
+        })
+    }
+}
+
+/// Builds batch operators for a plan subtree.
+struct Compiler<'p> {
+    a: &'p Analysis,
+    /// The plan's slots.
+    width: usize,
+    profile: bool,
+    /// Whether the batch holds a scan or an expansion (else the row path is as good).
+    heavy: bool,
+}
+
+impl<'p> Compiler<'p> {
+    fn chunk_width(&self) -> usize {
+        self.width + self.a.depth + 1
+    }
+
+    /// The batch form of `plan`, or for an operator without one, its row form as a source.
+    fn any(&mut self, plan: &'p Plan, level: usize) -> BBox<'p> {
+        match self.op(plan, level, None) {
+            Some(b) => b,
+            None => Box::new(FromRows {
+                input: crate::exec::build_rows(plan, self.width, self.profile, Some(self.a)),
+                done: false,
+            }),
+        }
+    }
+
+    /// The batch form of `plan`; None when the operator has none. `arg` is the argument chunk
+    /// of an OPTIONAL MATCH's inner pipeline (the only place an `Argument` leaf is batched).
+    fn op(&mut self, plan: &'p Plan, level: usize, arg: Option<&ArgChunk>) -> Option<BBox<'p>> {
+        let w = self.chunk_width();
+        let input = |c: &mut Self, p: &'p Plan| -> Option<BBox<'p>> {
+            match arg {
+                Some(_) => c.op(p, level, arg),
+                None => Some(c.any(p, level)),
+            }
+        };
+        Some(match &plan.op {
+            Op::Once => Box::new(Once { done: false }),
+            Op::Argument { .. } => Box::new(Argument {
+                chunk: Rc::clone(arg?),
+            }),
+            Op::Scan {
+                input: i,
+                slot,
+                source,
+                check_labels,
+            } => {
+                let label = match source {
+                    ScanSource::AllNodes => None,
+                    ScanSource::Label(l) => Some(l.as_str()),
+                    // An index's candidates: batched when they do not depend on the row, and
+                    // worth it only when many (a range without a limit).
+                    ScanSource::Seek { value, .. } if value.slot_list().is_empty() => None,
+                    ScanSource::Range { limit, .. }
+                        if limit.as_ref().is_none_or(|l| l.slot_list().is_empty()) =>
+                    {
+                        self.heavy |= limit.is_none();
+                        None
+                    }
+                    _ => return None,
+                };
+                if matches!(source, ScanSource::AllNodes | ScanSource::Label(_)) {
+                    self.heavy = true;
+                }
+                Box::new(Scan {
+                    input: input(self, i)?,
+                    slot: *slot,
+                    source,
+                    label,
+                    check_labels,
+                    candidates: None,
+                    at: None,
+                })
+            }
+            Op::ScanFilter {
+                input: i,
+                slot,
+                label,
+                check_labels,
+                keys,
+                key_slots,
+                predicates,
+            } => {
+                self.heavy = true;
+                let mut op: BBox<'p> = Box::new(Scan {
+                    input: input(self, i)?,
+                    slot: *slot,
+                    source: &LABEL_SCAN,
+                    label: Some(label),
+                    check_labels,
+                    candidates: None,
+                    at: None,
+                });
+                // The predicates read the scanned node's properties from `key_slots`: read
+                // them from the node instead (the slots stay unset, as the row path leaves them).
+                for p in predicates {
+                    let p = replace(p, &mut |e| match e {
+                        CExpr::Slot(s) => key_slots
+                            .iter()
+                            .position(|k| k == s)
+                            .map(|i| CExpr::Prop(Box::new(CExpr::Slot(*slot)), keys[i].clone())),
+                        _ => None,
+                    });
+                    op = Box::new(Filter {
+                        input: op,
+                        predicate: BExpr::new(&p, w),
+                    });
+                }
+                op
+            }
+            Op::Expand {
+                input: i,
+                from,
+                rel,
+                to,
+                types,
+                direction,
+                to_labels,
+                rel_props,
+                into,
+                hops,
+                distinct_from,
+            } => {
+                if hops.is_some() || !rel_props.is_empty() {
+                    return None;
+                }
+                self.heavy = true;
+                // Types that can never meet need no comparison.
+                let check: &[usize] = if self.a.disjoint(types, distinct_from) {
+                    &[]
+                } else {
+                    distinct_from
+                };
+                Box::new(Expand {
+                    input: input(self, i)?,
+                    from: *from,
+                    rel: *rel,
+                    to: *to,
+                    types,
+                    direction: *direction,
+                    to_labels,
+                    into: *into,
+                    bind: self.a.used(*rel),
+                    distinct_from: check,
+                    at: None,
+                })
+            }
+            Op::ExpandCount {
+                input: i,
+                from,
+                types,
+                direction,
+                to_label,
+                slot,
+            } => {
+                self.heavy = true;
+                Box::new(ExpandCount {
+                    input: input(self, i)?,
+                    from: *from,
+                    types,
+                    direction: *direction,
+                    to_label: to_label.as_ref(),
+                    slot: *slot,
+                })
+            }
+            Op::Filter {
+                input: i,
+                predicate,
+            } => Box::new(Filter {
+                input: input(self, i)?,
+                predicate: BExpr::new(predicate, w),
+            }),
+            Op::Project { input: i, items } => Box::new(Project {
+                input: input(self, i)?,
+                items: items.iter().map(|(s, e)| (*s, BExpr::new(e, w))).collect(),
+            }),
+            Op::Aggregate {
+                input: i,
+                keys,
+                aggs,
+            } => {
+                if arg.is_some() || !aggs.iter().all(|a| known_aggregate(a.kind)) {
+                    return None;
+                }
+                Box::new(Aggregate {
+                    input: input(self, i)?,
+                    keys: keys.iter().map(|(s, e)| (*s, BExpr::new(e, w))).collect(),
+                    aggs: aggs
+                        .iter()
+                        .map(|a| (a, a.arg.as_ref().map(|e| BExpr::new(e, w))))
+                        .collect(),
+                    output: None,
+                })
+            }
+            Op::Distinct { input: i, slots } if arg.is_none() => Box::new(Distinct {
+                input: input(self, i)?,
+                slots,
+                seen: Default::default(),
+                fast: Default::default(),
+            }),
+            Op::Sort { input: i, keys } if arg.is_none() => Box::new(Sort {
+                input: input(self, i)?,
+                keys: keys.iter().map(|(e, d)| (BExpr::new(e, w), *d)).collect(),
+                skip: None,
+                limit: None,
+                output: None,
+            }),
+            Op::TopK {
+                input: i,
+                keys,
+                skip,
+                limit,
+            } if arg.is_none() => Box::new(Sort {
+                input: input(self, i)?,
+                keys: keys.iter().map(|(e, d)| (BExpr::new(e, w), *d)).collect(),
+                skip: skip.as_ref(),
+                limit: Some(limit),
+                output: None,
+            }),
+            Op::Skip { input: i, count } if arg.is_none() => Box::new(Skip {
+                input: input(self, i)?,
+                count,
+                remaining: None,
+            }),
+            Op::Limit { input: i, count } if arg.is_none() => Box::new(Limit {
+                input: input(self, i)?,
+                count,
+                remaining: None,
+            }),
+            Op::Unwind {
+                input: i,
+                expr,
+                slot,
+            } => Box::new(Unwind {
+                input: input(self, i)?,
+                expr: BExpr::new(expr, w),
+                slot: *slot,
+            }),
+            Op::Optional {
+                input: i,
+                inner,
+                arg: _,
+            } => {
+                let outer = input(self, i)?;
+                // The inner pipeline must be batch throughout (its leaf is the argument).
+                let probe = Rc::new(RefCell::new(None));
+                self.op(inner, level + 1, Some(&probe))?;
+                let a = self.a;
+                let (width, profile) = (self.width, self.profile);
+                let inner_plan: &'p Plan = inner;
+                Box::new(Optional {
+                    input: outer,
+                    inner: Box::new(move |chunk| {
+                        let mut c = Compiler {
+                            a,
+                            width,
+                            profile,
+                            heavy: false,
+                        };
+                        c.op(inner_plan, level + 1, Some(&chunk))
+                            .unwrap_or_else(|| Box::new(Once { done: true }))
+                    }),
+                    origin: width + level,
+                })
+            }
+            Op::StageInput
+            | Op::Distinct { .. }
+            | Op::Sort { .. }
+            | Op::TopK { .. }
+            | Op::Skip { .. }
+            | Op::Limit { .. }
+            | Op::CountWhere { .. }
+            | Op::ReachCount { .. }
+            | Op::CountLabel { .. } => return None,
+        })
+    }
+}
+
+/// The batch form of a plan subtree as a row operator, when it has one worth running.
+pub(crate) fn compile<'p>(
+    plan: &'p Plan,
+    width: usize,
+    profile: bool,
+    a: &'p Analysis,
+) -> Option<BoxOp<'p>> {
+    if profile || a.off {
+        return None; // PROFILE reports per-operator rows, which only the row path counts
+    }
+    let mut c = Compiler {
+        a,
+        width,
+        profile,
+        heavy: false,
+    };
+    let batch = c.op(plan, 1, None)?;
+    if !c.heavy {
+        return None;
+    }
+    Some(Box::new(BatchOp {
+        batch,
+        fallback: crate::exec::build_rows(plan, width, profile, None),
+        width,
+        chunk_width: c.chunk_width(),
+        state: State::Start,
+    }))
+}
+
+enum State {
+    Start,
+    Rows(std::vec::IntoIter<Row>),
+    Fallback,
+}
+
+/// Runs a batch subtree (or, without a model or after a batch failure, its row form) and
+/// hands its rows on.
+struct BatchOp<'p> {
+    batch: BBox<'p>,
+    fallback: BoxOp<'p>,
+    width: usize,
+    chunk_width: usize,
+    state: State,
+}
+
+impl BatchOp<'_> {
+    fn run(&mut self, cx: &Cx<'_>, m: &ModelView) -> Result<Vec<Row>, QueryError> {
+        let extras = Extras::default();
+        let bx = Bx::new(cx, m, &extras, self.chunk_width);
+        let mut rows = Vec::new();
+        while let Some(ch) = self.batch.next(&bx)? {
+            if rows.len() + ch.len > MAX_OUTPUT {
+                return Err(QueryError::BufferLimit(MAX_OUTPUT));
+            }
+            for i in 0..ch.len {
+                let mut row: Row = Vec::with_capacity(self.width);
+                for c in ch.cols.iter().take(self.width) {
+                    row.push(cell(&bx, c, i));
+                }
+                rows.push(row);
+            }
+        }
+        Ok(rows)
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// (batch runs that answered, batch runs that failed over to the row path), for tests
+    /// that must know the batch path really ran.
+    static RUNS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
+}
+
+impl Operator for BatchOp<'_> {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
+        if let State::Start = self.state {
+            self.state = match cx.g.model_view() {
+                None => State::Fallback,
+                Some(m) => {
+                    let outcome = self.run(cx, &m);
+                    #[cfg(test)]
+                    RUNS.with(|r| {
+                        let (ok, failed) = r.get();
+                        r.set(match outcome {
+                            Ok(_) => (ok + 1, failed),
+                            Err(_) => (ok, failed + 1),
+                        })
+                    });
+                    match outcome {
+                        Ok(rows) => State::Rows(rows.into_iter()),
+                        Err(e @ QueryError::Timeout(_)) => return Err(e),
+                        Err(_) => State::Fallback,
+                    }
+                }
+            };
+        }
+        match &mut self.state {
+            State::Rows(rows) => Ok(rows.next()),
+            _ => self.fallback.next(cx),
+        }
+    }
+}
