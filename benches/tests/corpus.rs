@@ -58,3 +58,54 @@ fn every_corpus_query_parses_plans_and_runs() {
     }
     assert!(failed.is_empty(), "corpus queries failed: {failed:#?}");
 }
+
+/// `tools/bench/peers.py` reads the same file: both readers must see the same queries, texts
+/// and parameters; and `compare.py`'s normalisation rules pass their self-test.
+#[test]
+fn the_peer_scripts_read_the_corpus_alike() {
+    let queries = corpus::load(&corpus::corpus_path()).expect("the corpus parses");
+    let tools = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools/bench");
+    let out = Command::new("python3")
+        .current_dir(tools)
+        .args([
+            "-c",
+            "import peers\n\
+             for q in peers.load_corpus():\n\
+             \x20   print('[' + q['name'] + ']', q['text'].replace(chr(10), '|'))\n\
+             \x20   for k, (t, v) in sorted(q['params'].items()): print(' ', k, t, v)",
+        ])
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let python = String::from_utf8(out.stdout).expect("utf-8");
+    let mut rust = String::new();
+    for q in &queries {
+        rust.push_str(&format!("[{}] {}\n", q.name, q.text.replace('\n', "|")));
+        for (k, v) in &q.params {
+            let (kind, value) = match v {
+                svc_engine::Value::String(s) => ("string", s.clone()),
+                svc_engine::Value::Int(i) => ("int", i.to_string()),
+                svc_engine::Value::Float(f) => ("float", format!("{f:?}")),
+                svc_engine::Value::DateTime(us) => ("datetime", (us / 1000).to_string()),
+                other => panic!("{}: parameter {other:?}", q.name),
+            };
+            rust.push_str(&format!("  {k} {kind} {value}\n"));
+        }
+    }
+    assert_eq!(rust, python);
+
+    let out = Command::new("python3")
+        .arg(format!("{tools}/compare.py"))
+        .arg("--self-test")
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "compare.py self-test: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -25,12 +25,31 @@ pub(super) const CHUNK: usize = 2048;
 #[derive(Debug, Default)]
 pub(super) struct Dict {
     vals: RefCell<Vec<Val>>,
-    index: RefCell<HashMap<Vec<u8>, u32>>,
+    index: RefCell<HashMap<Vec<u8>, u32, super::ops::Fx>>,
+    /// Codes of null, false and true once met (predicates give little else).
+    small: std::cell::Cell<[u32; 3]>,
 }
 
 impl Dict {
     /// The code of `v` (added when new). Values equal for grouping share a code.
     pub(super) fn code(&self, v: Val) -> u32 {
+        let slot = match v {
+            Val::Null => Some(0),
+            Val::Bool(b) => Some(1 + usize::from(b)),
+            _ => None,
+        };
+        if let Some(i) = slot {
+            let mut small = self.small.get();
+            if small[i] == 0 {
+                small[i] = self.code_slow(v) + 1;
+                self.small.set(small);
+            }
+            return small[i] - 1;
+        }
+        self.code_slow(v)
+    }
+
+    fn code_slow(&self, v: Val) -> u32 {
         let mut key = Vec::new();
         write_key(&v, &mut key);
         if let Some(c) = self.index.borrow().get(&key) {

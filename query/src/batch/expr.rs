@@ -32,6 +32,9 @@ pub(super) struct Bx<'a, 'g> {
     extras: &'a Extras,
     labels: Vec<LabelView<'a>>,
     names: Vec<&'a str>,
+    /// Label names met in plans (by address) and their index in `labels` (None: no such
+    /// label in the base), so a label test needs no string comparison.
+    known: RefCell<Vec<(*const u8, Option<usize>)>>,
     /// Chunk width: the plan's slots and the executor's own columns.
     pub(super) width: usize,
 }
@@ -53,6 +56,7 @@ impl<'a, 'g> Bx<'a, 'g> {
             extras,
             labels,
             names,
+            known: RefCell::new(Vec::new()),
             width,
         }
     }
@@ -107,13 +111,26 @@ impl<'a, 'g> Bx<'a, 'g> {
         }
         if self.exact(r) {
             return Ok(labels.iter().all(|l| {
-                self.names
-                    .iter()
-                    .position(|n| *n == l.as_str())
+                self.label_index(l)
                     .is_some_and(|i| self.labels[i].contains(r))
             }));
         }
         self.cx.has_labels(self.node_id(r), labels)
+    }
+
+    /// Index into `labels` of a label given by name (plans' names are looked up once).
+    #[inline]
+    fn label_index(&self, name: &str) -> Option<usize> {
+        let ptr = name.as_ptr();
+        if let Some((_, i)) = self.known.borrow().iter().find(|(p, _)| *p == ptr) {
+            return *i;
+        }
+        let i = self.names.iter().position(|n| *n == name);
+        let mut known = self.known.borrow_mut();
+        if known.len() < 64 {
+            known.push((ptr, i));
+        }
+        i
     }
 
     /// Index into `labels` of a label carrying base node `d`, trying `hint` first.
@@ -243,6 +260,9 @@ enum Kind {
         key: String,
         body: CExpr,
         tmp: usize,
+        /// The expression is one operator on the property (then applied directly, without
+        /// the evaluator's scratch row).
+        short: Option<Short>,
     },
     /// Anything else, row by row, with node properties read from the model.
     Generic {
@@ -251,6 +271,55 @@ enum Kind {
         /// (scratch slot, node slot, key) per property read that was rewritten.
         props: Vec<(usize, usize, String)>,
     },
+}
+
+/// `n.key <op> constant` (or `constant <op> n.key`) and `n.key IS [NOT] NULL`: what they
+/// compute from the property's value, as the evaluator does (`eval::binary`).
+#[derive(Clone)]
+enum Short {
+    Bin {
+        op: crate::ast::BinaryOp,
+        c: Val,
+        flipped: bool,
+    },
+    IsNull(bool),
+}
+
+impl Short {
+    fn of(e: &CExpr) -> Option<Short> {
+        let is_prop = |x: &CExpr| matches!(x, CExpr::Prop(b, _) if matches!(**b, CExpr::Slot(_)));
+        match e {
+            CExpr::IsNull(x, neg) if is_prop(x) => Some(Short::IsNull(*neg)),
+            CExpr::Bin(op, a, b) => match (&**a, &**b) {
+                (x, CExpr::Const(c)) if is_prop(x) => Some(Short::Bin {
+                    op: *op,
+                    c: c.clone(),
+                    flipped: false,
+                }),
+                (CExpr::Const(c), x) if is_prop(x) => Some(Short::Bin {
+                    op: *op,
+                    c: c.clone(),
+                    flipped: true,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn apply(&self, v: Val) -> Result<Val, QueryError> {
+        match self {
+            Short::IsNull(neg) => Ok(Val::Bool(v.is_null() != *neg)),
+            Short::Bin { op, c, flipped } => {
+                if *flipped {
+                    crate::eval::binary(*op, c.clone(), v)
+                } else {
+                    crate::eval::binary(*op, v, c.clone())
+                }
+            }
+        }
+    }
 }
 
 /// One expression of one operator, with its dictionary and per-string results.
@@ -287,6 +356,7 @@ impl BExpr {
                     key: key.to_owned(),
                     body: rewrite(e, &mut |s, k| (s == slot && k == key).then_some(width)),
                     tmp: width,
+                    short: Short::of(e),
                 },
                 _ => {
                     let mut found: Vec<(usize, usize, &str)> = Vec::new();
@@ -322,9 +392,24 @@ impl BExpr {
         match &self.kind {
             Kind::Slot(s) => Ok(ch.cols.get(*s).cloned().unwrap_or(Col::Null)),
             Kind::Const(v) => Ok(Col::Vals(vec![v.clone(); ch.len])),
-            Kind::Single { slot, .. } => match ch.cols.get(*slot) {
+            Kind::Single {
+                slot, key, short, ..
+            } => match ch.cols.get(*slot) {
                 Some(Col::Nodes(refs)) if self.strings_first(bx, refs) => {
                     self.eval_single(bx, refs)
+                }
+                Some(Col::Nodes(refs)) if short.is_some() => {
+                    // Numbers, datetimes: the operator on each row's value, no scratch row.
+                    let mut reader = PropReader::new(key);
+                    let mut out = Vec::with_capacity(refs.len());
+                    for r in refs {
+                        let v = reader.get(bx, *r)?;
+                        out.push(match short {
+                            Some(sh) => sh.apply(v)?,
+                            None => v,
+                        });
+                    }
+                    Ok(Col::Vals(out))
                 }
                 _ => self.eval_generic(bx, ch),
             },
@@ -375,19 +460,49 @@ impl BExpr {
         } = self;
         // `n.key` itself is the identity on the property's value.
         let identity = CExpr::Slot(0);
-        let (key, body, tmp) = match &*kind {
-            Kind::Single { key, body, tmp, .. } => (key, body, *tmp),
-            Kind::Prop { key, .. } => (key, &identity, 0),
+        let (key, body, tmp, short) = match &*kind {
+            Kind::Single {
+                key,
+                body,
+                tmp,
+                short,
+                ..
+            } => (key, body, *tmp, short.as_ref()),
+            Kind::Prop { key, .. } => (key, &identity, 0, None),
             _ => return Ok(Col::Null),
         };
         let mut scratch = vec![Val::Null; tmp + 1];
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let mut run = |v: Val| -> Result<u32, QueryError> {
+            if let Some(sh) = short {
+                return Ok(dict.code(sh.apply(v)?));
+            }
             scratch[tmp] = v;
             Ok(dict.code(eval(body, &scratch, bx.cx)?))
         };
+        // The common case first: base nodes of the label (and string column) of the first one,
+        // whose code was met before: a popcount and two loads.
+        let fast = refs.iter().find_map(|r| match reader.locate(bx, *r) {
+            Found::Column(li, ColumnView::Strings { codes, .. }, _) => {
+                Some((li, bx.labels[li], codes))
+            }
+            _ => None,
+        });
         for &r in refs {
+            if let Some((li, label, sc)) = fast {
+                if bx.exact(r) {
+                    if let Some(row) = label.row_of(r) {
+                        let c = sc[row];
+                        if let Some(&m) = memo.get(li).and_then(|m| m.get(c as usize)) {
+                            if m != NO_CODE {
+                                codes.push(m);
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
             let code = match reader.locate(bx, r) {
                 Found::Column(
                     li,
@@ -453,6 +568,7 @@ impl BExpr {
                 key,
                 body,
                 tmp,
+                ..
             } => (body, vec![*slot], vec![(*tmp, *slot, key.as_str())]),
             _ => (&self.orig, self.orig.slot_list(), Vec::new()),
         };

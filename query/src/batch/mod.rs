@@ -53,6 +53,30 @@ static LABEL_SCAN: ScanSource = ScanSource::AllNodes;
 /// largest accepted statements must plan and run on a small thread stack).
 const MAX_DEPTH: usize = 48;
 
+/// The inputs of an operator (an OPTIONAL MATCH's inner pipeline, a model count's fallback
+/// among them).
+fn children(plan: &Plan) -> Vec<&Plan> {
+    match &plan.op {
+        Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => Vec::new(),
+        Op::Scan { input, .. }
+        | Op::Expand { input, .. }
+        | Op::Filter { input, .. }
+        | Op::Project { input, .. }
+        | Op::Aggregate { input, .. }
+        | Op::Distinct { input, .. }
+        | Op::Sort { input, .. }
+        | Op::TopK { input, .. }
+        | Op::Skip { input, .. }
+        | Op::Limit { input, .. }
+        | Op::Unwind { input, .. }
+        | Op::ExpandCount { input, .. }
+        | Op::ScanFilter { input, .. } => vec![input],
+        Op::Optional { input, inner, .. } => vec![input, inner],
+        Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => vec![fallback],
+        Op::Union { inputs, .. } => inputs.iter().map(|(p, _)| p).collect(),
+    }
+}
+
 /// The plan's depth (operators on the longest path to a leaf), counted without recursion.
 fn depth(plan: &Plan) -> usize {
     let mut stack = vec![(plan, 1usize)];
@@ -62,30 +86,7 @@ fn depth(plan: &Plan) -> usize {
         if max > MAX_DEPTH {
             break;
         }
-        match &p.op {
-            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
-            Op::Scan { input, .. }
-            | Op::Expand { input, .. }
-            | Op::Filter { input, .. }
-            | Op::Project { input, .. }
-            | Op::Aggregate { input, .. }
-            | Op::Distinct { input, .. }
-            | Op::Sort { input, .. }
-            | Op::TopK { input, .. }
-            | Op::Skip { input, .. }
-            | Op::Limit { input, .. }
-            | Op::Unwind { input, .. }
-            | Op::ExpandCount { input, .. }
-            | Op::ScanFilter { input, .. } => stack.push((input, d + 1)),
-            Op::Optional { input, inner, .. } => {
-                stack.push((input, d + 1));
-                stack.push((inner, d + 1));
-            }
-            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => {
-                stack.push((fallback, d + 1))
-            }
-            Op::Union { inputs, .. } => stack.extend(inputs.iter().map(|(p, _)| (p, d + 1))),
-        }
+        stack.extend(children(p).into_iter().map(|c| (c, d + 1)));
     }
     max
 }
@@ -103,6 +104,11 @@ pub(crate) struct Analysis {
     off: bool,
     /// (types, relationships it must differ from) per expansion with such a check.
     checks: Vec<(Vec<String>, Vec<usize>)>,
+    /// Per UNWIND (by operator id): the slots no operator above it reads, which need not be
+    /// copied into every row it makes.
+    dead: HashMap<usize, Vec<usize>>,
+    /// Analyse this operator alone (for its own reads), not its inputs.
+    only: Option<usize>,
 }
 
 impl Analysis {
@@ -120,6 +126,15 @@ impl Analysis {
             a.mark(*s);
         }
         a.walk(plan, 1);
+        if let Some(out) = out_slots {
+            let mut live = vec![false; width];
+            out.iter().for_each(|s| {
+                if let Some(l) = live.get_mut(*s) {
+                    *l = true;
+                }
+            });
+            a.liveness(plan, live, 0);
+        }
         // A relationship another expansion must differ from is read by that check, unless
         // the types alone keep them apart.
         for (types, others) in std::mem::take(&mut a.checks) {
@@ -142,7 +157,32 @@ impl Analysis {
         }
     }
 
+    /// Records, for each UNWIND, the slots nothing above it reads (`live`: the slots its
+    /// ancestors and the result read).
+    fn liveness(&mut self, plan: &Plan, live: Vec<bool>, level: usize) {
+        if level > MAX_DEPTH {
+            return;
+        }
+        let mut own = Analysis {
+            used: vec![false; live.len()],
+            only: Some(plan.id),
+            ..Default::default()
+        };
+        own.walk(plan, 1);
+        if let Op::Unwind { slot, .. } = &plan.op {
+            let dead = (0..live.len()).filter(|s| !live[*s] && s != slot).collect();
+            self.dead.insert(plan.id, dead);
+        }
+        let below: Vec<bool> = live.iter().zip(&own.used).map(|(a, b)| *a || *b).collect();
+        for c in children(plan) {
+            self.liveness(c, below.clone(), level + 1);
+        }
+    }
+
     fn walk(&mut self, plan: &Plan, depth: usize) {
+        if self.only.is_some_and(|id| id != plan.id) {
+            return;
+        }
         match &plan.op {
             Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
             Op::Scan { input, source, .. } => {
@@ -494,6 +534,7 @@ impl<'p> Compiler<'p> {
                 input: input(self, i)?,
                 expr: BExpr::new(expr, w),
                 slot: *slot,
+                dead: self.a.dead.get(&plan.id).cloned().unwrap_or_default(),
             }),
             Op::Optional {
                 input: i,

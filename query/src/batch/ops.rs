@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::time::Instant;
 
-use svc_engine::{Direction, NodeId};
+use svc_engine::{CsrView, Direction, NodeId};
 
 use crate::error::QueryError;
 use crate::exec::{count_arg, AggState, BoxOp};
@@ -140,9 +140,16 @@ pub(super) struct Scan<'p> {
     pub(super) source: &'p ScanSource,
     pub(super) label: Option<&'p str>,
     pub(super) check_labels: &'p [String],
-    pub(super) candidates: Option<Vec<NodeRef>>,
+    pub(super) candidates: Option<Candidates>,
     /// The input chunk being crossed, its row and the candidate reached.
     pub(super) at: Option<(Chunk, usize, usize)>,
+}
+
+/// A scan's nodes: the label's rows of the base as they are (nothing touched, no other
+/// label to check), or a list.
+pub(super) enum Candidates {
+    LabelRows,
+    List(Vec<NodeRef>),
 }
 
 impl Scan<'_> {
@@ -220,9 +227,24 @@ impl Scan<'_> {
 impl BOp for Scan<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
         if self.candidates.is_none() {
-            self.candidates = Some(self.candidates(bx)?);
+            let plain = bx.m.untouched()
+                && self.check_labels.is_empty()
+                && !matches!(
+                    self.source,
+                    ScanSource::Seek { .. } | ScanSource::Range { .. }
+                )
+                && self.label.is_some();
+            self.candidates = Some(if plain {
+                Candidates::LabelRows
+            } else {
+                Candidates::List(self.candidates(bx)?)
+            });
         }
-        let cands = self.candidates.as_deref().unwrap_or(&[]);
+        let cands: &[NodeRef] = match (&self.candidates, self.label) {
+            (Some(Candidates::List(v)), _) => v,
+            (Some(Candidates::LabelRows), Some(l)) => bx.m.label(l).map_or(&[], |v| v.rows()),
+            _ => &[],
+        };
         loop {
             check_deadline(bx)?;
             if self.at.is_none() {
@@ -344,11 +366,35 @@ impl Expand<'_> {
         }
     }
 
+    /// The CSR lists to walk, per direction, in the order the row path meets them.
+    fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<(Direction, Vec<CsrView<'a>>)> {
+        self.dirs()
+            .iter()
+            .map(|d| {
+                let types: Vec<&str> = if self.types.is_empty() {
+                    bx.m.rel_types(*d)
+                } else {
+                    let mut t: Vec<&str> = self.types.iter().map(String::as_str).collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    t
+                };
+                let lists = types
+                    .into_iter()
+                    .filter_map(|t| bx.m.adjacency(t, *d))
+                    .collect();
+                (*d, lists)
+            })
+            .collect()
+    }
+
     /// The relationships and far ends of node `r` that pass the type, uniqueness and end
     /// checks, in the order the row path meets them.
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         bx: &Bx<'_, '_>,
+        lists: &[(Direction, Vec<CsrView<'_>>)],
         r: NodeRef,
         bound: NodeRef,
         used: &[Val],
@@ -365,21 +411,8 @@ impl Expand<'_> {
         };
         let one_type = self.types.len() == 1;
         if bx.exact(r) && (one_type || bx.m.type_major()) {
-            for d in self.dirs() {
-                let all;
-                let types: Vec<&str> = if self.types.is_empty() {
-                    all = bx.m.rel_types(*d);
-                    all
-                } else {
-                    let mut t: Vec<&str> = self.types.iter().map(String::as_str).collect();
-                    t.sort_unstable();
-                    t.dedup();
-                    t
-                };
-                for t in types {
-                    let Some(csr) = bx.m.adjacency(t, *d) else {
-                        continue;
-                    };
+            for (d, csrs) in lists {
+                for csr in csrs {
                     for (&n, &e) in csr.neighbours(r).iter().zip(csr.edges(r)) {
                         if undirected && *d == Direction::Incoming && n == r {
                             continue; // an undirected self-loop was already seen as outgoing
@@ -460,6 +493,7 @@ impl BOp for Expand<'_> {
             let mut idx = Vec::new();
             let mut nodes = Vec::new();
             let mut rels = Vec::new();
+            let lists = self.lists(bx);
             while at.row < at.input.len && idx.len() < CHUNK {
                 let i = at.row;
                 let r = at.from[i];
@@ -467,7 +501,7 @@ impl BOp for Expand<'_> {
                     let before = nodes.len();
                     let b = at.bound.get(i).copied().unwrap_or(NULL);
                     let used = at.used.get(i).map_or(&[][..], Vec::as_slice);
-                    self.step(bx, r, b, used, &mut nodes, &mut rels)?;
+                    self.step(bx, &lists, r, b, used, &mut nodes, &mut rels)?;
                     idx.extend(std::iter::repeat_n(i as u32, nodes.len() - before));
                 }
                 at.row += 1;
@@ -503,21 +537,23 @@ pub(super) struct ExpandCount<'p> {
 }
 
 impl ExpandCount<'_> {
-    fn count(&self, bx: &Bx<'_, '_>, r: NodeRef) -> Result<u64, QueryError> {
+    fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<CsrView<'a>> {
+        let types: Vec<&str> = if self.types.is_empty() {
+            bx.m.rel_types(self.direction)
+        } else {
+            self.types.iter().map(String::as_str).collect()
+        };
+        types
+            .into_iter()
+            .filter_map(|t| bx.m.adjacency(t, self.direction))
+            .collect()
+    }
+
+    fn count(&self, bx: &Bx<'_, '_>, lists: &[CsrView<'_>], r: NodeRef) -> Result<u64, QueryError> {
         if bx.exact(r) {
             let label = self.to_label.map(std::slice::from_ref);
-            let all;
-            let types: Vec<&str> = if self.types.is_empty() {
-                all = bx.m.rel_types(self.direction);
-                all
-            } else {
-                self.types.iter().map(String::as_str).collect()
-            };
             let mut n = 0u64;
-            for t in types {
-                let Some(csr) = bx.m.adjacency(t, self.direction) else {
-                    continue;
-                };
+            for csr in lists {
                 let nb = csr.neighbours(r);
                 match label {
                     None => n += nb.len() as u64,
@@ -554,11 +590,12 @@ impl BOp for ExpandCount<'_> {
             let from = node_refs(bx, &ch.cols[self.from], ch.len)?;
             let mut idx = Vec::new();
             let mut counts = Vec::new();
+            let lists = self.lists(bx);
             for (i, r) in from.iter().enumerate() {
                 if *r == NULL {
                     continue;
                 }
-                let n = self.count(bx, *r)?;
+                let n = self.count(bx, &lists, *r)?;
                 if n > 0 {
                     idx.push(i as u32);
                     counts.push(Val::Int(i64::try_from(n).unwrap_or(i64::MAX)));
@@ -644,13 +681,19 @@ pub(super) struct Unwind<'p> {
     pub(super) input: BBox<'p>,
     pub(super) expr: BExpr,
     pub(super) slot: usize,
+    /// Slots nothing reads after this UNWIND (the list among them), left null in the rows it
+    /// makes instead of copied into each.
+    pub(super) dead: Vec<usize>,
 }
 
 impl BOp for Unwind<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
-        while let Some(ch) = self.input.next(bx)? {
+        while let Some(mut ch) = self.input.next(bx)? {
             check_deadline(bx)?;
             let c = self.expr.eval(bx, &ch)?;
+            for s in &self.dead {
+                ch.cols[*s] = Col::Null;
+            }
             let mut idx = Vec::new();
             let mut vals = Vec::new();
             for i in 0..ch.len {
@@ -711,8 +754,11 @@ fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<usize>)> {
 pub(super) struct FastIndex {
     dicts: Vec<usize>,
     one: Vec<u32>,
-    map: HashMap<FastKey, usize, std::hash::BuildHasherDefault<FxHasher>>,
+    map: HashMap<FastKey, usize, Fx>,
 }
+
+/// Hash maps keyed by the executor's own keys use `FxHasher`.
+pub(super) type Fx = std::hash::BuildHasherDefault<FxHasher>;
 
 /// Most entries of the one-key table (beyond, the hash map serves).
 const TABLE_MAX: u32 = 1 << 24;
@@ -759,7 +805,13 @@ pub(super) struct FxHasher(u64);
 impl std::hash::Hasher for FxHasher {
     #[inline]
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        for b in chunks.remainder() {
             self.write_u64(u64::from(*b));
         }
     }
@@ -783,7 +835,7 @@ impl std::hash::Hasher for FxHasher {
 struct Group {
     keys: Vec<Val>,
     states: Vec<AggState>,
-    seen: Vec<HashSet<Vec<u8>>>,
+    seen: Vec<HashSet<Vec<u8>, Fx>>,
 }
 
 pub(super) struct Aggregate<'p> {
@@ -796,13 +848,13 @@ pub(super) struct Aggregate<'p> {
 impl Aggregate<'_> {
     fn run(&mut self, bx: &Bx<'_, '_>) -> Result<Vec<Chunk>, QueryError> {
         let max = bx.cx.limits.max_buffered_rows;
-        let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut index: HashMap<Vec<u8>, usize, Fx> = HashMap::default();
         let mut fast = FastIndex::default();
         let mut groups: Vec<Group> = Vec::new();
         let new_group = |keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]| Group {
             keys,
             states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
-            seen: aggs.iter().map(|_| HashSet::new()).collect(),
+            seen: aggs.iter().map(|_| HashSet::default()).collect(),
         };
         let mut group_of = Vec::new();
         while let Some(ch) = self.input.next(bx)? {
@@ -913,7 +965,7 @@ impl BOp for Aggregate<'_> {
 pub(super) struct Distinct<'p> {
     pub(super) input: BBox<'p>,
     pub(super) slots: &'p [usize],
-    pub(super) seen: HashSet<Vec<u8>>,
+    pub(super) seen: HashSet<Vec<u8>, Fx>,
     pub(super) fast: FastIndex,
 }
 
@@ -984,7 +1036,12 @@ impl Sort<'_> {
             .map(|c| match c {
                 Col::Dict { codes, dict } => {
                     let vals = dict.vals();
-                    let mut by: Vec<u32> = (0..vals.len() as u32).collect();
+                    // Rank the codes the held rows use (the dictionary may be far larger).
+                    let mut present = vec![false; vals.len()];
+                    codes.iter().for_each(|c| present[*c as usize] = true);
+                    let mut by: Vec<u32> = (0..vals.len() as u32)
+                        .filter(|c| present[*c as usize])
+                        .collect();
                     by.sort_by(|a, b| order(&vals[*a as usize], &vals[*b as usize]));
                     let mut rank = vec![0u32; vals.len()];
                     let mut r = 0u32;
