@@ -34,6 +34,20 @@ impl Planner<'_> {
         {
             return Ok(c);
         }
+        // Logical operators on constants: every operand must be a boolean (or null), even one
+        // that short-circuiting would never look at.
+        if let CExpr::And(..) | CExpr::Or(..) | CExpr::Xor(..) | CExpr::Not(_) = &c {
+            for x in c.children() {
+                if let CExpr::Const(v) = x {
+                    if !matches!(v, Val::Bool(_) | Val::Null) {
+                        return Err(QueryError::type_err(format!(
+                            "a logical operator needs booleans, got a {}",
+                            v.type_name()
+                        )));
+                    }
+                }
+            }
+        }
         let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
         let cx = crate::eval::Cx::new(self.g, self.limits, far, 0, false);
         match crate::eval::eval(&c, &[], &cx) {
