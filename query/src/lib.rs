@@ -26,20 +26,33 @@
 //!
 //! `MATCH` / `OPTIONAL MATCH` (node and relationship patterns with labels, types `:A|B`,
 //! directions, undirected `--`, inline property maps, chains, comma-separated patterns,
-//! bounded variable length `*min..max`), `WHERE` (comparisons, `AND OR XOR NOT`, `IN`,
-//! `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`, arithmetic, label predicates
-//! `n:Label`), `WITH` (with `WHERE`), `UNWIND`, `RETURN` (`DISTINCT`, aliases, `*`,
-//! `count sum avg min max collect`, `count(DISTINCT x)`, `count(*)`), `ORDER BY`, `SKIP`,
-//! `LIMIT`, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE` (with
-//! `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`. Functions:
-//! `id labels type keys properties startNode endNode size length coalesce toLower toUpper trim
+//! variable length `*min..max` and unbounded `*`, named paths `p = ...`), `WHERE`
+//! (comparisons, chained comparisons `1 < x < 3`, `AND OR XOR NOT`, `IN`, `STARTS WITH`,
+//! `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`, arithmetic, label predicates `n:Label`, pattern
+//! predicates `(a)-->(b)`, `exists(...)`, `EXISTS { ... }` subqueries), `WITH` (with `WHERE`),
+//! `UNWIND`, `RETURN` (`DISTINCT`, aliases, `*`, `count sum avg min max collect
+//! percentileDisc percentileCont`, `count(DISTINCT x)`, `count(*)`; an unaliased column is
+//! named by its text as written), `ORDER BY`, `SKIP`, `LIMIT`, `UNION` / `UNION ALL` of
+//! read-only queries, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE`
+//! (with `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`.
+//! Expressions: `CASE` (simple and generic), list comprehensions `[x IN l WHERE p | e]`,
+//! pattern comprehensions `[(a)-->(b) WHERE p | e]`, list predicates `all any none single`,
+//! `reduce`, slices `l[a..b]`, hexadecimal and octal integers. Functions: `id labels type keys
+//! properties startNode endNode nodes relationships size length coalesce toLower toUpper trim
 //! ltrim rtrim toString toInteger toFloat toBoolean abs round floor ceil sign sqrt exp log log10
 //! sin cos tan asin acos atan atan2 degrees radians pi e rand head last tail reverse range split
-//! substring replace left right datetime`. Expressions: `CASE` (simple and generic), list
-//! comprehensions `[x IN l WHERE p | e]`, list predicates `all any none single`, `reduce`,
-//! slices `l[a..b]`, chained comparisons (`1 < x < 3`), hexadecimal and octal integers.
-//! Anything else (`CALL`, `LOAD CSV`, `FOREACH`, `UNION`, subqueries, pattern comprehensions,
-//! named paths, constraints, `=~`) is refused with `unsupported` and its position.
+//! substring replace left right`, and the temporal ones (module `temporal`): `date localtime
+//! time localdatetime datetime` (from nothing, a string, a map or another temporal; with
+//! `.transaction`, `.statement`, `.realtime` and `.truncate`), `datetime.fromepoch[millis]`,
+//! `duration` (from a map or a string), `duration.between`, `duration.inMonths`, `inDays`,
+//! `inSeconds`; temporal values compare, order, add and subtract durations and have Cypher's
+//! accessors (`d.year`, `dt.timezone`, `dur.days`, ...). Only a UTC datetime at microsecond
+//! precision can be stored as a property (the store's `DateTime`); the other temporal values
+//! live in queries and results only (results carry them as their ISO 8601 text).
+//! Anything else (`CALL`, `LOAD CSV`, `FOREACH`, `COUNT { }` and `COLLECT { }` subqueries,
+//! named paths in `CREATE` / `MERGE`, writes in a `UNION`, constraints, `=~`) is refused with
+//! `unsupported` and its position. The openCypher TCK runs against this crate in `tck/`
+//! (`docs/cypher.md` for what passes).
 //!
 //! Schema commands are parsed apart, by [`parse_schema`] (which answers `None` for any other
 //! statement), and run by the caller against the store's index catalog:
