@@ -392,6 +392,8 @@ impl<'a> Planner<'a> {
     /// Refuses `name`, bound to `slot`, where the pattern needs `want`.
     fn check_kind(&self, name: &str, slot: usize, want: VarKind) -> Result<(), QueryError> {
         match self.kinds.get(&slot) {
+            // A list value may be a list of relationships.
+            Some(VarKind::Value) if want == VarKind::Relationships => Ok(()),
             Some(k) if *k != want => Err(QueryError::semantic(format!(
                 "variable `{name}` is {}, not {}",
                 k.name(),
