@@ -132,8 +132,12 @@ fn random_queries(n: usize) -> Vec<String> {
         let p = pick(&mut next, &a_props);
         let tail = match next(14) {
             11 if has_b => "RETURN a.name AS x, b.name AS y ORDER BY x, y".to_owned(),
-            12 if has_b => "RETURN count(DISTINCT b), count(b), collect(DISTINCT a.name)".to_owned(),
-            13 if pat.contains("[r") => "RETURN count(*), collect(DISTINCT type(r)) AS ts".to_owned(),
+            12 if has_b => {
+                "RETURN count(DISTINCT b), count(b), collect(DISTINCT a.name)".to_owned()
+            }
+            13 if pat.contains("[r") => {
+                "RETURN count(*), collect(DISTINCT type(r)) AS ts".to_owned()
+            }
             0 => "RETURN count(*)".to_owned(),
             1 => format!("RETURN a.{p} AS k, count(*) AS n"),
             2 => format!("RETURN DISTINCT a.{p}"),

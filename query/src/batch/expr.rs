@@ -118,6 +118,11 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base rows of the label at index `li` of `labels`.
+    pub(super) fn label_rows(&self, li: usize) -> &'a [u32] {
+        self.labels.get(li).map_or(&[], |l| l.rows())
+    }
+
     /// Index into `labels` of a label given by name (plans' names are looked up once).
     #[inline]
     fn label_index(&self, name: &str) -> Option<usize> {
