@@ -479,7 +479,11 @@ impl BExpr {
         let mut scratch = vec![Val::Null; tmp + 1];
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
+        let identity_kind = matches!(&*kind, Kind::Prop { .. });
         let mut run = |v: Val| -> Result<u32, QueryError> {
+            if identity_kind {
+                return Ok(dict.code(v));
+            }
             if let Some(sh) = short {
                 return Ok(dict.code(sh.apply(v)?));
             }
