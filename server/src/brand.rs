@@ -17,11 +17,11 @@ use serde_json::{Map, Value as Json};
 
 use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum};
-use crate::playbooks::ensure_writable;
 use crate::plumbing::clock;
 use crate::plumbing::reseal::{reseal_all, SealedRecord};
 use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
+use crate::workspaces::ensure_writable;
 
 /// Record kind, also bound into the sealed value's associated data.
 pub const KIND: &str = "brand_context";
@@ -340,7 +340,7 @@ impl SealedRecord for BrandRecord {
 }
 
 /// Re-seals the workspace's brand context under the sealer's current key (master-key
-/// rotation, `crate::admin`); returns how many values were rewritten.
+/// rotation, `svcd admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
     reseal_all::<BrandRecord>(store, sealer, ws).await
 }

@@ -1,6 +1,12 @@
-//! The capability table's keys: every capability id of SPEC.md as one enum, the only place the
-//! ids are spelled. The gateway's registry maps each [`Capability`] to its contract and
-//! executor; everything else (keys, workspace policy, MCP, tests) iterates [`Capability::ALL`].
+//! The capability table: every capability id of SPEC.md as one enum, the only place the ids
+//! are spelled, with the terms every floor may need (credit cost, side effect, approval, the
+//! integration it requires). The gateway's registry adds each [`Capability`]'s contract
+//! (schemas, examples) and executor; everything else (keys, workspace policy, plans, context,
+//! MCP, tests) reads this table.
+
+use serde::Serialize;
+
+use crate::integration_kind::Kind as IntegrationKind;
 
 /// One capability of the gateway (SPEC.md, "What the service does" 5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -66,6 +72,104 @@ impl Capability {
     pub fn parse(id: &str) -> Option<Capability> {
         Capability::ALL.into_iter().find(|c| c.id() == id)
     }
+
+    /// Action credits charged when queued or committed (a dry run costs nothing).
+    pub const fn credit_cost(self) -> u64 {
+        match self {
+            Capability::ContextGet
+            | Capability::AccountGet
+            | Capability::EventsIngest
+            | Capability::MemoryWrite
+            | Capability::ScoreChurn
+            | Capability::ScoreConversion => 1,
+            Capability::PlanGoal
+            | Capability::DraftOutreach
+            | Capability::CrmMutate
+            | Capability::CioWrite => 2,
+            Capability::QueueOutreach => 3,
+            Capability::ExecuteOutreach | Capability::QueueCall | Capability::ReportGenerate => 5,
+            Capability::ExecuteCall => 10,
+        }
+    }
+
+    pub const fn side_effect(self) -> SideEffect {
+        match self {
+            Capability::ContextGet
+            | Capability::AccountGet
+            | Capability::ScoreChurn
+            | Capability::ScoreConversion
+            | Capability::PlanGoal
+            | Capability::DraftOutreach => SideEffect::None,
+            Capability::EventsIngest => SideEffect::EventIngest,
+            Capability::MemoryWrite => SideEffect::Memory,
+            Capability::QueueOutreach | Capability::ExecuteOutreach => SideEffect::OutboundEmail,
+            Capability::QueueCall | Capability::ExecuteCall => SideEffect::VoiceCall,
+            Capability::CrmMutate => SideEffect::CrmMutation,
+            Capability::CioWrite => SideEffect::CampaignWrite,
+            Capability::ReportGenerate => SideEffect::ReportWrite,
+        }
+    }
+
+    pub const fn approval(self) -> ApprovalKind {
+        match self.side_effect() {
+            SideEffect::None => ApprovalKind::None,
+            SideEffect::Memory | SideEffect::EventIngest | SideEffect::ReportWrite => {
+                ApprovalKind::Direct
+            }
+            _ => match self {
+                Capability::QueueOutreach | Capability::QueueCall => ApprovalKind::QueueRequired,
+                _ => ApprovalKind::ApprovalGated,
+            },
+        }
+    }
+
+    /// The integration that must be connected before this capability can queue or execute
+    /// (`dry_run` works without it and shows what would be sent).
+    pub const fn requires_integration(self) -> Option<IntegrationKind> {
+        match self {
+            Capability::QueueOutreach | Capability::ExecuteOutreach => Some(IntegrationKind::Smtp),
+            Capability::QueueCall | Capability::ExecuteCall => Some(IntegrationKind::Voice),
+            Capability::CioWrite => Some(IntegrationKind::Customerio),
+            _ => None,
+        }
+    }
+
+    /// Whether invoking it is an agent decision about a customer: a side effect other than
+    /// recording an observation (events.ingest is history, not a decision).
+    pub const fn is_decision(self) -> bool {
+        !matches!(
+            self.side_effect(),
+            SideEffect::None | SideEffect::EventIngest
+        )
+    }
+}
+
+/// What a capability changes when it commits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SideEffect {
+    None,
+    Memory,
+    EventIngest,
+    OutboundEmail,
+    VoiceCall,
+    CrmMutation,
+    CampaignWrite,
+    ReportWrite,
+}
+
+/// How execution is gated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalKind {
+    /// Read-only: nothing to approve.
+    None,
+    /// Low-risk writeback: commits in execute mode.
+    Direct,
+    /// Only ever queued for a person to approve.
+    QueueRequired,
+    /// Execute commits only with key auto_run, workspace policy and approval-system auto-approval.
+    ApprovalGated,
 }
 
 impl std::fmt::Display for Capability {
@@ -77,6 +181,20 @@ impl std::fmt::Display for Capability {
 /// The fifteen capability ids, in catalogue order.
 pub fn ids() -> impl Iterator<Item = &'static str> {
     Capability::ALL.into_iter().map(Capability::id)
+}
+
+/// The capability ids an integration unlocks (they need it connected to queue or execute).
+pub fn requiring(kind: IntegrationKind) -> Vec<&'static str> {
+    Capability::ALL
+        .into_iter()
+        .filter(|c| c.requires_integration() == Some(kind))
+        .map(Capability::id)
+        .collect()
+}
+
+/// Whether invoking the capability `id` is an agent decision ([`Capability::is_decision`]).
+pub fn is_decision(id: &str) -> bool {
+    Capability::parse(id).is_some_and(Capability::is_decision)
 }
 
 pub fn is_known(id: &str) -> bool {

@@ -9,6 +9,7 @@
 
 pub mod accounts;
 pub mod admin;
+pub mod agent_state;
 pub mod agents;
 pub mod auth;
 pub mod brand;
@@ -24,8 +25,10 @@ pub mod fields;
 pub mod gateway;
 pub mod graph_api;
 pub mod http;
+pub mod integration_kind;
 pub mod integrations;
 pub mod keys;
+pub mod ledger;
 pub mod mcp;
 pub mod members;
 pub mod metrics;
@@ -38,6 +41,7 @@ pub mod plumbing;
 pub mod ratelimit;
 pub mod record_kinds;
 pub mod reporting;
+pub mod reports;
 pub mod retention;
 pub mod scoring;
 pub mod state;

@@ -9,8 +9,8 @@
 //! the kind once instead, which also catches records written before they carried a bucket.
 //!
 //! Each record is checked again inside the deleting write, so a record rewritten since the
-//! lookup (a `messageId` seen again after its window) is kept. No HTTP types here; the sweeper
-//! (`crate::sweeper`) calls [`purge`] for every workspace.
+//! lookup (a `messageId` seen again after its window) is kept. No HTTP types here; the service's
+//! sweeper calls [`purge`] for every workspace.
 
 use serde::{Deserialize, Serialize};
 use svc_engine::{RecordScan, WorkspaceId};

@@ -6,11 +6,13 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::agent_state::AgentState;
 use crate::auth::jwt::JwtKeys;
 use crate::auth::login_limiter::LoginLimiter;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
 use crate::error::{Error, Result};
 use crate::events::Realtime;
+use crate::gateway::Gateway;
 use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
 use crate::plumbing::sealed::Sealer;
@@ -34,7 +36,7 @@ pub struct Inner {
     pub usage: UsageTracker,
     pub metrics: Metrics,
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
-    pub realtime: Realtime,
+    pub realtime: Arc<Realtime>,
     /// One-use tickets that open `/v1/stream` from a browser.
     pub stream_tickets: crate::events::stream_tickets::StreamTickets,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
@@ -43,16 +45,16 @@ pub struct Inner {
     pub summary_cache: crate::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
     pub http: crate::integrations::HttpClient,
-    /// Idempotency keys whose first request is still running (409 for a concurrent retry).
-    pub idempotency_in_flight: crate::gateway::idempotency::InFlightKeys,
+    /// The capability gateway's handle (store, sealer, HTTP client, idempotency keys in
+    /// flight, the public URL).
+    pub gateway: Gateway,
     /// rmcp's streamable HTTP service behind `/mcp` (stateless: no MCP sessions to keep).
     pub mcp: crate::mcp::transport::Endpoint,
-    /// The background tasks of running playbook runs (`playbooks::executor`).
-    pub playbook_runs: crate::playbooks::executor::Runner,
+    /// The agents' share of this state: chat turns and the background tasks of running
+    /// playbook runs (`playbooks::executor`).
+    pub agents: AgentState,
     /// The score models' background retraining (`scoring::retrain`).
     pub retrains: crate::scoring::retrain::Retrains,
-    /// See [`AppState::public_url`].
-    public_url: parking_lot::RwLock<String>,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -60,6 +62,12 @@ impl std::ops::Deref for AppState {
     type Target = Inner;
     fn deref(&self) -> &Inner {
         &self.inner
+    }
+}
+
+impl AsRef<Gateway> for AppState {
+    fn as_ref(&self) -> &Gateway {
+        &self.gateway
     }
 }
 
@@ -86,7 +94,11 @@ impl AppState {
                 cfg.master_key.as_deref(),
                 &cfg.retired_master_keys,
             )?;
-            let store = Store::open_with(&cfg.store_dir(), cfg.read_model_bytes)?;
+            let store = Store::open_with(
+                &cfg.store_dir(),
+                cfg.read_model_bytes,
+                crate::record_kinds::all(),
+            )?;
             Ok((store, secret, sealer))
         })
         .await
@@ -94,7 +106,7 @@ impl AppState {
 
         let http = crate::integrations::HttpClient::new()?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
-        crate::outbound::recover(&store).await?;
+        crate::gateway::recover_interrupted(&store).await?;
         let public_url = config.public_url.clone().unwrap_or_else(|| {
             let scheme = if config.tls_cert.is_some() {
                 "https"
@@ -103,6 +115,8 @@ impl AppState {
             };
             format!("{scheme}://{}", config.addr)
         });
+        let gateway = Gateway::new(store.clone(), sealer.clone(), http.clone(), public_url);
+        let realtime = Arc::new(Realtime::new());
         let state = AppState {
             inner: Arc::new(Inner {
                 jwt: JwtKeys::new(&jwt_secret),
@@ -110,18 +124,21 @@ impl AppState {
                 login_limiter: LoginLimiter::new(config.login_max_failures, config.login_window),
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
-                realtime: Realtime::new(),
+                realtime: realtime.clone(),
                 stream_tickets: Default::default(),
+                gateway: gateway.clone(),
                 sealer,
                 summary_cache: Default::default(),
                 http,
                 store,
                 config,
-                idempotency_in_flight: Default::default(),
                 mcp: crate::mcp::transport::Endpoint::new(crate::http::MAX_BODY_BYTES),
-                playbook_runs: Default::default(),
+                agents: AgentState {
+                    gateway,
+                    realtime,
+                    playbook_runs: Default::default(),
+                },
                 retrains: Default::default(),
-                public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),
         };
@@ -174,7 +191,7 @@ impl AppState {
     /// The base URL providers reach this service at: `--public-url`, else the address the
     /// listener is bound to (known once `serve` binds).
     pub fn public_url(&self) -> String {
-        self.public_url.read().clone()
+        self.gateway.public_url()
     }
 
     /// Called by `serve` with the bound address, for the default public URL.
@@ -185,7 +202,7 @@ impl AppState {
     /// [`AppState::bound_to`] with the scheme given (`https://` when serving TLS).
     pub fn bound_to_url(&self, url: String) {
         if self.config.public_url.is_none() {
-            *self.public_url.write() = url;
+            self.gateway.set_public_url(url);
         }
     }
 
@@ -201,7 +218,7 @@ impl AppState {
     /// server has drained its in-flight requests.
     pub async fn shutdown(&self) -> Result<()> {
         // Playbook runs stop between two steps (they resume at the next start).
-        self.playbook_runs.shutdown().await;
+        self.agents.playbook_runs.shutdown().await;
         let flusher = self.flusher.lock().take();
         if let Some((stop, handle)) = flusher {
             let _ = stop.send(true);

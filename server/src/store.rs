@@ -17,7 +17,7 @@ use parking_lot::{Mutex, RwLock};
 /// names it from here, never from the engine, because the store is the one way to get one.
 pub use svc_engine::WorkspaceTxn;
 pub use svc_engine::{EngineError, Record, RecordScan, Snapshot, WorkspaceId};
-use svc_engine::{Graph, GraphOptions, ValidationReport, WriteTxn};
+use svc_engine::{Graph, GraphOptions, RecordKinds, ValidationReport, WriteTxn};
 
 use crate::error::{Error, Result};
 
@@ -58,8 +58,11 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
+    /// Opens without the application's record types: enough for a store this build created
+    /// (tests, tools). A store of an older format keeps its old records undecoded until it is
+    /// opened with the registry ([`Store::open_with`]; the engine resumes the migration then).
     pub fn open(path: &Path) -> Result<Store> {
-        Store::open_with(path, Store::default_read_model_bytes())
+        Store::open_with(path, Store::default_read_model_bytes(), RecordKinds::new())
     }
 
     /// The engine's default bound on the read models' memory (`GraphOptions`).
@@ -67,9 +70,11 @@ impl Store {
         GraphOptions::default().read_model_bytes
     }
 
-    /// [`Store::open`] with the read models' memory bound (`Config::read_model_bytes`).
-    pub fn open_with(path: &Path, read_model_bytes: usize) -> Result<Store> {
-        let store = Store::try_open_with(path, read_model_bytes)?;
+    /// Opens with the read models' memory bound (`Config::read_model_bytes`) and the registry
+    /// of every record type the application stores, which re-encodes an older store's records
+    /// (the service's registry lives with its composition root, which knows every domain).
+    pub fn open_with(path: &Path, read_model_bytes: usize, records: RecordKinds) -> Result<Store> {
+        let store = Store::try_open_with(path, read_model_bytes, records)?;
         // Resume index builds a restart interrupted. The first batch runs here, so a store
         // with nothing pending (the usual case) starts no thread that could hold the engine
         // while the caller closes it again.
@@ -82,18 +87,19 @@ impl Store {
         Ok(store)
     }
 
-    /// [`Store::open`] keeping the engine's error, so the operator's tools (`crate::admin`)
-    /// can tell a store locked by a running service from a damaged one.
-    pub fn try_open(path: &Path) -> std::result::Result<Store, EngineError> {
-        Store::try_open_with(path, Store::default_read_model_bytes())
+    /// [`Store::open_with`] keeping the engine's error, so the operator's tools can tell a
+    /// store locked by a running service from a damaged one.
+    pub fn try_open(path: &Path, records: RecordKinds) -> std::result::Result<Store, EngineError> {
+        Store::try_open_with(path, Store::default_read_model_bytes(), records)
     }
 
     fn try_open_with(
         path: &Path,
         read_model_bytes: usize,
+        records: RecordKinds,
     ) -> std::result::Result<Store, EngineError> {
         let options = GraphOptions {
-            records: crate::record_kinds::all(),
+            records,
             read_model_bytes,
             ..GraphOptions::default()
         };

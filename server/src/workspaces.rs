@@ -119,6 +119,14 @@ impl Record for WorkspaceSettings {
 
 pub const SETTINGS_ID: &str = "settings";
 
+/// Refuses a mutation of a read-only workspace, inside the write (atomic with it).
+pub fn ensure_writable(tx: &mut Tx<'_, '_>, ws: WorkspaceId) -> Result<()> {
+    match tx.get::<WorkspaceSettings>(ws, SETTINGS_ID)? {
+        Some(settings) => settings.ensure_writable(),
+        None => Ok(()),
+    }
+}
+
 impl WorkspaceSettings {
     pub fn new_default(now: &str) -> Self {
         WorkspaceSettings {

@@ -22,7 +22,7 @@ use rand::Rng;
 use serde_json::{json, Value};
 use support::{admin, json_body, send, start};
 use svc_engine::{Graph, GraphOptions, GraphRead, RecordScan, Value as GraphValue, WorkspaceId};
-use svc_server::gateway::ledger::LedgerRow;
+use svc_server::ledger::LedgerRow;
 
 /// One HTTP/1.1 exchange that may fail (the process dies under it): status, headers+body text.
 fn try_send(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<String> {

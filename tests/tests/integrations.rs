@@ -11,9 +11,9 @@ use svc_integration_tests::providers::{HttpProvider, SmtpSink};
 use svc_integration_tests::{
     all_files, contains_bytes, expect_error, get_ok, read, Account, TestServer,
 };
+use svc_server::integration_kind::Kind;
 use svc_server::integrations::{
-    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind, SmtpConfig,
-    VoiceConfig,
+    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, SmtpConfig, VoiceConfig,
 };
 
 async fn put(s: &TestServer, a: &Account, kind: &str, body: &Value) -> (StatusCode, Value) {
@@ -81,11 +81,7 @@ async fn connect_list_mask_update_and_disconnect_without_ever_echoing_secrets() 
             .iter()
             .map(|c| c.as_str().expect("id").to_owned())
             .collect();
-        assert_eq!(
-            caps,
-            svc_server::gateway::capabilities_requiring(kind),
-            "{kind:?}"
-        );
+        assert_eq!(caps, svc_server::capabilities::requiring(kind), "{kind:?}");
         for c in caps {
             assert!(unlocked.insert(c), "a capability listed under two kinds");
         }

@@ -164,12 +164,13 @@ pub fn restore(backup: &Path, target: &Path) -> Result<Value> {
             return Err(e);
         }
     };
-    let store = Store::try_open(&target.join("store")).map_err(|e| {
-        Error::new(
-            Code::Internal,
-            format!("the restored store does not open: {e}"),
-        )
-    })?;
+    let store =
+        Store::try_open(&target.join("store"), crate::record_kinds::all()).map_err(|e| {
+            Error::new(
+                Code::Internal,
+                format!("the restored store does not open: {e}"),
+            )
+        })?;
     let report = store.validate();
     store.close();
     let report = report?;

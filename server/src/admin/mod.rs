@@ -95,7 +95,8 @@ impl Operator {
                 data_dir.display()
             )));
         }
-        let store = Store::try_open(&store_dir).map_err(|e| not_opened(data_dir, &e))?;
+        let store = Store::try_open(&store_dir, crate::record_kinds::all())
+            .map_err(|e| not_opened(data_dir, &e))?;
         Ok(Operator {
             store,
             data_dir: data_dir.to_path_buf(),

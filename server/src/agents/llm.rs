@@ -1,7 +1,7 @@
 //! The adapter of the `llm` integration: OpenAI-compatible chat completions with tool calling
 //! (`POST {base_url}/chat/completions`, `Authorization: Bearer <api_key>` when a key is set),
 //! the dialect OpenAI, Ollama, vLLM and llama.cpp's server all speak. Tool definitions are the
-//! MCP tools of the buddy's principal (`mcp::tools::tool`, the same schemas), as `function`
+//! MCP tools of the buddy's principal (`gateway::tools::tool`, the same schemas), as `function`
 //! tools. Calls are bounded by the config's `timeout_s`; the service's one HTTP client is
 //! used. Never touches the store.
 
@@ -57,7 +57,7 @@ pub fn tool_definitions(key: &AgentKey) -> Vec<Json> {
         .capabilities
         .iter()
         .map(|d| {
-            let mcp = crate::mcp::tools::tool(d);
+            let mcp = crate::gateway::tools::tool(d);
             let mut parameters = mcp["inputSchema"].clone();
             if let Some(obj) = parameters.as_object_mut() {
                 // Some servers reject the meta-schema keyword in function parameters.
@@ -70,17 +70,6 @@ pub fn tool_definitions(key: &AgentKey) -> Vec<Json> {
             }})
         })
         .collect()
-}
-
-fn endpoint(config: &LlmConfig, path: &str) -> String {
-    format!("{}{path}", config.base_url)
-}
-
-fn authorized(config: &LlmConfig, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-    match &config.api_key {
-        Some(k) => req.bearer_auth(k),
-        None => req,
-    }
 }
 
 /// One chat completion request with `messages` and `tools` (none: a plain answer).
@@ -96,10 +85,9 @@ pub async fn complete(
         body["tool_choice"] = json!("auto");
     }
     let limit = Duration::from_secs(config.timeout_s);
-    let request = authorized(
-        config,
+    let request = config.authorize(
         http.client()
-            .post(endpoint(config, "/chat/completions"))
+            .post(config.endpoint("/chat/completions"))
             .timeout(limit + Duration::from_secs(1))
             .json(&body),
     );
@@ -210,24 +198,6 @@ pub fn parse(v: &Json) -> Result<Completion, String> {
         usage,
         message: echoed,
     })
-}
-
-/// The live test of `POST /api/v1/integrations/llm/test`: `GET {base_url}/models` with the
-/// credentials (OpenAI, Ollama, vLLM and llama.cpp all serve it).
-pub async fn check(http: &HttpClient, config: &LlmConfig) -> Result<(), ProviderError> {
-    let limit = Duration::from_secs(config.timeout_s);
-    let request = authorized(
-        config,
-        http.client()
-            .get(endpoint(config, "/models"))
-            .timeout(limit),
-    );
-    let resp = http.send(request).await?;
-    if resp.status().is_success() {
-        Ok(())
-    } else {
-        Err(error_message(resp, "listing the provider's models").await)
-    }
 }
 
 #[cfg(test)]

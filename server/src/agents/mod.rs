@@ -23,10 +23,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
+use crate::agent_state::AgentState;
 use crate::error::{Error, Result};
-use crate::integrations::{self, Config, Kind, LlmConfig};
+use crate::integration_kind::Kind;
+use crate::integrations::{self, Config, LlmConfig};
 use crate::playbooks::{time_ordered_id, Buddy};
-use crate::state::AppState;
 use crate::store::WorkspaceId;
 use offline::Intent;
 use orchestrator::Route;
@@ -88,7 +89,7 @@ pub struct TurnSummary {
 /// Validates the request, opens the session and starts the turn; the receiver yields its
 /// events. The turn finishes and is stored even if the receiver is dropped.
 pub async fn start(
-    state: AppState,
+    state: AgentState,
     ws: WorkspaceId,
     user_id: &str,
     req: ChatRequest,
@@ -111,7 +112,8 @@ pub async fn start(
             )
         })?),
     };
-    let session = sessions::open(&state.store, ws, req.session_id, user_id, &message).await?;
+    let session =
+        sessions::open(&state.gateway.store, ws, req.session_id, user_id, &message).await?;
     let (tx, rx) = mpsc::channel(EVENT_BUFFER);
     let turn = Turn::new(state, ws, session.id, time_ordered_id("turn"), tx);
     tokio::spawn(run(turn, message, requested));
@@ -119,8 +121,8 @@ pub async fn start(
 }
 
 /// The `llm` integration's config when one is connected.
-async fn connected_model(state: &AppState, ws: WorkspaceId) -> Option<LlmConfig> {
-    match integrations::load(&state.store, &state.sealer, ws, Kind::Llm).await {
+async fn connected_model(state: &AgentState, ws: WorkspaceId) -> Option<LlmConfig> {
+    match integrations::load(&state.gateway.store, &state.gateway.sealer, ws, Kind::Llm).await {
         Ok(Some(Config::Llm(c))) => Some(c),
         Ok(_) => None,
         Err(e) => {
@@ -135,11 +137,14 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
     let state = turn.state.clone();
     let llm_config = connected_model(&state, turn.ws).await;
     let history = match &llm_config {
-        Some(_) => {
-            sessions::recent_dialogue(&state.store, turn.ws, &turn.session_id, HISTORY_MESSAGES)
-                .await
-                .unwrap_or_default()
-        }
+        Some(_) => sessions::recent_dialogue(
+            &state.gateway.store,
+            turn.ws,
+            &turn.session_id,
+            HISTORY_MESSAGES,
+        )
+        .await
+        .unwrap_or_default(),
         None => Vec::new(),
     };
     let history: Vec<Json> = history
@@ -173,7 +178,7 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
         (None, None) => Ok(orchestrator::by_rules(&intent)),
         (None, Some(cfg)) => {
             orchestrator::by_model(
-                &state.http,
+                &state.gateway.http,
                 cfg,
                 &history,
                 &message,
@@ -247,8 +252,13 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
         &answer,
         data.clone(),
     );
-    if let Err(e) =
-        sessions::finish_turn(&state.store, turn.ws, stored, turn.buddy_id().to_owned()).await
+    if let Err(e) = sessions::finish_turn(
+        &state.gateway.store,
+        turn.ws,
+        stored,
+        turn.buddy_id().to_owned(),
+    )
+    .await
     {
         tracing::warn!(error = %e, turn = %turn.turn_id, "storing a chat answer failed");
     }
@@ -258,7 +268,7 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
 /// Records and announces the routing decision, and takes on the buddy's principal.
 async fn announce(turn: &mut Turn, route: &Route) -> Result<()> {
     if let Some(b) = route.buddy {
-        let key = principal::ensure(&turn.state.store, turn.ws, b).await?;
+        let key = principal::ensure(&turn.state.gateway.store, turn.ws, b).await?;
         turn.buddy = Some((b, key));
     }
     turn.route_by = route.by.to_owned();

@@ -8,8 +8,8 @@ use serde_json::{json, Value as Json};
 use super::llm::{self, ModelError};
 use super::turn::{Turn, MAX_TOOL_CALLS};
 use crate::buddies;
+use crate::gateway::tools as capability_tools;
 use crate::integrations::LlmConfig;
-use crate::mcp::tools as mcp_tools;
 
 /// What the buddy is told about acting in this chat, after its assembled prompt.
 pub const CHAT_RULES: &str = "## This chat\nYou are answering a user of the dashboard. Use \
@@ -24,7 +24,13 @@ pub async fn system_prompt(turn: &Turn) -> crate::error::Result<String> {
     let Some((buddy, _)) = &turn.buddy else {
         return Ok(CHAT_RULES.to_owned());
     };
-    let p = buddies::system_prompt(&turn.state.store, &turn.state.sealer, turn.ws, *buddy).await?;
+    let p = buddies::system_prompt(
+        &turn.state.gateway.store,
+        &turn.state.gateway.sealer,
+        turn.ws,
+        *buddy,
+    )
+    .await?;
     Ok(format!("{}\n\n{CHAT_RULES}", p.prompt))
 }
 
@@ -54,7 +60,7 @@ pub async fn run(
     let mut messages = vec![json!({"role": "system", "content": system})];
     messages.extend_from_slice(history);
     messages.push(json!({"role": "user", "content": message}));
-    let http = turn.state.http.clone();
+    let http = turn.state.gateway.http.clone();
     // Text the model wrote alongside tool calls, kept for the answer.
     let mut said: Vec<String> = Vec::new();
     // Each model step either ends the loop or spends at least one tool call.
@@ -73,10 +79,10 @@ pub async fn run(
         }
         messages.push(c.message.clone());
         for call in &c.tool_calls {
-            let content = match mcp_tools::capability_of(&call.name) {
+            let content = match capability_tools::capability_of(&call.name) {
                 None => json!({"error": {"code": "capability_not_found",
                     "message": format!("no tool named {}", call.name)}}),
-                Some(capability) => match mcp_tools::request(Some(call.arguments.clone())) {
+                Some(capability) => match capability_tools::request(Some(call.arguments.clone())) {
                     Err(e) => json!({"error": {"code": e.code.as_str(), "message": e.message}}),
                     Ok(req) => match turn.call_tool(capability, req).await {
                         Ok(outcome) => outcome.for_model,

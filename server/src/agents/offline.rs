@@ -7,6 +7,7 @@
 use serde_json::{json, Value as Json};
 
 use super::turn::{ToolOutcome, Turn};
+use crate::capabilities::Capability;
 use crate::customers::{self, CustomerView};
 use crate::gateway::InvokeRequest;
 use crate::playbooks::Buddy;
@@ -193,7 +194,7 @@ const BUDGET_NOTE: &str = "(I stopped at the turn's budget of 8 tool calls.)";
 /// The top customers by churn or conversion score: stored scores (`churnScore`,
 /// `conversionScore`) where present, otherwise `score.<kind>` through the gateway.
 async fn scores(turn: &mut Turn, kind: &str) -> String {
-    let recent = match customers::list(&turn.state.store, turn.ws).await {
+    let recent = match customers::list(&turn.state.gateway.store, turn.ws).await {
         Ok(l) => l.customers,
         Err(e) => return format!("I could not read the customers: {}.", e.message),
     };
@@ -203,9 +204,12 @@ async fn scores(turn: &mut Turn, kind: &str) -> String {
             .to_owned();
     }
     let (capability, property) = if kind == "churn" {
-        ("score.churn", vocabulary::prop::CHURN_SCORE)
+        (Capability::ScoreChurn, vocabulary::prop::CHURN_SCORE)
     } else {
-        ("score.conversion", vocabulary::prop::CONVERSION_SCORE)
+        (
+            Capability::ScoreConversion,
+            vocabulary::prop::CONVERSION_SCORE,
+        )
     };
     let mut scored: Vec<(f64, String, Option<String>)> = Vec::new();
     let mut failures = Vec::new();
@@ -215,7 +219,7 @@ async fn scores(turn: &mut Turn, kind: &str) -> String {
             continue;
         }
         let Ok(out) = turn
-            .call_tool(capability, req("execute", json!({"customer": c.id})))
+            .call_tool(capability.id(), req("execute", json!({"customer": c.id})))
             .await
         else {
             break;
@@ -274,7 +278,7 @@ async fn resolve(turn: &Turn, reference: &str) -> String {
     if r.starts_with("cus_") || r.contains('@') || r.starts_with('+') {
         return r.to_owned();
     }
-    let Ok(list) = customers::list(&turn.state.store, turn.ws).await else {
+    let Ok(list) = customers::list(&turn.state.gateway.store, turn.ws).await else {
         return r.to_owned();
     };
     let wanted = r.to_lowercase();
@@ -300,7 +304,7 @@ async fn draft_outcome(turn: &mut Turn, customer: &str, topic: &str) -> Result<J
     let intent = if topic.is_empty() { "follow-up" } else { topic };
     let input = json!({"customer": who, "intent": intent, "channel": "email"});
     match turn
-        .call_tool("draft.outreach", req("execute", input))
+        .call_tool(Capability::DraftOutreach.id(), req("execute", input))
         .await
     {
         Err(_) => Err(BUDGET_NOTE.to_owned()),
@@ -351,7 +355,10 @@ async fn queue(turn: &mut Turn, customer: &str, topic: &str) -> String {
         "subject": d["subject"].as_str().unwrap_or("Hello"),
         "body": d["body_text"],
     });
-    let o = match turn.call_tool("queue.outreach", req("queue", input)).await {
+    let o = match turn
+        .call_tool(Capability::QueueOutreach.id(), req("queue", input))
+        .await
+    {
         Ok(o) => o,
         Err(_) => return BUDGET_NOTE.to_owned(),
     };
@@ -374,7 +381,10 @@ async fn queue(turn: &mut Turn, customer: &str, topic: &str) -> String {
 async fn context(turn: &mut Turn, customer: &str) -> String {
     let who = resolve(turn, customer).await;
     let o = match turn
-        .call_tool("context.get", req("execute", json!({"customer": who})))
+        .call_tool(
+            Capability::ContextGet.id(),
+            req("execute", json!({"customer": who})),
+        )
         .await
     {
         Ok(o) => o,
@@ -424,7 +434,10 @@ async fn context(turn: &mut Turn, customer: &str) -> String {
 
 async fn plan(turn: &mut Turn, goal: &str) -> String {
     let o = match turn
-        .call_tool("plan.goal", req("execute", json!({"goal": goal})))
+        .call_tool(
+            Capability::PlanGoal.id(),
+            req("execute", json!({"goal": goal})),
+        )
         .await
     {
         Ok(o) => o,

@@ -9,10 +9,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::error::{Error, Result};
-use crate::playbooks::{ensure_writable, time_ordered_id};
+use crate::playbooks::time_ordered_id;
 use crate::plumbing::clock;
 use crate::reporting::AssistantMessage;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
+use crate::workspaces::ensure_writable;
 
 /// Sessions listed at most (newest first).
 pub const SESSIONS_LISTED: usize = 100;

@@ -7,10 +7,10 @@ use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use super::sessions::{self, ChatMessage, Role};
+use crate::agent_state::AgentState;
 use crate::gateway::{self, InvokeRequest};
 use crate::keys::AgentKey;
 use crate::playbooks::Buddy;
-use crate::state::AppState;
 use crate::store::WorkspaceId;
 
 /// Tool calls one turn may make (the step budget).
@@ -79,7 +79,7 @@ pub struct BudgetSpent;
 
 #[derive(Debug)]
 pub struct Turn {
-    pub state: AppState,
+    pub state: AgentState,
     pub ws: WorkspaceId,
     pub session_id: String,
     pub turn_id: String,
@@ -97,7 +97,7 @@ pub struct Turn {
 
 impl Turn {
     pub fn new(
-        state: AppState,
+        state: AgentState,
         ws: WorkspaceId,
         session_id: String,
         turn_id: String,
@@ -126,7 +126,7 @@ impl Turn {
     /// Stores a message of this turn; a store failure is logged, never fatal to the answer.
     pub async fn store(&self, role: Role, buddy: Option<&str>, text: &str, data: Json) {
         let m = self.message(role, buddy, text, data);
-        if let Err(e) = sessions::append(&self.state.store, self.ws, m).await {
+        if let Err(e) = sessions::append(&self.state.gateway.store, self.ws, m).await {
             tracing::warn!(error = %e, turn = %self.turn_id, "storing a chat message failed");
         }
     }

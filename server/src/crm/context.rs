@@ -11,9 +11,9 @@ use time::OffsetDateTime;
 use super::memory::notes_of;
 use super::sentiment::{self, Score};
 use super::{customer_label, find_customer, micros_of, micros_rfc3339, prop_str, DAY_US};
+use crate::capabilities;
 use crate::error::Result;
-use crate::gateway::ledger;
-use crate::gateway::registry;
+use crate::ledger;
 use crate::pipeline::{self, Status};
 use crate::plumbing::ids;
 
@@ -333,7 +333,7 @@ pub fn get(
     let mut decisions: Vec<Value> = Vec::new();
     for row in ledger::rows_for_customer(w, &customer_id)? {
         // Recorded observations (events.ingest) are history, not decisions.
-        if registry::is_decision(&row.capability) && row.status != "preview" {
+        if capabilities::is_decision(&row.capability) && row.status != "preview" {
             decisions.push(json!({"agent": row.agent, "action": row.capability,
                 "outcome": row.status, "ts": row.created_at}));
         }

@@ -9,8 +9,8 @@ use serde_json::Value;
 use super::layout::page as shell;
 use super::session::Session;
 use super::{failed, Failure};
-use crate::gateway::ledger;
 use crate::gateway::registry::{self, Descriptor};
+use crate::ledger;
 use crate::state::AppState;
 use crate::{keys, workspaces};
 

@@ -68,7 +68,8 @@ pub async fn send(
         session_id: Some(f.session_id).filter(|v| !v.is_empty()),
         buddy: Some(f.buddy).filter(|v| !v.is_empty()),
     };
-    let rx = match agents::start(state, s.user.workspace, &s.user.user.id, req).await {
+    let rx = match agents::start(state.agents.clone(), s.user.workspace, &s.user.user.id, req).await
+    {
         Ok(rx) => rx,
         Err(e) if e.code.status() < 500 => {
             let status = axum::http::StatusCode::from_u16(e.code.status())

@@ -17,7 +17,7 @@ use super::session::Session;
 use super::{failed, Failure};
 use crate::auth::Principal;
 use crate::error::Result;
-use crate::gateway::ledger;
+use crate::ledger;
 use crate::state::AppState;
 use crate::{customers, reporting, workspaces};
 

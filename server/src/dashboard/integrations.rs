@@ -15,7 +15,8 @@ use super::playbook_cards;
 use super::session::Session;
 use super::{failed, Failure};
 use crate::error::{Code, Error};
-use crate::integrations::{self, IntegrationView, Kind};
+use crate::integration_kind::Kind;
+use crate::integrations::{self, IntegrationView};
 use crate::state::AppState;
 
 /// How a config field is edited.

@@ -19,7 +19,8 @@ use crate::capabilities::Capability;
 use crate::customers::{self, CustomerView};
 use crate::error::Error;
 use crate::gateway::{self, InvokeRequest};
-use crate::integrations::{IntegrationView, Kind};
+use crate::integration_kind::Kind;
+use crate::integrations::IntegrationView;
 use crate::plumbing::ids;
 use crate::state::AppState;
 

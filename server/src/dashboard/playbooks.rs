@@ -110,7 +110,14 @@ pub async fn run(
         intent: (!intent.is_empty()).then_some(intent),
         ..RunRequest::default()
     };
-    let started = executor::start(&state, s.user.workspace, id, s.user.user.id.clone(), req).await;
+    let started = executor::start(
+        &state.agents,
+        s.user.workspace,
+        id,
+        s.user.user.id.clone(),
+        req,
+    )
+    .await;
     outcome(
         &state,
         &s,
@@ -131,7 +138,7 @@ pub async fn control(
         "cancel" => Control::Cancel,
         _ => return Err(failed(&s, Error::not_found("run control"))),
     };
-    let done = executor::control(&state, s.user.workspace, id, run_id, action).await;
+    let done = executor::control(&state.agents, s.user.workspace, id, run_id, action).await;
     match done {
         Ok(_) => Ok(Redirect::to("/app/playbooks").into_response()),
         Err(e) => outcome(&state, &s, Err(e)).await,

@@ -143,7 +143,7 @@ impl SealedRecord for WebhookSecret {
 }
 
 /// Re-seals every signing secret of the workspace under the sealer's current key (master-key
-/// rotation, `crate::admin`); returns how many values were rewritten.
+/// rotation, `svcd admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
     reseal_all::<WebhookSecret>(store, sealer, ws).await
 }

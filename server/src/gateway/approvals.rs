@@ -19,13 +19,12 @@ use time::OffsetDateTime;
 
 use crate::error::{Code, Error, Result};
 use crate::gateway::executors::{self, Phase};
-use crate::gateway::ledger::{self, LedgerRow};
 use crate::gateway::{self, registry};
 use crate::keys::AgentKey;
+use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, Delivered};
 use crate::plumbing::clock;
 use crate::plumbing::ids;
-use crate::state::AppState;
 use crate::store::{Record, RecordScan, Store, Tx};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
@@ -372,15 +371,16 @@ pub async fn reject(
 /// records `executed` or `failed` (refunded); only the approval that moved the action out of
 /// `pending` ever sends it.
 pub async fn approve(
-    state: &AppState,
+    gateway: &impl AsRef<gateway::Gateway>,
     ws: WorkspaceId,
     id: &str,
     user_id: &str,
     note: Option<String>,
 ) -> Result<PendingView> {
+    let gw = gateway.as_ref();
     let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
-    let deps = gateway::Deps::of(state);
-    let step = state
+    let deps = gateway::Deps::of(gw);
+    let step = gw
         .store
         .write(move |txn| {
             let now = clock::now();
@@ -428,9 +428,9 @@ pub async fn approve(
     let Some(dispatch) = dispatch else {
         return Ok(view);
     };
-    let delivered = outbound::delivery::perform(&state.http, &dispatch.job).await;
+    let delivered = outbound::delivery::perform(&gw.http, &dispatch.job).await;
     let id = view.id.clone();
-    let view = state
+    let view = gw
         .store
         .write(move |txn| {
             let now = clock::now();
@@ -472,7 +472,7 @@ pub async fn approve(
     Ok(view)
 }
 
-/// An approved outbound action whose delivery a stop interrupted (`outbound::recover`): its
+/// An approved outbound action whose delivery a stop interrupted (`outbound_flow::recover_interrupted`): its
 /// outcome is unknown, its credits stay charged, and it is never sent again by itself.
 pub(crate) fn mark_unknown(
     w: &mut WorkspaceTxn<'_, '_>,

@@ -16,40 +16,38 @@
 pub mod approvals;
 pub(crate) mod executors;
 pub mod idempotency;
-pub mod ledger;
 mod outbound_flow;
 mod prepare;
 pub(crate) mod receipts;
 pub mod registry;
 mod sanitize;
+mod service;
+pub mod tools;
 
-pub(crate) use outbound_flow::{mark_outcome_unknown, outbound_result};
+pub(crate) use outbound_flow::outbound_result;
+pub use outbound_flow::recover_interrupted;
 pub(crate) use prepare::{Deps, Prepared};
 pub use receipts::{receipt, usage, Receipt, Usage, DEFAULT_USAGE_ROWS, MAX_USAGE_ROWS};
 pub use sanitize::sanitize;
+pub use service::Gateway;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
+use crate::capabilities::ApprovalKind;
 use crate::capabilities::Mode;
 use crate::error::{Code, Error, Result};
 use crate::keys::AgentKey;
+use crate::ledger::{self, LedgerRow, Quota};
 use crate::outbound;
 use crate::plumbing::clock;
-use crate::state::AppState;
 use crate::store::Tx;
 use crate::workspaces::WorkspaceSettings;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
-use ledger::{LedgerRow, Quota};
 use outbound_flow::{finish_delivery, Delivery};
 use receipts::ReceiptRecord;
-use registry::{ApprovalKind, Descriptor, Entry, LEGACY_INVOKE_SCOPE};
-
-/// The capability ids an integration unlocks, from the capability table.
-pub fn capabilities_requiring(kind: crate::integrations::Kind) -> Vec<&'static str> {
-    registry::requiring(kind)
-}
+use registry::{Descriptor, Entry, LEGACY_INVOKE_SCOPE};
 
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -241,18 +239,19 @@ fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Res
 /// outcome (`sent`, or `failed` with the credits refunded). A stop between the two leaves
 /// `sending`, which the next start marks `unknown`: never a silent second send.
 pub async fn invoke(
-    state: &AppState,
+    gateway: &impl AsRef<Gateway>,
     key: &AgentKey,
     capability_id: &str,
     req: InvokeRequest,
     request_id: String,
 ) -> Result<InvokeResponse> {
+    let gw = gateway.as_ref();
     let checked = check_request(key, capability_id, req)?;
     let fingerprint = Fingerprint::of(checked.mode, &checked.input);
     // Held until the response is durable; a concurrent request with the same key gets 409
     // (or 422 for a different body) instead of waiting.
     let _guard = match &checked.idempotency_key {
-        Some(k) => Some(state.idempotency_in_flight.enter(
+        Some(k) => Some(gw.idempotency_in_flight.enter(
             key.workspace_id(),
             &key.id,
             checked.entry.descriptor.id,
@@ -261,12 +260,12 @@ pub async fn invoke(
         )?),
         None => None,
     };
-    let deps = Deps::of(state);
+    let deps = Deps::of(gw);
     let key = key.clone();
     let ws = key.workspace_id();
     // The store's write keeps the graph-write generation (executors such as events.ingest,
     // crm.mutate and outbound touchpoints change graph nodes), so derived caches see it.
-    let first = state
+    let first = gw
         .store
         .write(move |tx| run_in_txn(tx, &deps, &key, &checked, fingerprint, &request_id))
         .await?;
@@ -274,9 +273,8 @@ pub async fn invoke(
         Step::Done(response) => return Ok(response),
         Step::Deliver(d) => d,
     };
-    let delivered = outbound::delivery::perform(&state.http, &delivery.dispatch.job).await;
-    state
-        .store
+    let delivered = outbound::delivery::perform(&gw.http, &delivery.dispatch.job).await;
+    gw.store
         .write(move |tx| finish_delivery(&mut tx.workspace(ws), *delivery, &delivered))
         .await?
 }

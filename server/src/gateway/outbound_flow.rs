@@ -8,9 +8,11 @@ use time::OffsetDateTime;
 use super::receipts::{rewrite_receipt, ReceiptRecord};
 use super::{encoding, envelope_json, idempotency, sanitize, Envelope, InvokeResponse};
 use crate::error::{Code, Error, Result};
-use crate::gateway::ledger::{self, LedgerRow};
+use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
 use crate::plumbing::clock;
+use crate::store::Store;
+use crate::workspaces;
 
 /// An outbound invocation between its two writes.
 pub(super) struct Delivery {
@@ -94,8 +96,8 @@ pub(super) fn finish_delivery(
 }
 
 /// After a stop interrupted a delivery: the stored answer and the receipt of the invocation
-/// that made `r` say `unknown` (recovery, `outbound::recover`).
-pub(crate) fn mark_outcome_unknown(
+/// that made `r` say `unknown` (recovery, [`recover_interrupted`]).
+fn mark_outcome_unknown(
     w: &mut WorkspaceTxn<'_, '_>,
     r: &OutboundRecord,
     _now: OffsetDateTime,
@@ -118,4 +120,44 @@ pub(crate) fn mark_outcome_unknown(
         rewrite_receipt(w, &r.request_id, set_unknown(rec.response))?;
     }
     Ok(())
+}
+
+/// Outbound recovery: at start-up nothing is being sent, so every record still `sending` was
+/// interrupted by a stop: it becomes `unknown` (never retried by itself), and the invocation's stored answer
+/// says so. Returns how many records were recovered.
+pub async fn recover_interrupted(store: &Store) -> Result<usize> {
+    let mut recovered = 0;
+    for ws in workspaces::all_ids(store).await? {
+        let stuck: Vec<OutboundRecord> = store.find(ws, "state", "sending").await?;
+        if stuck.is_empty() {
+            continue;
+        }
+        recovered += stuck.len();
+        store
+            .write(move |tx| {
+                let now = clock::now();
+                let mut w = tx.workspace(ws);
+                for mut r in stuck {
+                    r.error = Some(
+                        "the service stopped while this was being sent; it may or may not have \
+                         reached the provider and is not retried"
+                            .into(),
+                    );
+                    outbound::transition(&mut w, &mut r, outbound::State::Unknown, now)?;
+                    mark_outcome_unknown(&mut w, &r, now)?;
+                    if let Some(pending) = &r.pending_action_id {
+                        super::approvals::mark_unknown(&mut w, pending, now)?;
+                    }
+                }
+                Ok(())
+            })
+            .await?;
+    }
+    if recovered > 0 {
+        tracing::warn!(
+            recovered,
+            "outbound actions interrupted by a stop are now unknown"
+        );
+    }
+    Ok(recovered)
 }

@@ -8,9 +8,8 @@ use time::OffsetDateTime;
 use super::executors;
 use super::registry::Descriptor;
 use crate::error::{Code, Error, Result};
-use crate::gateway::ledger;
 use crate::keys::AgentKey;
-use crate::state::AppState;
+use crate::ledger;
 use crate::store::Tx;
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 
@@ -22,10 +21,10 @@ pub(crate) struct Deps {
 }
 
 impl Deps {
-    pub(crate) fn of(state: &AppState) -> Deps {
+    pub(crate) fn of(gateway: &super::Gateway) -> Deps {
         Deps {
-            sealer: state.sealer.clone(),
-            public_url: state.public_url(),
+            sealer: gateway.sealer.clone(),
+            public_url: gateway.public_url(),
         }
     }
 }

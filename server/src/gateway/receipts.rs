@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::gateway::approvals;
-use crate::gateway::ledger::{self, LedgerRow};
 use crate::keys::AgentKey;
+use crate::ledger::{self, LedgerRow};
 use crate::store::{Record, Store};
 use crate::workspaces::WorkspaceSettings;
 

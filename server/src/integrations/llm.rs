@@ -1,10 +1,15 @@
 //! The config of the `llm` integration: an OpenAI-compatible chat completions API (OpenAI,
-//! Ollama, vLLM, llama.cpp's server). The adapter that calls it is `agents::llm`.
+//! Ollama, vLLM, llama.cpp's server), how a request to it is addressed and authorized, and its
+//! live test. The chat adapter that calls it lives with the agents (`agents::llm`).
+
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use super::config::{field_error, http_url, Body};
+use super::http::error_message;
+use super::{HttpClient, ProviderError};
 use crate::error::{Error, Result};
 
 /// Seconds a model call may take when `timeout_s` is not set.
@@ -69,10 +74,42 @@ impl LlmConfig {
     }
 }
 
+impl LlmConfig {
+    /// `path` under the configured API root.
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}{path}", self.base_url)
+    }
+
+    /// The request with the API key as bearer token, when one is set.
+    pub fn authorize(&self, req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(k) => req.bearer_auth(k),
+            None => req,
+        }
+    }
+}
+
+/// The live test of `POST /api/v1/integrations/llm/test`: `GET {base_url}/models` with the
+/// credentials (OpenAI, Ollama, vLLM and llama.cpp all serve it).
+pub async fn check(
+    http: &HttpClient,
+    config: &LlmConfig,
+) -> std::result::Result<(), ProviderError> {
+    let limit = Duration::from_secs(config.timeout_s);
+    let request = config.authorize(http.client().get(config.endpoint("/models")).timeout(limit));
+    let resp = http.send(request).await?;
+    if resp.status().is_success() {
+        Ok(())
+    } else {
+        Err(error_message(resp, "listing the provider's models").await)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::{Config, Kind};
+    use super::super::Config;
     use super::*;
+    use crate::integration_kind::Kind;
     use serde_json::json;
 
     fn llm(body: Json, prev: Option<&Config>) -> Result<LlmConfig> {

@@ -14,7 +14,6 @@
 mod config;
 pub mod customerio;
 pub mod http;
-mod kind;
 mod llm;
 pub mod smtp;
 pub(crate) mod storage;
@@ -25,9 +24,8 @@ pub use config::{
     DEFAULT_VOICE_BASE_URL,
 };
 pub use http::HttpClient;
-pub use kind::Kind;
 pub use llm::{LlmConfig, DEFAULT_LLM_TIMEOUT_S};
-/// Master-key rotation (`crate::admin`).
+/// Master-key rotation (`svcd admin`).
 pub use storage::reseal;
 pub use storage::{
     delete, list, load, load_customerio_in, load_in, load_smtp_in, load_voice_in, put, test,
@@ -86,24 +84,6 @@ impl ProviderError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn kinds_round_trip_their_wire_names() {
-        for kind in Kind::ALL {
-            assert_eq!(Kind::parse(kind.as_str()), Some(kind));
-            let json = serde_json::to_value(kind).expect("serialize");
-            assert_eq!(json, kind.as_str());
-        }
-        assert_eq!(
-            Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
-            ["smtp", "voice", "customerio", "llm"]
-        );
-        assert_eq!(Kind::parse("SMTP"), None);
-        assert_eq!(
-            Kind::Voice.connect_route(),
-            "PUT /api/v1/integrations/voice"
-        );
-    }
 
     #[test]
     fn scrubbing_removes_secrets_from_messages() {

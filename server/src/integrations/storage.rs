@@ -7,14 +7,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::{customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind};
+use super::{customerio, smtp, voice, Config, CustomerioConfig, HttpClient};
 use super::{SmtpConfig, VoiceConfig};
 use crate::error::{Code, Error, Result};
-use crate::playbooks::ensure_writable;
+use crate::integration_kind::Kind;
 use crate::plumbing::clock;
 use crate::plumbing::reseal::{reseal_all, SealedRecord};
 use crate::plumbing::sealed::{Sealed, Sealer};
 use crate::store::{Record, Store, WorkspaceId};
+use crate::workspaces::ensure_writable;
 
 /// Record kind of the store.
 pub const RECORD_KIND: &str = "integration";
@@ -78,7 +79,7 @@ pub struct TestResult {
 }
 
 fn capabilities(kind: Kind) -> Vec<String> {
-    crate::gateway::capabilities_requiring(kind)
+    crate::capabilities::requiring(kind)
         .into_iter()
         .map(str::to_owned)
         .collect()
@@ -254,7 +255,7 @@ pub async fn test(
         Config::Smtp(c) => smtp::check(c).await,
         Config::Voice(c) => voice::check(http, c).await,
         Config::Customerio(c) => customerio::check(http, c).await,
-        Config::Llm(c) => crate::agents::llm::check(http, c).await,
+        Config::Llm(c) => super::llm::check(http, c).await,
     };
     let (ok, message) = match outcome {
         Ok(()) => (
@@ -296,7 +297,7 @@ impl SealedRecord for IntegrationRecord {
 }
 
 /// Re-seals every integration config of the workspace under the sealer's current key
-/// (master-key rotation, `crate::admin`); returns how many values were rewritten.
+/// (master-key rotation, `svcd admin`); returns how many values were rewritten.
 pub async fn reseal(store: &Store, sealer: &Sealer, ws: WorkspaceId) -> Result<usize> {
     reseal_all::<IntegrationRecord>(store, sealer, ws).await
 }

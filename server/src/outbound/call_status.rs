@@ -9,7 +9,8 @@ use svc_engine::WorkspaceId;
 
 use crate::error::{Code, Error, Result};
 use crate::events::StreamMessage;
-use crate::integrations::{self, voice, Config, Kind};
+use crate::integration_kind::Kind;
+use crate::integrations::{self, voice, Config};
 use crate::plumbing::clock;
 use crate::plumbing::sealed::Sealer;
 use crate::store::Store;

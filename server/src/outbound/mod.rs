@@ -22,7 +22,6 @@ use crate::events::{self, MarketingEvent, StreamMessage};
 use crate::plumbing::clock;
 use crate::plumbing::ids;
 use crate::store::{Record, RecordScan, Store};
-use crate::workspaces;
 
 /// What an outbound record carries out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -395,44 +394,4 @@ pub async fn list(
     Ok(Outbox {
         items: records.iter().map(OutboxItem::new).collect(),
     })
-}
-
-/// At start-up nothing is being sent, so every record still `sending` was interrupted by a
-/// stop: it becomes `unknown` (never retried by itself), and the invocation's stored answer
-/// says so. Returns how many records were recovered.
-pub async fn recover(store: &Store) -> Result<usize> {
-    let mut recovered = 0;
-    for ws in workspaces::all_ids(store).await? {
-        let stuck: Vec<OutboundRecord> = store.find(ws, "state", "sending").await?;
-        if stuck.is_empty() {
-            continue;
-        }
-        recovered += stuck.len();
-        store
-            .write(move |tx| {
-                let now = clock::now();
-                let mut w = tx.workspace(ws);
-                for mut r in stuck {
-                    r.error = Some(
-                        "the service stopped while this was being sent; it may or may not have \
-                         reached the provider and is not retried"
-                            .into(),
-                    );
-                    transition(&mut w, &mut r, State::Unknown, now)?;
-                    crate::gateway::mark_outcome_unknown(&mut w, &r, now)?;
-                    if let Some(pending) = &r.pending_action_id {
-                        crate::gateway::approvals::mark_unknown(&mut w, pending, now)?;
-                    }
-                }
-                Ok(())
-            })
-            .await?;
-    }
-    if recovered > 0 {
-        tracing::warn!(
-            recovered,
-            "outbound actions interrupted by a stop are now unknown"
-        );
-    }
-    Ok(recovered)
 }

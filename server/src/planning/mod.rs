@@ -39,7 +39,7 @@ use svc_engine::Node;
 use time::OffsetDateTime;
 
 use crate::brand::BrandContext;
-use crate::capabilities::Capability;
+use crate::capabilities::{ApprovalKind, Capability};
 use crate::error::{Error, Result};
 use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
@@ -298,21 +298,16 @@ fn chosen_customer(c: &Node, a: &Assessment, why: String) -> Json {
 /// must approve it, `auto` when the key's auto_run and the workspace's policy let it run,
 /// `none` for reads.
 fn price(c: Capability, mode: &str, means: &Means) -> (u64, &'static str) {
-    use crate::gateway::registry::{entry, ApprovalKind};
-    let Some(e) = entry(c) else {
-        return (0, "none");
-    };
-    let d = &e.descriptor;
     // The gateway's rule: a queued call always waits for a person; an executed one only when
     // its capability is gated and neither auto_run nor the policy lets it through.
-    let auto = means.auto_run && means.auto_approve.iter().any(|a| a == d.id);
-    let approval = match d.approval_behavior.kind {
+    let auto = means.auto_run && means.auto_approve.iter().any(|a| a == c.id());
+    let approval = match c.approval() {
         _ if mode == "queue" => "required",
         ApprovalKind::None | ApprovalKind::Direct => "none",
         ApprovalKind::ApprovalGated if auto => "auto",
         ApprovalKind::ApprovalGated | ApprovalKind::QueueRequired => "required",
     };
-    (d.action_credit_cost, approval)
+    (c.credit_cost(), approval)
 }
 
 // ---- contract ----

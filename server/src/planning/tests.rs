@@ -215,12 +215,7 @@ fn steps_are_priced_gated_and_cut_to_the_remaining_credits() {
         .iter()
         .map(|s| s["credits"].as_u64().expect("credits"))
         .collect();
-    let cost = |c: Capability| {
-        crate::gateway::registry::entry(c)
-            .expect("entry")
-            .descriptor
-            .action_credit_cost
-    };
+    let cost = |c: Capability| c.credit_cost();
     assert_eq!(
         costs,
         vec![

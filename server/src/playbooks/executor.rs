@@ -34,11 +34,12 @@ use super::leads::{self, RunLead};
 use super::model_judge::Judging;
 use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARIANTS};
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
-use super::{ensure_writable, judge, principal, time_ordered_id, Playbook};
+use super::{judge, principal, time_ordered_id, Playbook};
+use crate::agent_state::AgentState;
 use crate::error::{Code, Error, Result};
 use crate::plumbing::clock;
-use crate::state::AppState;
 use crate::store::WorkspaceId;
+use crate::workspaces::ensure_writable;
 
 /// How often an idle run (following a segment) looks for new members and outcomes.
 pub const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -58,7 +59,7 @@ struct Slot {
     handle: Option<JoinHandle<()>>,
 }
 
-/// The running runs' tasks (one per run), held by `AppState`.
+/// The running runs' tasks (one per run), held by `AgentState`.
 #[derive(Default)]
 pub struct Runner {
     slots: Mutex<HashMap<TaskKey, Slot>>,
@@ -75,7 +76,7 @@ impl std::fmt::Debug for Runner {
 
 impl Runner {
     /// Makes sure the run has a task (starting one, or telling an ending one to go on).
-    pub fn ensure(&self, state: &AppState, ws: WorkspaceId, playbook_id: &str, run_id: &str) {
+    pub fn ensure(&self, state: &AgentState, ws: WorkspaceId, playbook_id: &str, run_id: &str) {
         if self.stopping.load(Ordering::SeqCst) {
             return;
         }
@@ -161,8 +162,8 @@ impl Runner {
 }
 
 /// Starts the task of every `running` run of every workspace (at service start).
-pub async fn resume_all(state: &AppState) {
-    let workspaces = match crate::workspaces::all_ids(&state.store).await {
+pub async fn resume_all(state: &AgentState) {
+    let workspaces = match crate::workspaces::all_ids(&state.gateway.store).await {
         Ok(ws) => ws,
         Err(e) => {
             tracing::error!(error = %e, "listing workspaces to resume playbook runs failed");
@@ -171,7 +172,7 @@ pub async fn resume_all(state: &AppState) {
     };
     let mut resumed = 0usize;
     for ws in workspaces {
-        match runs::active(&state.store, ws).await {
+        match runs::active(&state.gateway.store, ws).await {
             Ok(active) => {
                 for run in active {
                     state
@@ -197,7 +198,7 @@ enum Next {
 }
 
 async fn drive(
-    state: AppState,
+    state: AgentState,
     ws: WorkspaceId,
     playbook_id: String,
     run_id: String,
@@ -252,13 +253,13 @@ async fn drive(
 }
 
 async fn step(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     playbook_id: &str,
     run_id: &str,
     last_sync: &mut Option<Instant>,
 ) -> Result<Next> {
-    let store = &state.store;
+    let store = &state.gateway.store;
     let Some(run) = store
         .get::<PlaybookRun>(ws, run_key(playbook_id, run_id))
         .await?
@@ -286,7 +287,7 @@ async fn step(
     if has_leads && last_sync.is_none_or(|t| t.elapsed() >= SYNC_EVERY) {
         *last_sync = Some(Instant::now());
         // The model judge, when connected, is asked here, outside any write.
-        let judging = Judging::load(state, ws).await?;
+        let judging = Judging::load(&state.gateway, ws).await?;
         if let Err(e) =
             runs::sync_attributed(store, ws, playbook_id.into(), run_id.into(), &judging).await
         {
@@ -351,9 +352,15 @@ async fn step(
 
 /// Records a finished lead and moves the run's cursor past it, in one write. `count` adds it
 /// to the run's counters (false for a lead recorded before a restart).
-async fn record_lead(state: &AppState, ws: WorkspaceId, lead: RunLead, count: bool) -> Result<()> {
+async fn record_lead(
+    state: &AgentState,
+    ws: WorkspaceId,
+    lead: RunLead,
+    count: bool,
+) -> Result<()> {
     let key = run_key(&lead.playbook_id, &lead.run_id);
     state
+        .gateway
         .store
         .write(move |tx| {
             let mut run = tx
@@ -386,7 +393,7 @@ async fn record_lead(state: &AppState, ws: WorkspaceId, lead: RunLead, count: bo
 
 /// Moves a running run to `to` (a pause or cancel that came first wins).
 async fn stop_run(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     playbook_id: &str,
     run_id: &str,
@@ -395,6 +402,7 @@ async fn stop_run(
 ) -> Result<()> {
     let key = run_key(playbook_id, run_id);
     state
+        .gateway
         .store
         .write(move |tx| {
             let Some(mut run) = tx.get::<PlaybookRun>(ws, &key)? else {
@@ -419,7 +427,7 @@ async fn stop_run(
 
 /// A following run takes the segment's members it has not taken yet, up to `sampleSize`.
 async fn take_new_members(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     run: &PlaybookRun,
     plan: &RunPlan,
@@ -429,6 +437,7 @@ async fn take_new_members(
     };
     let now_us = micros_now();
     let members = state
+        .gateway
         .store
         .read(ws, move |snap| {
             lead_source::segment_members(snap, &query, now_us, FOLLOW_SCAN)
@@ -437,6 +446,7 @@ async fn take_new_members(
     let key = run_key(&run.playbook_id, &run.id);
     let (playbook_id, run_id) = (run.playbook_id.clone(), run.id.clone());
     state
+        .gateway
         .store
         .write(move |tx| {
             let Some(mut run) = tx.get::<PlaybookRun>(ws, &key)? else {
@@ -487,24 +497,25 @@ fn micros_now() -> i64 {
 /// Starts a run of the playbook: leads resolved and stored, the run `running`, its task
 /// started. Errors: 404 playbook, 400 request or unsupported lead source, 403 read-only.
 pub async fn start(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     playbook_id: String,
     actor: String,
     req: RunRequest,
 ) -> Result<PlaybookRun> {
-    let pb = super::get(&state.store, ws, &playbook_id).await?;
+    let pb = super::get(&state.gateway.store, ws, &playbook_id).await?;
     let checked = lead_source::check(&pb, req)?;
     let limit = pb.lead_source.sample_size as usize;
     let source = checked.source.clone();
     let now_us = micros_now();
     let found = state
+        .gateway
         .store
         .read(ws, move |snap| {
             lead_source::leads(snap, &source, now_us, limit)
         })
         .await?;
-    let judging = Judging::load(state, ws).await?;
+    let judging = Judging::load(&state.gateway, ws).await?;
     let (judge, judge_note) = judge::select(&pb.adaptation, judging.connected_model());
     let now = clock::now_rfc3339();
     let run_id = time_ordered_id("run");
@@ -552,6 +563,7 @@ pub async fn start(
         judge_fallback: None,
     };
     let run = state
+        .gateway
         .store
         .write(move |tx| {
             ensure_writable(tx, ws)?;
@@ -599,7 +611,7 @@ fn conflict(run: &PlaybookRun, what: &str) -> Error {
 /// `running`) or cancel (anything not over -> `cancelled`). Repeating the move that was just
 /// made is a no-op; other moves are 409 `conflict`.
 pub async fn control(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     playbook_id: String,
     run_id: String,
@@ -607,6 +619,7 @@ pub async fn control(
 ) -> Result<PlaybookRun> {
     let key = run_key(&playbook_id, &run_id);
     let run = state
+        .gateway
         .store
         .write(move |tx| {
             ensure_writable(tx, ws)?;

@@ -13,16 +13,16 @@ use serde_json::{json, Value};
 use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
+use crate::agent_state::AgentState;
 use crate::capabilities::Capability;
 use crate::crm;
 use crate::error::{Code, Error, Result};
-use crate::gateway::ledger;
 use crate::gateway::{self, Envelope, InvokeRequest};
 use crate::keys::AgentKey;
+use crate::ledger;
 use crate::outbound::consent;
 use crate::plumbing::clock;
 use crate::plumbing::ids;
-use crate::state::AppState;
 use crate::store::WorkspaceId;
 use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
 
@@ -105,7 +105,7 @@ pub fn lead_cost(channel: &str, delivery: Delivery) -> u64 {
 /// Before anything is charged: the customer exists, may be contacted (consent, weekly cap) and
 /// the credits pay for the whole lead. The gateway checks all of it again when it acts.
 async fn precheck(
-    state: &AppState,
+    state: &AgentState,
     key: &AgentKey,
     customer_id: &str,
     cost: u64,
@@ -114,6 +114,7 @@ async fn precheck(
     let key = key.clone();
     let customer_id = customer_id.to_owned();
     state
+        .gateway
         .store
         .write(move |tx| {
             let settings = tx
@@ -147,7 +148,7 @@ async fn precheck(
 
 /// One invocation as the campaign buddy: the envelope and whether it was a replay.
 async fn invoke(
-    state: &AppState,
+    state: &AgentState,
     key: &AgentKey,
     c: Capability,
     mode: &str,
@@ -173,7 +174,7 @@ fn idempotency_key(run: &PlaybookRun, customer_id: &str, step: &str) -> String {
 /// Fixes a pending lead's variant and channel (so a replay after a restart sends the same
 /// thing), unless the run stopped running meanwhile.
 async fn start_lead(
-    state: &AppState,
+    state: &AgentState,
     ws: WorkspaceId,
     plan: &RunPlan,
     key_id: &str,
@@ -186,6 +187,7 @@ async fn start_lead(
     lead.updated_at = clock::now_rfc3339();
     let key = run_key(&lead.playbook_id, &lead.run_id);
     state
+        .gateway
         .store
         .write(move |tx| {
             let running = tx
@@ -202,7 +204,7 @@ async fn start_lead(
 
 /// Works one lead (pending, or working after a restart) of a running run.
 pub async fn work(
-    state: &AppState,
+    state: &AgentState,
     key: &AgentKey,
     run: &PlaybookRun,
     plan: &RunPlan,

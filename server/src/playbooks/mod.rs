@@ -25,8 +25,8 @@ use serde_json::{json, Map, Value as Json};
 use crate::error::{Error, Result};
 use crate::fields::{self, wire_enum, Given};
 use crate::plumbing::{clock, ids};
-use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
-use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
+use crate::store::{Record, RecordScan, Store, WorkspaceId};
+use crate::workspaces::ensure_writable;
 
 wire_enum!(
     /// Lifecycle of a spec; any valid value may be set by update (SPEC.md "States").
@@ -340,14 +340,6 @@ pub fn merge(pb: &mut Playbook, obj: &Map<String, Json>) -> Result<()> {
     }
     *pb = next;
     Ok(())
-}
-
-/// Refuses a mutation of a read-only workspace, inside the write (atomic with it).
-pub fn ensure_writable(tx: &mut Tx<'_, '_>, ws: WorkspaceId) -> Result<()> {
-    match tx.get::<WorkspaceSettings>(ws, SETTINGS_ID)? {
-        Some(settings) => settings.ensure_writable(),
-        None => Ok(()),
-    }
 }
 
 /// Every spec of the workspace, oldest first.

@@ -22,8 +22,9 @@ use super::runs::PlaybookRun;
 use super::{Playbook, SuccessMetric};
 use crate::agents::llm;
 use crate::error::Result;
-use crate::integrations::{self, Config, HttpClient, Kind, LlmConfig};
-use crate::state::AppState;
+use crate::gateway::Gateway;
+use crate::integration_kind::Kind;
+use crate::integrations::{self, Config, HttpClient, LlmConfig};
 use crate::store::WorkspaceId;
 
 /// The tool the model answers with.
@@ -55,11 +56,12 @@ pub struct ModelJudge {
 
 impl Judging {
     /// Reads the workspace's voice and llm integrations.
-    pub async fn load(state: &AppState, ws: WorkspaceId) -> Result<Judging> {
-        let voice = integrations::load(&state.store, &state.sealer, ws, Kind::Voice).await?;
-        let model = match integrations::load(&state.store, &state.sealer, ws, Kind::Llm).await? {
+    pub async fn load(gateway: &Gateway, ws: WorkspaceId) -> Result<Judging> {
+        let (store, sealer) = (&gateway.store, &gateway.sealer);
+        let voice = integrations::load(store, sealer, ws, Kind::Voice).await?;
+        let model = match integrations::load(store, sealer, ws, Kind::Llm).await? {
             Some(Config::Llm(config)) => Some(ModelJudge {
-                http: state.http.clone(),
+                http: gateway.http.clone(),
                 config,
             }),
             _ => None,

@@ -18,10 +18,11 @@ use super::attribution::{self, Attributed};
 use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::model_judge::{self, Judging, Verdict};
 use super::run_plan::{self, PivotChange, RunPlan};
-use super::{ensure_writable, Playbook};
+use super::Playbook;
 use crate::error::{Error, Result};
 use crate::plumbing::clock;
 use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
+use crate::workspaces::ensure_writable;
 
 /// Largest `samples` one outcome report may carry.
 pub const MAX_SAMPLES_PER_REPORT: u64 = 1_000_000;

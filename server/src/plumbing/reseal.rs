@@ -1,4 +1,4 @@
-//! Re-sealing stored records under the current master key (master-key rotation, `crate::admin`):
+//! Re-sealing stored records under the current master key (master-key rotation, `svcd admin`):
 //! one loop for every record kind that holds a [`Sealed`] value, so the brand context, the
 //! webhook signing secrets and the integration configs rotate the same way.
 

@@ -11,7 +11,7 @@
 //! file also exists, the file's key is kept as a retired key, so values sealed before the key
 //! was configured stay readable.
 //!
-//! Rotation (`svcd admin rotate-master-key`, `crate::admin`): [`rotate_generated_key`] writes a
+//! Rotation (`svcd admin rotate-master-key`): [`rotate_generated_key`] writes a
 //! new `master.key` and moves the previous one into `master.key.retired` (one hex key per
 //! line, also read by [`Sealer::load`]); [`Sealer::replace_keys`] hands the new keys to a
 //! running service (every clone of a sealer shares them), and [`Sealer::reseal`] rewrites one

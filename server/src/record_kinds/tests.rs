@@ -162,7 +162,7 @@ fn typical_records_are_smaller_in_postcard() {
     let figures = [
         (
             "ledger_row",
-            sizes_of::<crate::gateway::ledger::LedgerRow>(serde_json::json!({
+            sizes_of::<crate::ledger::LedgerRow>(serde_json::json!({
                 "id": "led_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "request_id": "req_01JDX6Q8Z4AB8CD9EF0GH1JK2L",
                 "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X", "agent": "renewal-bot",
                 "capability": "crm.memory.write", "mode": "execute", "source": "gateway",

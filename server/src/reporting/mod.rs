@@ -18,7 +18,6 @@
 //! - `uptimePct`: 100 whenever the summary could be computed from the store (the workspace's
 //!   data is being served); `confidencePptDelta`: `(avgConfidence - 50) / 10`, one decimal.
 
-pub mod activity;
 use std::collections::{HashMap, HashSet};
 use std::ops::Bound;
 use std::time::{Duration, Instant};
@@ -407,7 +406,7 @@ pub async fn append_message(
     };
     store
         .write(move |tx| {
-            crate::playbooks::ensure_writable(tx, ws)?;
+            crate::workspaces::ensure_writable(tx, ws)?;
             tx.put(ws, &record)?;
             Ok(record)
         })

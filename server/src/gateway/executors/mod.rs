@@ -1,7 +1,7 @@
 //! Executors: the one table from a [`Capability`] to the domain function that carries it out.
 //! They run inside the invocation's engine write (so their reads see every earlier commit and
 //! their writes commit with the ledger row) and hold no domain logic of their own: customers
-//! and memory live in `crm`, reports in `reporting`, drafting in `outreach`, scores in
+//! and memory live in `crm`, reports in `reports`, drafting in `outreach`, scores in
 //! `scoring`, plans in `planning`, outbound actions in `outbound` (see [`outbound`]).
 
 mod outbound;
@@ -15,14 +15,14 @@ use crate::capabilities::Capability;
 use crate::crm::{self, str_field};
 use crate::error::{Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage, ValidEvent};
-use crate::gateway::ledger::Budget;
 use crate::keys::AgentKey;
+use crate::ledger::Budget;
 use crate::outbound::delivery::Dispatch;
 use crate::outbound::OutboundRecord;
 use crate::plumbing::ids;
 use crate::plumbing::sealed::Sealer;
 use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
-use crate::{brand, planning, reporting, scoring};
+use crate::{brand, planning, reports, scoring};
 
 /// How far an invocation goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -153,14 +153,7 @@ pub(crate) fn run(
             Ok(Outcome::of(result, Some(id)))
         }
         Capability::ReportGenerate => {
-            let result = reporting::activity::generate(
-                w,
-                ctx.request_id,
-                &ctx.key.id,
-                input,
-                commit,
-                ctx.now,
-            )?;
+            let result = reports::generate(w, ctx.request_id, &ctx.key.id, input, commit, ctx.now)?;
             Ok(Outcome::of(result, None))
         }
     }

@@ -1,12 +1,12 @@
-//! The contract of each capability: title, description, legacy scope, modes, cost, side
-//! effect, approval behaviour, MCP tool name, required integration, draft 2020-12 input and
-//! output schemas and examples. One function per capability; [`describe`] is the table.
+//! The contract of each capability: title, description, legacy scope, modes, MCP tool name,
+//! draft 2020-12 input and output schemas and examples (cost, side effect, approval and the
+//! required integration are the capability table's). One function per capability; [`describe`]
+//! is the table.
 
 use serde_json::{json, Value};
 
-use super::{ApprovalBehavior, ApprovalKind, Descriptor, Example, SideEffect, CONTRACT_VERSION};
-use crate::capabilities::{self, Capability};
-use crate::integrations;
+use super::{ApprovalBehavior, Descriptor, Example, CONTRACT_VERSION};
+use crate::capabilities::{self, ApprovalKind, Capability};
 
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({
@@ -45,11 +45,7 @@ struct Base {
     description: &'static str,
     legacy_scope: &'static str,
     modes: &'static [&'static str],
-    cost: u64,
-    side_effect: SideEffect,
-    approval: ApprovalKind,
     mcp: &'static str,
-    integration: Option<integrations::Kind>,
 }
 
 const READ_MODES: &[&str] = &["dry_run", "execute"];
@@ -82,14 +78,14 @@ pub(super) fn describe(c: Capability) -> Descriptor {
         grant: capabilities::grant_for(id),
         legacy_scope: base.legacy_scope,
         allowed_modes: base.modes.to_vec(),
-        action_credit_cost: base.cost,
-        side_effect: base.side_effect,
+        action_credit_cost: c.credit_cost(),
+        side_effect: c.side_effect(),
         approval_behavior: ApprovalBehavior {
-            kind: base.approval,
-            description: approval_text(base.approval),
+            kind: c.approval(),
+            description: approval_text(c.approval()),
         },
         mcp_tool_name: base.mcp,
-        requires_integration: base.integration,
+        requires_integration: c.requires_integration(),
         input_schema: input,
         output_schema: output,
         examples,
@@ -127,11 +123,7 @@ fn context_get() -> Contract {
                       the action ledger.",
         legacy_scope: "v1:context:read",
         modes: READ_MODES,
-        cost: 1,
-        side_effect: SideEffect::None,
-        approval: ApprovalKind::None,
         mcp: "get_customer_context",
-        integration: None,
     };
     let input = object(json!({ "customer": customer_ref() }), &["customer"]);
     let item = json!({"type": "object", "properties": {
@@ -209,11 +201,7 @@ fn account_get() -> Contract {
                       counts of the workspace's graph.",
         legacy_scope: "v1:account:read",
         modes: READ_MODES,
-        cost: 1,
-        side_effect: SideEffect::None,
-        approval: ApprovalKind::None,
         mcp: "get_account",
-        integration: None,
     };
     let input = object(json!({}), &[]);
     let output = object(
@@ -276,11 +264,7 @@ fn events_ingest() -> Contract {
                       pages observed, emails sent, calls placed, signals fired, imported activity.",
         legacy_scope: "v1:events:write",
         modes: READ_MODES,
-        cost: 1,
-        side_effect: SideEffect::EventIngest,
-        approval: ApprovalKind::Direct,
         mcp: "ingest_event",
-        integration: None,
     };
     let s = |d: &str| json!({"type": "string", "minLength": 1, "description": d});
     let input = json!({
@@ -342,11 +326,7 @@ fn memory_write() -> Contract {
                       close, a blocker, or a decision taken. Notes feed context.get.",
         legacy_scope: "v1:memory:write",
         modes: READ_MODES,
-        cost: 1,
-        side_effect: SideEffect::Memory,
-        approval: ApprovalKind::Direct,
         mcp: "write_memory",
-        integration: None,
     };
     let input = object(
         json!({
@@ -399,11 +379,7 @@ fn score(which: &'static str) -> Contract {
         description,
         legacy_scope: "v1:scores:read",
         modes: READ_MODES,
-        cost: 1,
-        side_effect: SideEffect::None,
-        approval: ApprovalKind::None,
         mcp,
-        integration: None,
     };
     let (input, output) = (
         crate::scoring::input_schema(),
@@ -425,11 +401,7 @@ fn plan_goal() -> Contract {
         description: "Ordered next steps toward a goal for a customer or segment.",
         legacy_scope: "v1:plans:read",
         modes: READ_MODES,
-        cost: 2,
-        side_effect: SideEffect::None,
-        approval: ApprovalKind::None,
         mcp: "plan_goal",
-        integration: None,
     };
     let (input, output) = (
         crate::planning::input_schema(),
@@ -455,11 +427,7 @@ fn draft_outreach() -> Contract {
                       Deterministic; sends nothing.",
         legacy_scope: "v1:outreach:read",
         modes: READ_MODES,
-        cost: 2,
-        side_effect: SideEffect::None,
-        approval: ApprovalKind::None,
         mcp: "draft_outreach",
-        integration: None,
     };
     let (input, output) = (
         crate::outreach::draft::input_schema(),
@@ -489,19 +457,11 @@ fn outreach(execute: bool) -> Contract {
         },
         legacy_scope: "v1:outreach:write",
         modes: if execute { GATED_MODES } else { QUEUE_MODES },
-        cost: if execute { 5 } else { 3 },
-        side_effect: SideEffect::OutboundEmail,
-        approval: if execute {
-            ApprovalKind::ApprovalGated
-        } else {
-            ApprovalKind::QueueRequired
-        },
         mcp: if execute {
             "execute_outreach"
         } else {
             "queue_outreach"
         },
-        integration: Some(integrations::Kind::Smtp),
     };
     let input = object(
         json!({
@@ -535,19 +495,11 @@ fn call(execute: bool) -> Contract {
         },
         legacy_scope: "v1:calls:write",
         modes: if execute { GATED_MODES } else { QUEUE_MODES },
-        cost: if execute { 10 } else { 5 },
-        side_effect: SideEffect::VoiceCall,
-        approval: if execute {
-            ApprovalKind::ApprovalGated
-        } else {
-            ApprovalKind::QueueRequired
-        },
         mcp: if execute {
             "execute_call"
         } else {
             "queue_call"
         },
-        integration: Some(integrations::Kind::Voice),
     };
     let input = object(
         json!({
@@ -575,11 +527,7 @@ fn crm_mutate() -> Contract {
                       approval-gated.",
         legacy_scope: "v1:crm:write",
         modes: GATED_MODES,
-        cost: 2,
-        side_effect: SideEffect::CrmMutation,
-        approval: ApprovalKind::ApprovalGated,
         mcp: "mutate_crm",
-        integration: None,
     };
     let input = object(
         json!({
@@ -644,11 +592,7 @@ fn cio_write() -> Contract {
                       API of the connected customerio integration; approval-gated.",
         legacy_scope: "v1:campaigns:write",
         modes: GATED_MODES,
-        cost: 2,
-        side_effect: SideEffect::CampaignWrite,
-        approval: ApprovalKind::ApprovalGated,
         mcp: "write_customerio",
-        integration: Some(integrations::Kind::Customerio),
     };
     let input = json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -708,11 +652,7 @@ fn report_generate() -> Contract {
                       touchpoints by action and channel, active and new customers.",
         legacy_scope: "v1:reports:write",
         modes: READ_MODES,
-        cost: 5,
-        side_effect: SideEffect::ReportWrite,
-        approval: ApprovalKind::Direct,
         mcp: "generate_report",
-        integration: None,
     };
     let input = object(
         json!({

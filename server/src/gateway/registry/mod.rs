@@ -15,9 +15,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::capabilities::{Capability, Mode};
+use crate::capabilities::{ApprovalKind, Capability, Mode, SideEffect};
 use crate::error::{Error, Result};
-use crate::integrations;
+use crate::integration_kind::Kind as IntegrationKind;
 
 /// Contract version shown on every descriptor (SPEC.md: a date).
 pub const CONTRACT_VERSION: &str = "2026-11-15";
@@ -25,33 +25,6 @@ pub const CONTRACT_VERSION: &str = "2026-11-15";
 /// Legacy scope that satisfies the grant check of every read-only capability (side effect
 /// `none`). It never opens a side-effecting capability.
 pub const LEGACY_INVOKE_SCOPE: &str = "v1:capabilities:invoke";
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SideEffect {
-    None,
-    Memory,
-    EventIngest,
-    OutboundEmail,
-    VoiceCall,
-    CrmMutation,
-    CampaignWrite,
-    ReportWrite,
-}
-
-/// How execution is gated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ApprovalKind {
-    /// Read-only: nothing to approve.
-    None,
-    /// Low-risk writeback: commits in execute mode.
-    Direct,
-    /// Only ever queued for a person to approve.
-    QueueRequired,
-    /// Execute commits only with key auto_run, workspace policy and approval-system auto-approval.
-    ApprovalGated,
-}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct ApprovalBehavior {
@@ -85,7 +58,7 @@ pub struct Descriptor {
     pub mcp_tool_name: &'static str,
     /// The integration that must be connected before this capability can queue or execute
     /// (`dry_run` works without it and shows what would be sent).
-    pub requires_integration: Option<integrations::Kind>,
+    pub requires_integration: Option<IntegrationKind>,
     pub input_schema: Value,
     pub output_schema: Value,
     pub examples: Vec<Example>,
@@ -201,26 +174,6 @@ pub fn get(id: &str) -> Option<&'static Entry> {
 /// The entry of a capability (every capability has one: the schemas are unit-tested).
 pub fn entry(c: Capability) -> Option<&'static Entry> {
     all().iter().find(|e| e.capability == c)
-}
-
-/// The capabilities an integration unlocks (they need it connected to queue or execute).
-pub fn requiring(kind: integrations::Kind) -> Vec<&'static str> {
-    all()
-        .iter()
-        .filter(|e| e.descriptor.requires_integration == Some(kind))
-        .map(|e| e.descriptor.id)
-        .collect()
-}
-
-/// Whether invoking `id` is an agent decision about a customer: a side effect other than
-/// recording an observation (events.ingest is history, not a decision).
-pub fn is_decision(id: &str) -> bool {
-    get(id).is_some_and(|e| {
-        !matches!(
-            e.descriptor.side_effect,
-            SideEffect::None | SideEffect::EventIngest
-        )
-    })
 }
 
 /// Descriptor lookup by id, as a map (for listing in a stable order).

@@ -32,7 +32,13 @@ pub async fn chat(
     JwtUser(session): JwtUser,
     ApiJson(req): ApiJson<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Error> {
-    let rx = agents::start(state, session.workspace, &session.user.id, req).await?;
+    let rx = agents::start(
+        state.agents.clone(),
+        session.workspace,
+        &session.user.id,
+        req,
+    )
+    .await?;
     let events = stream::unfold(rx, |mut rx| async move {
         let e = rx.recv().await?;
         let event = Event::default()

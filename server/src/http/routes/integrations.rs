@@ -7,9 +7,9 @@ use crate::error::{Code, Error};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::http::routes::playbooks::Deleted;
+use crate::integration_kind::Kind;
 use crate::integrations::{
-    self, CustomerioConfig, IntegrationList, IntegrationView, Kind, SmtpConfig, TestResult,
-    VoiceConfig,
+    self, CustomerioConfig, IntegrationList, IntegrationView, SmtpConfig, TestResult, VoiceConfig,
 };
 use crate::state::AppState;
 

@@ -29,7 +29,7 @@ fn actor(p: &Principal) -> String {
 
 /// What judging a run can use: the voice integration (the call channel) and the model.
 async fn judging(state: &AppState, p: &Principal) -> Result<Judging, Error> {
-    Judging::load(state, p.workspace()).await
+    Judging::load(&state.gateway, p.workspace()).await
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -156,7 +156,7 @@ pub async fn start_run(
             }
         })?
     };
-    let run = executor::start(&state, p.workspace(), id, actor(&p), req).await?;
+    let run = executor::start(&state.agents, p.workspace(), id, actor(&p), req).await?;
     Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))
 }
 
@@ -167,7 +167,7 @@ async fn control(
     run_id: String,
     action: Control,
 ) -> Result<ApiJson<RunEnvelope>, Error> {
-    let run = executor::control(state, p.workspace(), id, run_id, action).await?;
+    let run = executor::control(&state.agents, p.workspace(), id, run_id, action).await?;
     Ok(ApiJson(RunEnvelope { run }))
 }
 

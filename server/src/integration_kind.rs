@@ -1,4 +1,5 @@
-//! The kinds of integration a workspace can connect.
+//! The kinds of integration a workspace can connect: vocabulary of the capability table (the
+//! integration a capability requires) and of the integrations domain.
 
 use serde::{Deserialize, Serialize};
 
@@ -63,5 +64,28 @@ impl Kind {
 impl std::fmt::Display for Kind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_round_trip_their_wire_names() {
+        for kind in Kind::ALL {
+            assert_eq!(Kind::parse(kind.as_str()), Some(kind));
+            let json = serde_json::to_value(kind).expect("serialize");
+            assert_eq!(json, kind.as_str());
+        }
+        assert_eq!(
+            Kind::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>(),
+            ["smtp", "voice", "customerio", "llm"]
+        );
+        assert_eq!(Kind::parse("SMTP"), None);
+        assert_eq!(
+            Kind::Voice.connect_route(),
+            "PUT /api/v1/integrations/voice"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! The action-credit ledger: one row per recorded invocation (charges, 0-credit previews and,
-//! later, reversing refund rows), and the monthly counters the quota check reads.
+//! later, reversing refund rows), and the monthly counters the quota check reads. The gateway
+//! writes it; customer context, plans and the dashboard read it, so it sits below them all.
 //!
 //! Everything here runs inside the caller's write transaction, so "check the quota, charge,
 //! write the row" is one atomic step on the engine's single writer: under any concurrency the
@@ -63,7 +64,7 @@ impl Record for LedgerRow {
         // Only decisions are looked up by customer (context.get's recent_decisions); indexing
         // reads and ingested observations too would make every context read scan them all.
         if let Some(c) = &self.customer_id {
-            if self.status != "preview" && crate::gateway::registry::is_decision(&self.capability) {
+            if self.status != "preview" && crate::capabilities::is_decision(&self.capability) {
                 ix.push(("customer", c.clone()));
             }
         }

@@ -1,11 +1,13 @@
-//! MCP tools from the capability catalogue: the key's listing (`gateway::list`, the function
-//! behind `GET /api/v1/capabilities`) becomes `tools/list`, and a `tools/call` becomes a
-//! `gateway::invoke` with source `mcp`. There is no second catalogue.
+//! The capabilities as tools, for MCP and for the connected model's tool calls: the key's
+//! listing (`gateway::list`, the function behind `GET /api/v1/capabilities`) becomes
+//! `tools/list`, and a `tools/call` becomes a `gateway::invoke` with source `mcp`. There is no
+//! second catalogue.
 
 use serde_json::{json, Map, Value};
 
+use super::registry::{self, Descriptor};
+use crate::capabilities::{ApprovalKind, SideEffect};
 use crate::error::{Error, Result};
-use crate::gateway::registry::{self, ApprovalKind, Descriptor, SideEffect};
 use crate::gateway::{self, InvokeRequest, MAX_IDEMPOTENCY_KEY};
 use crate::keys::AgentKey;
 
