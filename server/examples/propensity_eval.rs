@@ -235,7 +235,7 @@ fn flush(graph: &Graph, batch: Vec<events::ValidEvent>, now: OffsetDateTime) -> 
         for ev in &batch {
             events::apply(&mut w, ev, now)?;
         }
-        Ok::<_, svc_server::Error>(())
+        Ok::<_, svc_core::Error>(())
     })?;
     Ok(n)
 }

@@ -11,17 +11,18 @@
 //! only while `industry` is `other`, and every update is `manual` unless it says `auto-detect`,
 //! which also stamps `enrichedAt`.
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+use svc_core::store::WorkspaceTxn;
 
-use crate::error::{Error, Result};
-use crate::fields::{self, wire_enum};
-use crate::plumbing::clock;
-use crate::plumbing::reseal::{reseal_all, SealedRecord};
-use crate::plumbing::sealed::{Sealed, Sealer};
-use crate::store::{Record, Store, WorkspaceId};
-use crate::workspaces::ensure_writable;
+use svc_core::error::{Error, Result};
+use svc_core::fields;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::reseal::{reseal_all, SealedRecord};
+use svc_core::plumbing::sealed::{Sealed, Sealer};
+use svc_core::store::{Record, Store, WorkspaceId};
+use svc_core::wire_enum;
+use svc_core::workspaces::ensure_writable;
 
 /// Record kind, also bound into the sealed value's associated data.
 pub const KIND: &str = "brand_context";

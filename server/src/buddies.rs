@@ -6,11 +6,11 @@
 use serde::Serialize;
 
 use crate::brand;
-use crate::error::Result;
 pub use crate::playbooks::Buddy;
 use crate::playbooks::{self, Playbook};
-use crate::plumbing::sealed::Sealer;
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::Result;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::store::{Store, WorkspaceId};
 
 /// What the orchestrator and every specialist share.
 pub const BASE_PROMPT: &str = "You are part of a customer intelligence and action service. \

@@ -103,7 +103,7 @@ impl Config {
             tls_cert: None,
             tls_key: None,
             cors_origins: Vec::new(),
-            read_model_bytes: crate::store::Store::default_read_model_bytes(),
+            read_model_bytes: svc_core::store::Store::default_read_model_bytes(),
         }
     }
 

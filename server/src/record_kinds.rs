@@ -1,8 +1,9 @@
-//! Every record type the server stores, handed to the engine when the store opens
-//! ([`all`]): the engine re-encodes the records of an older data directory (JSON, format 3)
-//! into postcard (format 4) through these types, and stamps format 4 only once every record is
-//! done. A record type missing here would keep its old encoding, so a test checks that every
-//! `impl Record for` in the server is listed (see `tests`).
+//! Every record type the service stores, in any of its crates, handed to the engine when the
+//! store opens ([`all`]): the engine re-encodes the records of an older data directory (JSON,
+//! format 3) into postcard (format 4) through these types, and stamps format 4 only once every
+//! record is done. The registry lives in the top crate, the one that knows every floor. A record
+//! type missing here would keep its old encoding, so a test checks that every `impl Record for`
+//! of the service's crates is listed (see `tests`).
 
 use std::path::Path;
 
@@ -27,7 +28,7 @@ macro_rules! record_types {
 record_types!(
     crate::agents::sessions::ChatSession,
     crate::agents::sessions::StoredMessage,
-    crate::auth::user::User,
+    svc_core::auth::user::User,
     crate::brand::BrandRecord,
     crate::crm::memory::MemoryNote,
     crate::customers::MergeRecord,
@@ -37,25 +38,25 @@ record_types!(
     crate::events::webhooks::WebhookToken,
     crate::gateway::approvals::PendingAction,
     crate::gateway::idempotency::IdempotencyRecord,
-    crate::ledger::CreditCounter,
-    crate::ledger::LedgerRow,
+    svc_core::ledger::CreditCounter,
+    svc_core::ledger::LedgerRow,
     crate::gateway::receipts::ReceiptRecord,
     crate::integrations::storage::IntegrationRecord,
-    crate::keys::AgentKey,
-    crate::keys::KeyDigest,
-    crate::members::Invite,
+    svc_core::keys::AgentKey,
+    svc_core::keys::KeyDigest,
+    svc_core::members::Invite,
     crate::outbound::OutboundRecord,
     crate::playbooks::leads::RunLead,
     crate::playbooks::runs::PlaybookRun,
     crate::playbooks::Playbook,
     crate::reports::Report,
     crate::reporting::AssistantMessage,
-    crate::retention::RetentionCursor,
+    svc_core::retention::RetentionCursor,
     crate::scoring::trained::CurrentModel,
     crate::scoring::trained::ScoreModel,
-    crate::store::Probe,
-    crate::workspaces::WorkspaceEntry,
-    crate::workspaces::WorkspaceSettings,
+    svc_core::store::Probe,
+    svc_core::workspaces::WorkspaceEntry,
+    svc_core::workspaces::WorkspaceSettings,
 );
 
 /// Rewrites the (closed) store at `store_dir` in format 3 (JSON records), so a build from

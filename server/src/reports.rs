@@ -4,16 +4,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{Direction, GraphRead, NodeId, Order};
 use time::OffsetDateTime;
 
 use crate::crm::{micros_of, micros_rfc3339, prop_str, time_ordered_id, DAY_US};
-use crate::error::{Error, Result};
-use crate::plumbing::clock;
-use crate::store::Record;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::store::Record;
 
 /// A stored report (`report.generate`).
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -7,18 +7,18 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::agent_state::AgentState;
-use crate::auth::jwt::JwtKeys;
-use crate::auth::login_limiter::LoginLimiter;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
-use crate::error::{Error, Result};
 use crate::events::Realtime;
 use crate::gateway::Gateway;
-use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
-use crate::plumbing::sealed::Sealer;
-use crate::plumbing::secrets;
-use crate::ratelimit::RateLimiter;
-use crate::store::Store;
+use svc_core::auth::jwt::JwtKeys;
+use svc_core::auth::login_limiter::LoginLimiter;
+use svc_core::error::{Error, Result};
+use svc_core::keys::usage::UsageTracker;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::plumbing::secrets;
+use svc_core::ratelimit::RateLimiter;
+use svc_core::store::Store;
 
 /// Cheap-to-clone handle to everything request handlers share.
 #[derive(Clone, Debug)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
-pub use svc_server::capabilities::Capability;
+pub use svc_core::capabilities::Capability;
 use svc_server::{AppState, Config};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -23,7 +23,7 @@ pub struct TestServer {
     dir: Option<TempDir>,
     config: Config,
     shutdown: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<Result<(), svc_server::Error>>>,
+    task: Option<JoinHandle<Result<(), svc_core::Error>>>,
     /// The service's state, for what only the operator does (never for what HTTP can do).
     state: Option<AppState>,
     /// The PEM certificate a [`TestServer::start_tls`] server presents (its own CA).
@@ -328,9 +328,9 @@ impl TestServer {
         monthly_credit_limit: Option<u64>,
     ) -> Value {
         let state = self.state.as_ref().expect("server running");
-        let ws = svc_server::workspaces::parse_id(workspace_id).expect("workspace id");
-        let plan = svc_server::workspaces::Plan::parse(plan).expect("plan name");
-        let view = svc_server::workspaces::set_plan(&state.store, ws, plan, monthly_credit_limit)
+        let ws = svc_core::workspaces::parse_id(workspace_id).expect("workspace id");
+        let plan = svc_core::workspaces::Plan::parse(plan).expect("plan name");
+        let view = svc_core::workspaces::set_plan(&state.store, ws, plan, monthly_credit_limit)
             .await
             .expect("set plan");
         serde_json::to_value(view).expect("workspace json")

@@ -7,11 +7,11 @@ use std::collections::{HashMap, HashSet};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
+use svc_core::integration_kind::Kind;
 use svc_integration_tests::providers::{HttpProvider, SmtpSink};
 use svc_integration_tests::{
     all_files, contains_bytes, expect_error, get_ok, read, Account, TestServer,
 };
-use svc_server::integration_kind::Kind;
 use svc_server::integrations::{
     self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, SmtpConfig, VoiceConfig,
 };
@@ -81,7 +81,7 @@ async fn connect_list_mask_update_and_disconnect_without_ever_echoing_secrets() 
             .iter()
             .map(|c| c.as_str().expect("id").to_owned())
             .collect();
-        assert_eq!(caps, svc_server::capabilities::requiring(kind), "{kind:?}");
+        assert_eq!(caps, svc_core::capabilities::requiring(kind), "{kind:?}");
         for c in caps {
             assert!(unlocked.insert(c), "a capability listed under two kinds");
         }
@@ -551,7 +551,7 @@ async fn the_loaders_read_what_the_routes_stored() {
     // The gateway's view: the state of the same data directory, the config opened by the
     // same master key.
     let state = svc_server::AppState::open(config).await.expect("open");
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let ws = svc_core::workspaces::parse_id(&a.workspace_id).expect("workspace id");
     let loaded = integrations::load(&state.store, &state.sealer, ws, Kind::Voice)
         .await
         .expect("load");

@@ -663,8 +663,8 @@ async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provide
 async fn plant_legacy_campaign_key(
     s: &TestServer,
     a: &Account,
-) -> (svc_server::store::WorkspaceId, svc_server::keys::AgentKey) {
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+) -> (svc_core::store::WorkspaceId, svc_core::keys::AgentKey) {
+    let ws = svc_core::workspaces::parse_id(&a.workspace_id).expect("workspace id");
     let legacy = legacy_campaign_key(ws);
     let planted = legacy.clone();
     s.state()
@@ -677,8 +677,8 @@ async fn plant_legacy_campaign_key(
 
 /// The agent key runs acted as before they used the campaign buddy's principal, as that
 /// release stored it.
-fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::AgentKey {
-    use svc_server::keys::{AgentKey, KeyKind};
+fn legacy_campaign_key(ws: svc_core::store::WorkspaceId) -> svc_core::keys::AgentKey {
+    use svc_core::keys::{AgentKey, KeyKind};
     AgentKey {
         id: "key_buddy_campaign".into(),
         workspace: ws.0,
@@ -692,7 +692,7 @@ fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::
             .collect(),
         allowed_modes: vec!["dry_run".into(), "queue".into(), "execute".into()],
         auto_run: true,
-        rate_limit_per_min: svc_server::keys::DEFAULT_RATE_LIMIT_PER_MIN,
+        rate_limit_per_min: svc_core::keys::DEFAULT_RATE_LIMIT_PER_MIN,
         quota_override_monthly: None,
         prefix: "internal".into(),
         last_four: String::new(),
@@ -728,7 +728,7 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
             input: Some(json!({"customer": "old@x.test", "subject": "Hello",
                                 "body": "Queued before the upgrade."})),
         },
-        svc_server::plumbing::ids::request_id(),
+        svc_core::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key queues");
@@ -840,7 +840,7 @@ async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it(
             input: Some(json!({"customer": cid, "intent": r["plan"]["intent"],
                                 "channel": "email"})),
         },
-        svc_server::plumbing::ids::request_id(),
+        svc_core::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key drafts");

@@ -13,8 +13,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::SECRET_FILES;
-use crate::error::{Code, Error, Result};
-use crate::store::Store;
+use svc_core::error::{Code, Error, Result};
+use svc_core::store::Store;
 
 /// Which secrets the service was given rather than keeping them in its data directory.
 #[derive(Clone, Copy, Debug, Default)]

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::error::{Code, Error, Result};
-use crate::keys::{self, AgentKey};
-use crate::plumbing::sealed::{self, Sealer};
 use crate::state::AppState;
-use crate::store::{RecordScan, Store, WorkspaceId};
-use crate::workspaces::{self, Plan};
 pub use protocol::Request;
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::{self, AgentKey};
+use svc_core::plumbing::sealed::{self, Sealer};
+use svc_core::store::{RecordScan, Store, WorkspaceId};
+use svc_core::workspaces::{self, Plan};
 
 /// The socket's file name inside the data directory.
 pub const SOCKET_FILE: &str = "admin.sock";
@@ -322,7 +322,7 @@ fn parse_workspace(id: &str) -> Result<WorkspaceId> {
 /// Why a data directory's store did not open: a running service holds its lock (the usual
 /// case: its admin socket did not answer, or the client would not be here), or the store is
 /// damaged.
-fn not_opened(data_dir: &Path, e: &crate::store::EngineError) -> Error {
+fn not_opened(data_dir: &Path, e: &svc_core::store::EngineError) -> Error {
     let detail = e.to_string();
     if detail.to_ascii_lowercase().contains("lock") {
         return Error::new(
@@ -344,7 +344,7 @@ fn not_opened(data_dir: &Path, e: &crate::store::EngineError) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspaces::WorkspaceEntry;
+    use svc_core::workspaces::WorkspaceEntry;
 
     /// A data directory holding one workspace, as a stopped service leaves it.
     async fn data_dir_with_workspace(dir: &Path) -> WorkspaceId {

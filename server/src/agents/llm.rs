@@ -13,7 +13,7 @@ use super::turn::TokenUsage;
 use crate::gateway;
 use crate::integrations::http::error_message;
 use crate::integrations::{HttpClient, LlmConfig, ProviderError};
-use crate::keys::AgentKey;
+use svc_core::keys::AgentKey;
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -231,7 +231,7 @@ mod tests {
     #[test]
     fn tool_definitions_are_the_principals_mcp_tools() {
         let key = super::super::principal::principal(
-            crate::store::WorkspaceId(1),
+            svc_core::store::WorkspaceId(1),
             crate::playbooks::Buddy::Insights,
         );
         let tools = tool_definitions(&key);

@@ -24,14 +24,14 @@ use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use crate::agent_state::AgentState;
-use crate::error::{Error, Result};
-use crate::integration_kind::Kind;
 use crate::integrations::{self, Config, LlmConfig};
 use crate::playbooks::{time_ordered_id, Buddy};
-use crate::store::WorkspaceId;
 use offline::Intent;
 use orchestrator::Route;
 use sessions::Role;
+use svc_core::error::{Error, Result};
+use svc_core::integration_kind::Kind;
+use svc_core::store::WorkspaceId;
 use turn::Turn;
 pub use turn::{TokenUsage, ToolCallSummary, TurnEvent, MAX_TOOL_CALLS};
 
@@ -133,7 +133,7 @@ async fn connected_model(state: &AgentState, ws: WorkspaceId) -> Option<LlmConfi
 }
 
 async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
-    let started_at = crate::plumbing::clock::now_rfc3339();
+    let started_at = svc_core::plumbing::clock::now_rfc3339();
     let state = turn.state.clone();
     let llm_config = connected_model(&state, turn.ws).await;
     let history = match &llm_config {
@@ -243,7 +243,7 @@ async fn run(mut turn: Turn, message: String, requested: Option<Buddy>) {
         usage: turn.usage,
         error,
         started_at,
-        completed_at: crate::plumbing::clock::now_rfc3339(),
+        completed_at: svc_core::plumbing::clock::now_rfc3339(),
     };
     let data = serde_json::to_value(&summary).unwrap_or(Json::Null);
     let stored = turn.message(

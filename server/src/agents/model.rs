@@ -20,7 +20,7 @@ answered `committed`. Keep answers short.";
 
 /// The buddy's system prompt for this turn: assembled from the store now, so a brand or
 /// playbook change applies from the next turn.
-pub async fn system_prompt(turn: &Turn) -> crate::error::Result<String> {
+pub async fn system_prompt(turn: &Turn) -> svc_core::error::Result<String> {
     let Some((buddy, _)) = &turn.buddy else {
         return Ok(CHAT_RULES.to_owned());
     };

@@ -7,11 +7,11 @@
 use serde_json::{json, Value as Json};
 
 use super::turn::{ToolOutcome, Turn};
-use crate::capabilities::Capability;
 use crate::customers::{self, CustomerView};
 use crate::gateway::InvokeRequest;
 use crate::playbooks::Buddy;
-use crate::vocabulary;
+use svc_core::capabilities::Capability;
+use svc_core::vocabulary;
 
 /// The first line of every built-in answer.
 pub const BANNER: &str = "Built-in agent (no language model is connected):";

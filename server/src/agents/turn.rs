@@ -9,9 +9,9 @@ use tokio::sync::mpsc;
 use super::sessions::{self, ChatMessage, Role};
 use crate::agent_state::AgentState;
 use crate::gateway::{self, InvokeRequest};
-use crate::keys::AgentKey;
 use crate::playbooks::Buddy;
-use crate::store::WorkspaceId;
+use svc_core::keys::AgentKey;
+use svc_core::store::WorkspaceId;
 
 /// Tool calls one turn may make (the step budget).
 pub const MAX_TOOL_CALLS: usize = 8;
@@ -162,7 +162,7 @@ impl Turn {
         if req.idempotency_key.is_none() {
             req.idempotency_key = Some(format!("{}-{n}", self.turn_id));
         }
-        let request_id = crate::plumbing::ids::request_id();
+        let request_id = svc_core::plumbing::ids::request_id();
         let input = req.input.clone().unwrap_or_else(|| json!({}));
         let requested_mode = req.mode.clone();
         let call = json!({
@@ -184,7 +184,7 @@ impl Turn {
             Some((_, key)) => {
                 gateway::invoke(&self.state, key, capability, req, request_id.clone()).await
             }
-            None => Err(crate::error::Error::internal(
+            None => Err(svc_core::error::Error::internal(
                 "a tool call before the turn was routed",
             )),
         };

@@ -3,19 +3,19 @@
 //! opportunities, memory notes and the action ledger. Sentiment scoring is `sentiment`'s; every
 //! item drawn from a touchpoint names it (`touchpoint_id`).
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{Direction, GraphRead, Node, NodeId};
 use time::OffsetDateTime;
 
 use super::memory::notes_of;
 use super::sentiment::{self, Score};
 use super::{customer_label, find_customer, micros_of, micros_rfc3339, prop_str, DAY_US};
-use crate::capabilities;
-use crate::error::Result;
-use crate::ledger;
 use crate::pipeline::{self, Status};
-use crate::plumbing::ids;
+use svc_core::capabilities;
+use svc_core::error::Result;
+use svc_core::ledger;
+use svc_core::plumbing::ids;
 
 /// A touchpoint as context.get reads it.
 struct Tp {

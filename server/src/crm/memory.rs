@@ -3,17 +3,17 @@
 
 use std::collections::BTreeSet;
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use time::OffsetDateTime;
 
 use super::{find_customer, str_field, time_ordered_id};
-use crate::error::Result;
-use crate::keys::AgentKey;
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::store::Record;
+use svc_core::error::Result;
+use svc_core::keys::AgentKey;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::store::Record;
 
 /// A memory note on a customer (`memory.write`).
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -11,8 +11,8 @@ use serde_json::Value;
 use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, WorkspaceId};
 use time::OffsetDateTime;
 
-use crate::error::{Error, Result};
-use crate::plumbing::ids;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids;
 
 pub fn str_field<'v>(input: &'v Value, name: &str) -> Option<&'v str> {
     input.get(name).and_then(Value::as_str)
@@ -77,7 +77,7 @@ pub fn customer_label(node: &Node) -> String {
         .unwrap_or_else(|| ids::customer_id(node.id))
 }
 
-pub use crate::plumbing::clock::{micros_of, micros_rfc3339};
+pub use svc_core::plumbing::clock::{micros_of, micros_rfc3339};
 
 pub const DAY_US: i64 = 86_400 * 1_000_000;
 
@@ -94,7 +94,7 @@ pub fn time_ordered_id(prefix: &str, now: OffsetDateTime) -> String {
 /// The customer id a reference names, from a snapshot of the workspace (routes outside the
 /// gateway's transactions).
 pub async fn resolve(
-    store: &crate::store::Store,
+    store: &svc_core::store::Store,
     ws: WorkspaceId,
     reference: String,
 ) -> Result<String> {

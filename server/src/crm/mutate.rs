@@ -5,15 +5,15 @@
 
 use std::collections::BTreeSet;
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{GraphWrite, NodeId};
 
 use super::{find_customer, str_field};
-use crate::error::{Error, Result};
 use crate::events;
 use crate::pipeline;
-use crate::plumbing::ids;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids;
 
 /// Properties crm.mutate may not touch: identity keys move only through ingestion and dedupe
 /// (so the identity index stays exact), and `lastSeen` only forward through events.
@@ -92,7 +92,7 @@ pub fn mutate(
     }
     let mut result = json!({"customer_id": customer_id, "changed": changed});
     if let Some((_, change)) = &opportunity {
-        let now = crate::events::micros(crate::plumbing::clock::now())?;
+        let now = crate::events::micros(svc_core::plumbing::clock::now())?;
         let applied = pipeline::apply(w, customer.id, change, now, None)?;
         result["opportunity"] = applied.view;
     }
@@ -153,7 +153,7 @@ fn opportunity_change(
     if kind == "create" {
         let id = match id {
             Some(id) => id.to_owned(),
-            None => super::time_ordered_id("opp", crate::plumbing::clock::now()),
+            None => super::time_ordered_id("opp", svc_core::plumbing::clock::now()),
         };
         if pipeline::find(w, &id)?.is_some() {
             return Err(Error::invalid_field(

@@ -17,11 +17,11 @@ use serde::Serialize;
 use svc_engine::schema::{CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
-use crate::error::Result;
 use crate::graph_api::node_with_label;
-use crate::plumbing::ids;
-use crate::store::{Store, WorkspaceId};
-use crate::vocabulary::{prop, AT_STAGE, STAGE};
+use svc_core::error::Result;
+use svc_core::plumbing::ids;
+use svc_core::store::{Store, WorkspaceId};
+use svc_core::vocabulary::{prop, AT_STAGE, STAGE};
 
 /// Customer ids listed as a sample of each group.
 pub const SAMPLE: usize = 10;
@@ -381,7 +381,7 @@ fn compute_products<R: GraphRead + ?Sized>(r: &R) -> Result<ProductList> {
 }
 
 pub async fn segments(store: &Store, ws: WorkspaceId) -> Result<SegmentList> {
-    let now_us = crate::events::micros(crate::plumbing::clock::now())?;
+    let now_us = crate::events::micros(svc_core::plumbing::clock::now())?;
     store
         .read(ws, move |snap| compute_segments(snap, now_us))
         .await

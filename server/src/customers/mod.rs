@@ -15,13 +15,13 @@ use svc_engine::{
     normalize_email, Direction, GraphRead, IdentityKeys, Node, NodeId, Order, Record, Value,
 };
 
-use crate::error::{Error, Result};
 use crate::events::value_to_json;
 use crate::graph_api::{ensure_writable, node_with_label};
 use crate::pipeline;
-use crate::plumbing::{clock, ids};
-use crate::store::{Store, WorkspaceId};
-use crate::vocabulary::{prop, OPPORTUNITY};
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::{clock, ids};
+use svc_core::store::{Store, WorkspaceId};
+use svc_core::vocabulary::{prop, OPPORTUNITY};
 
 /// SPEC.md limits.
 pub const CUSTOMERS_LISTED: usize = 100;

@@ -10,9 +10,9 @@ use serde::Deserialize;
 
 use super::layout::{alert, page};
 use super::session::{self, Session};
-use crate::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
-use crate::error::Error;
 use crate::state::AppState;
+use svc_core::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
+use svc_core::error::Error;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct SignupForm {

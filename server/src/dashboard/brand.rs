@@ -16,11 +16,11 @@ use super::{failed, is_htmx, Failure};
 use crate::agents::principal;
 use crate::brand::{self, BrandContext};
 use crate::buddies::Buddy;
-use crate::capabilities::Capability;
 use crate::customers;
 use crate::gateway::{self, InvokeRequest};
-use crate::plumbing::ids;
 use crate::state::AppState;
+use svc_core::capabilities::Capability;
+use svc_core::plumbing::ids;
 
 const TEXTS: &[(&str, &str)] = &[
     ("businessName", "Business name"),

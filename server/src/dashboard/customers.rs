@@ -15,13 +15,13 @@ use super::layout::{json_script, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
 use crate::customers::{self, CustomerView};
-use crate::error::Error;
 use crate::graph_api::node_with_label;
 use crate::graph_api::query::{self, Access, QueryRequest};
-use crate::ledger::{self, LedgerRow};
-use crate::plumbing::{clock, ids};
 use crate::scoring::{self, Models};
 use crate::state::AppState;
+use svc_core::error::Error;
+use svc_core::ledger::{self, LedgerRow};
+use svc_core::plumbing::{clock, ids};
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {

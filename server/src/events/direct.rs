@@ -7,8 +7,8 @@ use serde_json::{Map, Value as Json};
 use time::OffsetDateTime;
 
 use super::{ingest, ingest_many, IngestResult, MarketingEvent, Realtime, ValidEvent};
-use crate::error::{Error, Result};
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::{Error, Result};
+use svc_core::store::{Store, WorkspaceId};
 
 /// Most events in one batch request (DESIGN.md §4).
 pub const MAX_BATCH: usize = 500;
@@ -211,7 +211,7 @@ pub async fn ingest_one(
     ws: WorkspaceId,
     event: MarketingEvent,
 ) -> Result<IngestResult> {
-    let ev = event.validate(crate::plumbing::clock::now())?;
+    let ev = event.validate(svc_core::plumbing::clock::now())?;
     ingest(store, realtime, ws, ev).await
 }
 
@@ -242,7 +242,7 @@ pub async fn ingest_events(
     ws: WorkspaceId,
     events: Vec<Result<MarketingEvent>>,
 ) -> Result<BatchResponse> {
-    let now: OffsetDateTime = crate::plumbing::clock::now();
+    let now: OffsetDateTime = svc_core::plumbing::clock::now();
     let items: Vec<Result<ValidEvent>> = events
         .into_iter()
         .map(|item| item.and_then(|e| e.validate(now)))

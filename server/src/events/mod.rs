@@ -19,10 +19,10 @@ pub mod webhook_secrets;
 pub mod webhooks;
 
 pub use crate::graph_api::values::{json_object_to_properties, json_to_value, value_to_json};
-pub use crate::plumbing::clock::micros_rfc3339;
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
+pub use svc_core::plumbing::clock::micros_rfc3339;
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{
     normalize_external_id, normalize_phone, EngineError, EventInput, GraphRead, GraphWrite,
     IdentityKeys, NodeId, Properties, Record, Value,
@@ -30,12 +30,12 @@ use svc_engine::{
 use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::OffsetDateTime;
 
-use crate::error::{Code, Error, Result};
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::retention;
-use crate::store::{Store, WorkspaceId};
 pub use realtime::{Realtime, StreamMessage};
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::retention;
+use svc_core::store::{Store, WorkspaceId};
 
 /// Largest accepted event, as compact JSON (DESIGN.md §4).
 pub const MAX_EVENT_BYTES: usize = 32 * 1024;

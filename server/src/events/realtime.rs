@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use serde::Serialize;
 use tokio::sync::broadcast;
 
-use crate::store::WorkspaceId;
+use svc_core::store::WorkspaceId;
 
 /// Messages a subscriber may fall behind before it is dropped.
 pub const CHANNEL_CAPACITY: usize = 1024;

@@ -24,7 +24,7 @@ use sha1::Sha1;
 use sha2::Sha256;
 use time::OffsetDateTime;
 
-use crate::error::{Code, Error, Result};
+use svc_core::error::{Code, Error, Result};
 
 type HmacSha256 = Hmac<Sha256>;
 type HmacSha1 = Hmac<Sha1>;
@@ -212,7 +212,7 @@ fn check<M: Mac>(platform: &str, expected: M, sig: &[u8]) -> Result<()> {
 }
 
 fn decode_hex(platform: &str, text: &str) -> Result<Vec<u8>> {
-    crate::plumbing::secrets::decode_hex(text)
+    svc_core::plumbing::secrets::decode_hex(text)
         .ok_or_else(|| refused(platform, "the signature is not hex"))
 }
 
@@ -274,7 +274,7 @@ mod tests {
     }
 
     fn hex_mac256(parts: &[&[u8]]) -> String {
-        crate::plumbing::ids::hex(
+        svc_core::plumbing::ids::hex(
             &mac::<HmacSha256>(SECRET, parts)
                 .expect("mac")
                 .finalize()
@@ -380,7 +380,7 @@ mod tests {
         );
         assert!(verify("shopify", SECRET, &delivery(&h, b"{}"), now()).is_err());
 
-        let sha1 = crate::plumbing::ids::hex(
+        let sha1 = svc_core::plumbing::ids::hex(
             &mac::<HmacSha1>(SECRET, &[BODY])
                 .expect("mac")
                 .finalize()

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use crate::auth::Principal;
-use crate::error::{Code, Error, Result};
-use crate::plumbing::ids;
+use svc_core::auth::Principal;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::ids;
 
 /// How long a ticket stays redeemable.
 pub const TICKET_TTL: Duration = Duration::from_secs(60);

@@ -3,7 +3,7 @@ use svc_engine::GraphRead;
 use time::macros::datetime;
 
 use super::*;
-use crate::workspaces::WorkspaceSettings;
+use svc_core::workspaces::WorkspaceSettings;
 
 const WS: WorkspaceId = WorkspaceId(7);
 

@@ -1,5 +1,5 @@
 //! Per-workspace signing secrets of the webhook platforms, one per platform, sealed at rest
-//! (`crate::plumbing::sealed`: XChaCha20-Poly1305, bound to the workspace, the record kind and the
+//! (`svc_core::plumbing::sealed`: XChaCha20-Poly1305, bound to the workspace, the record kind and the
 //! platform). When a platform has a secret, every delivery for it must carry that platform's
 //! valid signature (`signatures::verify`), whatever credential delivered it. The plaintext is
 //! never returned, logged or stored.
@@ -7,11 +7,11 @@
 use serde::{Deserialize, Serialize};
 
 use super::{signatures, webhooks};
-use crate::error::{Error, Result};
-use crate::plumbing::clock;
-use crate::plumbing::reseal::{reseal_all, SealedRecord};
-use crate::plumbing::sealed::{Sealed, Sealer};
-use crate::store::{Record, Store, WorkspaceId};
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::reseal::{reseal_all, SealedRecord};
+use svc_core::plumbing::sealed::{Sealed, Sealer};
+use svc_core::store::{Record, Store, WorkspaceId};
 
 /// Shortest accepted secret (platform-issued secrets are longer; this refuses typos and toys).
 pub const MIN_SECRET_CHARS: usize = 16;
@@ -237,7 +237,7 @@ mod tests {
         let unknown = status(&store, ws, "myspace")
             .await
             .expect_err("unknown platform");
-        assert_eq!(unknown.code, crate::error::Code::NotFound);
+        assert_eq!(unknown.code, svc_core::error::Code::NotFound);
         store.close();
     }
 }

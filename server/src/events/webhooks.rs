@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value as Json};
 
 use super::direct::{batch_item_event, BatchBody, MAX_BATCH};
 use super::MarketingEvent;
-use crate::error::{Error, Result};
 use crate::pipeline::sources::HUBSPOT_DEAL_PLACEHOLDER as DEAL_PLACEHOLDER;
+use svc_core::error::{Error, Result};
 
 /// Platforms with a normalizer, plus `generic` (the MarketingEvent shape).
 pub const PLATFORMS: &[&str] = &[
@@ -80,7 +80,7 @@ fn first(v: &Json, paths: &[&[&str]]) -> Option<String> {
 }
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Option<Json> {
-    secs.map(|s| Json::String(crate::plumbing::clock::unix_rfc3339(s)))
+    secs.map(|s| Json::String(svc_core::plumbing::clock::unix_rfc3339(s)))
 }
 
 fn props(pairs: &[(&str, Option<Json>)]) -> Option<Map<String, Json>> {
@@ -398,7 +398,7 @@ pub const TOKEN_PREFIX: &str = "whk_";
 pub const TOKEN_RATE_PER_MIN: u32 = 1200;
 
 /// The rate-limit bucket of a workspace's webhook token (never collides with a `key_` id).
-pub fn token_rate_bucket(ws: crate::store::WorkspaceId) -> String {
+pub fn token_rate_bucket(ws: svc_core::store::WorkspaceId) -> String {
     format!("webhook_token:{ws}")
 }
 
@@ -411,7 +411,7 @@ pub(crate) struct WebhookToken {
     created_by: String,
 }
 
-impl crate::store::Record for WebhookToken {
+impl svc_core::store::Record for WebhookToken {
     const KIND: &'static str = "webhook_token";
     fn id(&self) -> String {
         self.digest.clone()
@@ -424,7 +424,7 @@ pub(crate) struct CurrentWebhookToken {
     digest: String,
 }
 
-impl crate::store::Record for CurrentWebhookToken {
+impl svc_core::store::Record for CurrentWebhookToken {
     const KIND: &'static str = "webhook_token_current";
     fn id(&self) -> String {
         "current".to_owned()
@@ -434,16 +434,19 @@ impl crate::store::Record for CurrentWebhookToken {
 /// Mints the workspace's webhook token (`?token=` on `/api/webhooks/{platform}`); the previous
 /// one stops working in the same commit. The plaintext is returned once.
 pub async fn mint_token(
-    store: &crate::store::Store,
-    ws: crate::store::WorkspaceId,
+    store: &svc_core::store::Store,
+    ws: svc_core::store::WorkspaceId,
     user_id: &str,
 ) -> Result<String> {
-    use crate::store::WorkspaceId;
-    let token = format!("{TOKEN_PREFIX}{}", crate::plumbing::ids::random_base62(32));
+    use svc_core::store::WorkspaceId;
+    let token = format!(
+        "{TOKEN_PREFIX}{}",
+        svc_core::plumbing::ids::random_base62(32)
+    );
     let record = WebhookToken {
-        digest: crate::keys::token::digest(&token),
+        digest: svc_core::keys::token::digest(&token),
         workspace: ws.0,
-        created_at: crate::plumbing::clock::now_rfc3339(),
+        created_at: svc_core::plumbing::clock::now_rfc3339(),
         created_by: user_id.to_owned(),
     };
     store
@@ -465,18 +468,18 @@ pub async fn mint_token(
 
 /// The workspace a webhook token belongs to; `unauthenticated` for anything else.
 pub async fn resolve_token(
-    store: &crate::store::Store,
+    store: &svc_core::store::Store,
     token: &str,
-) -> Result<crate::store::WorkspaceId> {
+) -> Result<svc_core::store::WorkspaceId> {
     let invalid = || Error::unauthenticated("invalid webhook token");
     if !token.starts_with(TOKEN_PREFIX) || token.len() != TOKEN_PREFIX.len() + 32 {
         return Err(invalid());
     }
-    let digest = crate::keys::token::digest(token);
+    let digest = svc_core::keys::token::digest(token);
     store
-        .get::<WebhookToken>(crate::store::WorkspaceId::GLOBAL, digest)
+        .get::<WebhookToken>(svc_core::store::WorkspaceId::GLOBAL, digest)
         .await?
-        .map(|t| crate::store::WorkspaceId(t.workspace))
+        .map(|t| svc_core::store::WorkspaceId(t.workspace))
         .ok_or_else(invalid)
 }
 
@@ -659,7 +662,7 @@ mod tests {
     #[test]
     fn unknown_platform_names_the_supported_ones() {
         let err = normalize("myspace", &HashMap::new(), json!({})).expect_err("unknown");
-        assert_eq!(err.code, crate::error::Code::NotFound);
+        assert_eq!(err.code, svc_core::error::Code::NotFound);
         assert_eq!(err.details.expect("details")["supported"], json!(PLATFORMS));
     }
 }

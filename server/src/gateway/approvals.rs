@@ -11,21 +11,21 @@
 //! first), and by the sweeper through [`expire_overdue`], so an action nobody looks at does not
 //! keep its credits charged.
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::error::{Code, Error, Result};
 use crate::gateway::executors::{self, Phase};
 use crate::gateway::{self, registry};
-use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, Delivered};
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::store::{Record, RecordScan, Store, Tx};
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger::{self, LedgerRow};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::store::{Record, RecordScan, Store, Tx};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
 pub const TTL: time::Duration = time::Duration::hours(72);
@@ -555,8 +555,8 @@ fn run_approved(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities::Capability;
-    use crate::keys::KeyKind;
+    use svc_core::capabilities::Capability;
+    use svc_core::keys::KeyKind;
 
     fn key(ws: WorkspaceId) -> AgentKey {
         AgentKey {

@@ -9,19 +9,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::store::WorkspaceTxn;
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::capabilities::Mode;
-use crate::error::{Code, Error, Result};
-use crate::plumbing::ids;
-use crate::retention;
-use crate::store::{Record, Store};
+use svc_core::capabilities::Mode;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::ids;
+use svc_core::retention;
+use svc_core::store::{Record, Store};
 
 /// SHA-256 of what makes two requests "the same": the mode and the input (canonical JSON:
 /// object keys sorted). `source` is not part of it, so a CLI retry of an MCP call replays.
@@ -299,7 +299,7 @@ mod tests {
                     fingerprint: f,
                     request_id: "req_1".into(),
                     body: "{}".into(),
-                    created_at: crate::plumbing::clock::rfc3339(t0),
+                    created_at: svc_core::plumbing::clock::rfc3339(t0),
                 };
                 super::store(&mut txn.workspace(ws), "key_t", "c", "k", response)
             })

@@ -34,20 +34,20 @@ pub use service::Gateway;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::capabilities::ApprovalKind;
-use crate::capabilities::Mode;
-use crate::error::{Code, Error, Result};
-use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow, Quota};
 use crate::outbound;
-use crate::plumbing::clock;
-use crate::store::Tx;
-use crate::workspaces::WorkspaceSettings;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
 use outbound_flow::{finish_delivery, Delivery};
 use receipts::ReceiptRecord;
 use registry::{Descriptor, Entry, LEGACY_INVOKE_SCOPE};
+use svc_core::capabilities::ApprovalKind;
+use svc_core::capabilities::Mode;
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger::{self, LedgerRow, Quota};
+use svc_core::plumbing::clock;
+use svc_core::store::Tx;
+use svc_core::workspaces::WorkspaceSettings;
 
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;

@@ -1,18 +1,18 @@
 //! The second half of an outbound invocation: after the provider answered, the outcome on the
 //! record, the receipt and the stored idempotent answer (see `docs/outbound.md`).
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use time::OffsetDateTime;
 
 use super::receipts::{rewrite_receipt, ReceiptRecord};
 use super::{encoding, envelope_json, idempotency, sanitize, Envelope, InvokeResponse};
-use crate::error::{Code, Error, Result};
-use crate::ledger::{self, LedgerRow};
 use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
-use crate::plumbing::clock;
-use crate::store::Store;
-use crate::workspaces;
+use svc_core::error::{Code, Error, Result};
+use svc_core::ledger::{self, LedgerRow};
+use svc_core::plumbing::clock;
+use svc_core::store::Store;
+use svc_core::workspaces;
 
 /// An outbound invocation between its two writes.
 pub(super) struct Delivery {

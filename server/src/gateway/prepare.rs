@@ -7,16 +7,16 @@ use time::OffsetDateTime;
 
 use super::executors;
 use super::registry::Descriptor;
-use crate::error::{Code, Error, Result};
-use crate::keys::AgentKey;
-use crate::ledger;
-use crate::store::Tx;
-use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger;
+use svc_core::store::Tx;
+use svc_core::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 
 /// What executors reach besides the transaction: secrets and the public URL.
 #[derive(Clone, Debug)]
 pub(crate) struct Deps {
-    pub sealer: crate::plumbing::sealed::Sealer,
+    pub sealer: svc_core::plumbing::sealed::Sealer,
     pub public_url: String,
 }
 

@@ -1,16 +1,16 @@
 //! Receipts and usage: what an invocation left behind (its receipt: the ledger row, the
 //! sanitized answer, the approval timeline) and the month's credit usage of a key.
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use svc_core::store::WorkspaceTxn;
 
-use crate::error::{Error, Result};
 use crate::gateway::approvals;
-use crate::keys::AgentKey;
-use crate::ledger::{self, LedgerRow};
-use crate::store::{Record, Store};
-use crate::workspaces::WorkspaceSettings;
+use svc_core::error::{Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger::{self, LedgerRow};
+use svc_core::store::{Record, Store};
+use svc_core::workspaces::WorkspaceSettings;
 
 /// `GET .../usage/actions`: default and largest `limit`.
 pub const DEFAULT_USAGE_ROWS: usize = 25;

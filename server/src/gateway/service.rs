@@ -9,8 +9,8 @@ use parking_lot::RwLock;
 
 use super::idempotency::InFlightKeys;
 use crate::integrations::HttpClient;
-use crate::plumbing::sealed::Sealer;
-use crate::store::Store;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::store::Store;
 
 /// Cheap to clone: every part is shared.
 #[derive(Clone, Debug)]

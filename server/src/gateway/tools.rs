@@ -6,10 +6,10 @@
 use serde_json::{json, Map, Value};
 
 use super::registry::{self, Descriptor};
-use crate::capabilities::{ApprovalKind, SideEffect};
-use crate::error::{Error, Result};
 use crate::gateway::{self, InvokeRequest, MAX_IDEMPOTENCY_KEY};
-use crate::keys::AgentKey;
+use svc_core::capabilities::{ApprovalKind, SideEffect};
+use svc_core::error::{Error, Result};
+use svc_core::keys::AgentKey;
 
 /// Tool argument that overrides the invocation mode.
 pub const MODE_ARG: &str = "_mode";
@@ -172,9 +172,9 @@ pub fn failure(e: &Error, request_id: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities::Capability;
-    use crate::error::Code;
-    use crate::keys::KeyKind;
+    use svc_core::capabilities::Capability;
+    use svc_core::error::Code;
+    use svc_core::keys::KeyKind;
 
     fn key(grants: &[&str], modes: &[&str]) -> AgentKey {
         AgentKey {
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn every_capability_has_a_distinct_tool_name() {
-        for id in crate::capabilities::ids() {
+        for id in svc_core::capabilities::ids() {
             if let Some(e) = registry::get(id) {
                 assert_eq!(capability_of(e.descriptor.mcp_tool_name), Some(id));
             }

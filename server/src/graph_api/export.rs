@@ -9,8 +9,8 @@ use svc_engine::schema::TOUCHPOINT;
 use svc_engine::{Direction, GraphRead, NodeId};
 
 use super::values::value_to_json;
-use crate::error::{Error, Result};
-use crate::plumbing::ids;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids;
 
 /// Which entities an export holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]

@@ -8,11 +8,11 @@ pub mod query;
 pub mod schema;
 pub mod values;
 
-use crate::store::WorkspaceTxn;
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{GraphRead, Node, NodeId};
 
-use crate::error::Result;
-use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
+use svc_core::error::Result;
+use svc_core::workspaces::{WorkspaceSettings, SETTINGS_ID};
 
 /// Refuses writes to a read-only workspace, checked inside the write so that it is atomic with
 /// it. A workspace without a settings record (never the case for registered workspaces) is

@@ -15,8 +15,8 @@ use serde::Serialize;
 use svc_engine::{Direction, EdgeId, GraphRead, NodeId};
 
 use super::export::{properties_json, GraphNode, GraphRelationship};
-use crate::error::{Code, Error, Result};
-use crate::plumbing::ids;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::ids;
 
 /// Most hops a path may have (and the default).
 pub const MAX_HOPS: u32 = 8;

@@ -12,8 +12,8 @@ use svc_query::{Limits, Params, QueryError, QueryResult};
 
 use super::ensure_writable;
 use super::values::json_to_value;
-use crate::error::{Code, Error, Result};
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::{Code, Error, Result};
+use svc_core::store::{Store, WorkspaceId};
 
 /// The request body.
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]

@@ -9,8 +9,8 @@ use svc_engine::{EngineError, ErrorKind, IndexKind};
 use svc_query::{QueryError, QueryResult, QueryStats, ResultValue, SchemaCommand};
 
 use super::query::{query_error, Access};
-use crate::error::{Code, Error, Result};
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::{Code, Error, Result};
+use svc_core::store::{Store, WorkspaceId};
 
 /// Runs one schema command for a caller with `access`.
 pub async fn run(
@@ -37,7 +37,7 @@ pub async fn run(
             }
         }
         // A read-only workspace is frozen, its indexes included (403 read_only_workspace).
-        crate::workspaces::settings(store, ws)
+        svc_core::workspaces::settings(store, ws)
             .await?
             .ensure_writable()?;
     }

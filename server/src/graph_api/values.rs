@@ -4,7 +4,7 @@
 use serde_json::{Map, Value as Json};
 use svc_engine::{Properties, Value};
 
-use crate::plumbing::clock::micros_rfc3339;
+use svc_core::plumbing::clock::micros_rfc3339;
 
 /// JSON to an engine value: integers stay integers, other numbers become floats.
 pub fn json_to_value(v: Json) -> Value {

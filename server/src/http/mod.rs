@@ -25,13 +25,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::members;
 use routes::{
     approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
 };
+use svc_core::error::{Error, Result};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;

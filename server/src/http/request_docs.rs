@@ -1,7 +1,7 @@
 //! Schemas of request bodies that handlers read field by field (the lenient SPEC.md rules of
 //! playbooks: unknown fields dropped, enum values outside their set ignored, bounds enforced),
 //! for the OpenAPI document only. The handlers take `serde_json::Value` and apply
-//! `crate::fields`; these types state exactly what those rules accept.
+//! `svc_core::fields`; these types state exactly what those rules accept.
 
 #![allow(dead_code)]
 

@@ -12,9 +12,9 @@ use lettre::message::Mailbox;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
-use crate::error::{Code, Error, Result};
-use crate::fields::wire_enum;
-use crate::integration_kind::Kind;
+use svc_core::error::{Code, Error, Result};
+use svc_core::integration_kind::Kind;
+use svc_core::wire_enum;
 
 /// Twilio's REST API host, the default `base_url` of the voice integration.
 pub const DEFAULT_VOICE_BASE_URL: &str = "https://api.twilio.com";

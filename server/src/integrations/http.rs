@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use super::ProviderError;
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 pub const TOTAL_TIMEOUT: Duration = Duration::from_secs(15);

@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use super::config::{field_error, http_url, Body};
 use super::http::error_message;
 use super::{HttpClient, ProviderError};
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 /// Seconds a model call may take when `timeout_s` is not set.
 pub const DEFAULT_LLM_TIMEOUT_S: u64 = 60;
@@ -109,8 +109,8 @@ pub async fn check(
 mod tests {
     use super::super::Config;
     use super::*;
-    use crate::integration_kind::Kind;
     use serde_json::json;
+    use svc_core::integration_kind::Kind;
 
     fn llm(body: Json, prev: Option<&Config>) -> Result<LlmConfig> {
         match Config::from_body(Kind::Llm, &body, prev)? {

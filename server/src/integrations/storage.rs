@@ -9,13 +9,13 @@ use serde_json::Value as Json;
 
 use super::{customerio, smtp, voice, Config, CustomerioConfig, HttpClient};
 use super::{SmtpConfig, VoiceConfig};
-use crate::error::{Code, Error, Result};
-use crate::integration_kind::Kind;
-use crate::plumbing::clock;
-use crate::plumbing::reseal::{reseal_all, SealedRecord};
-use crate::plumbing::sealed::{Sealed, Sealer};
-use crate::store::{Record, Store, WorkspaceId};
-use crate::workspaces::ensure_writable;
+use svc_core::error::{Code, Error, Result};
+use svc_core::integration_kind::Kind;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::reseal::{reseal_all, SealedRecord};
+use svc_core::plumbing::sealed::{Sealed, Sealer};
+use svc_core::store::{Record, Store, WorkspaceId};
+use svc_core::workspaces::ensure_writable;
 
 /// Record kind of the store.
 pub const RECORD_KIND: &str = "integration";
@@ -79,7 +79,7 @@ pub struct TestResult {
 }
 
 fn capabilities(kind: Kind) -> Vec<String> {
-    crate::capabilities::requiring(kind)
+    svc_core::capabilities::requiring(kind)
         .into_iter()
         .map(str::to_owned)
         .collect()
@@ -133,7 +133,7 @@ pub async fn load(
 
 /// The stored config of `kind`, read inside an engine write transaction (the gateway's).
 pub fn load_in(
-    w: &crate::store::WorkspaceTxn<'_, '_>,
+    w: &svc_core::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
     kind: Kind,
 ) -> Result<Option<Config>> {
@@ -146,7 +146,7 @@ pub fn load_in(
 
 /// [`load_in`] for SMTP.
 pub fn load_smtp_in(
-    w: &crate::store::WorkspaceTxn<'_, '_>,
+    w: &svc_core::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<SmtpConfig>> {
     Ok(match load_in(w, sealer, Kind::Smtp)? {
@@ -157,7 +157,7 @@ pub fn load_smtp_in(
 
 /// [`load_in`] for the voice provider.
 pub fn load_voice_in(
-    w: &crate::store::WorkspaceTxn<'_, '_>,
+    w: &svc_core::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<VoiceConfig>> {
     Ok(match load_in(w, sealer, Kind::Voice)? {
@@ -168,7 +168,7 @@ pub fn load_voice_in(
 
 /// [`load_in`] for Customer.io.
 pub fn load_customerio_in(
-    w: &crate::store::WorkspaceTxn<'_, '_>,
+    w: &svc_core::store::WorkspaceTxn<'_, '_>,
     sealer: &Sealer,
 ) -> Result<Option<CustomerioConfig>> {
     Ok(match load_in(w, sealer, Kind::Customerio)? {

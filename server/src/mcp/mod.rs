@@ -20,8 +20,8 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
 use crate::gateway::{self, tools};
-use crate::keys::AgentKey;
 use crate::state::AppState;
+use svc_core::keys::AgentKey;
 
 /// Server name in `initialize`.
 pub const SERVER_NAME: &str = "svcd";

@@ -7,13 +7,13 @@
 use serde_json::json;
 use svc_engine::WorkspaceId;
 
-use crate::error::{Code, Error, Result};
 use crate::events::StreamMessage;
-use crate::integration_kind::Kind;
 use crate::integrations::{self, voice, Config};
-use crate::plumbing::clock;
-use crate::plumbing::sealed::Sealer;
-use crate::store::Store;
+use svc_core::error::{Code, Error, Result};
+use svc_core::integration_kind::Kind;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::store::Store;
 
 use super::{record_touchpoint, OutboundKind, OutboundRecord};
 

@@ -3,14 +3,14 @@
 //! (409 `frequency_capped`). Both are checked when an action is queued and again when it runs;
 //! neither charges credits.
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{Direction, GraphRead, Node};
 use time::OffsetDateTime;
 
-use crate::error::{Code, Error, Result};
-use crate::plumbing::clock;
-use crate::plumbing::ids;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
 
 use super::{OutboundKind, OutboundRecord, State};
 
@@ -161,7 +161,7 @@ mod tests {
     use super::*;
     use crate::events::{self, MarketingEvent};
     use crate::outbound::{self, NewRecord};
-    use crate::store::Store;
+    use svc_core::store::Store;
     use svc_engine::WorkspaceId;
     use time::macros::datetime;
 
@@ -238,7 +238,7 @@ mod tests {
             .write(move |tx| {
                 let mut w = tx.workspace(WS);
                 let customer = crate::crm::find_customer(&w, "bo@example.com")?;
-                let cid = crate::plumbing::ids::customer_id(customer.id);
+                let cid = svc_core::plumbing::ids::customer_id(customer.id);
                 let mut made = Vec::new();
                 for (kind, state, days_ago) in [
                     (OutboundKind::Email, State::Sent, 1),

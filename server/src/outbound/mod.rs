@@ -11,17 +11,17 @@ pub mod call_status;
 pub mod consent;
 pub mod delivery;
 
-use crate::store::WorkspaceTxn;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::error::{Code, Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage};
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::store::{Record, RecordScan, Store};
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::store::{Record, RecordScan, Store};
 
 /// What an outbound record carries out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]

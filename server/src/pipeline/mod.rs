@@ -11,16 +11,16 @@
 
 pub mod sources;
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{
     Direction, EventInput, GraphRead, GraphWrite, IdentityKeys, Node, NodeId, Properties, Value,
 };
 
-use crate::error::{Error, Result};
 use crate::events::value_to_json;
-use crate::plumbing::ids;
-use crate::vocabulary::{prop, AT_STAGE, CUSTOMER, HAS_OPPORTUNITY, OPPORTUNITY, STAGE};
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids;
+use svc_core::vocabulary::{prop, AT_STAGE, CUSTOMER, HAS_OPPORTUNITY, OPPORTUNITY, STAGE};
 
 /// The action of the touchpoints that keep an opportunity's stage history.
 pub const STAGE_CHANGED: &str = "opportunity_stage_changed";

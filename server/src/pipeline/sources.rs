@@ -14,9 +14,9 @@
 use svc_engine::{Properties, Value};
 
 use super::{OpportunityChange, Status, CREATED, STAGE_CHANGED, WON_STAGE};
-use crate::error::{Error, Result};
 use crate::events::ValidEvent;
-use crate::vocabulary::prop;
+use svc_core::error::{Error, Result};
+use svc_core::vocabulary::prop;
 
 /// ISO 4217 currencies Stripe treats as zero-decimal (amounts are already whole units).
 const ZERO_DECIMAL: &[&str] = &[

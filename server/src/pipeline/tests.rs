@@ -7,7 +7,7 @@ use svc_engine::{GraphRead, GraphWrite, Properties, Value, WorkspaceId};
 use super::sources::{change_of, from_minor_units};
 use super::*;
 use crate::events::MarketingEvent;
-use crate::store::Store;
+use svc_core::store::Store;
 
 const WS: WorkspaceId = WorkspaceId(21);
 const TS: i64 = 1_767_225_600_000_000;
@@ -32,7 +32,7 @@ fn actions(w: &WorkspaceTxn<'_, '_>, c: NodeId) -> Vec<(String, Json)> {
         .adjacent(
             c,
             Direction::Outgoing,
-            Some(crate::vocabulary::HAS_TOUCHPOINT),
+            Some(svc_core::vocabulary::HAS_TOUCHPOINT),
         )
         .expect("adjacent")
     {
@@ -89,7 +89,7 @@ fn stripe_minor_units() {
 
 #[test]
 fn events_read_into_changes() {
-    let now = crate::plumbing::clock::now();
+    let now = svc_core::plumbing::clock::now();
     let valid = |v: serde_json::Value| {
         MarketingEvent::from_json(v)
             .expect("shape")
@@ -109,7 +109,7 @@ fn events_read_into_changes() {
     let missing = valid(json!({"event": "opportunity_created", "email": "a@x.io"}));
     assert_eq!(
         change_of(&missing).expect_err("no id").code,
-        crate::error::Code::InvalidInput
+        svc_core::error::Code::InvalidInput
     );
     let bad = valid(json!({"event": "opportunity_created", "email": "a@x.io",
         "properties": {"opportunityId": "D-2", "amount": "lots"}}));

@@ -33,16 +33,16 @@ pub use goal::{interpret, Interpreted, Metric};
 use segment::candidates;
 use steps::{fact, Basis, Planner};
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::Node;
 use time::OffsetDateTime;
 
 use crate::brand::BrandContext;
-use crate::capabilities::{ApprovalKind, Capability};
-use crate::error::{Error, Result};
 use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
+use svc_core::capabilities::{ApprovalKind, Capability};
+use svc_core::error::{Error, Result};
 
 pub const GOAL_CHARS: usize = 2000;
 pub const SEGMENT_CHARS: usize = 200;
@@ -272,7 +272,7 @@ pub fn plan(
         "based_on": p.based_on,
     });
     if let Some(c) = customer {
-        out["customer_id"] = json!(crate::plumbing::ids::customer_id(c.id));
+        out["customer_id"] = json!(svc_core::plumbing::ids::customer_id(c.id));
     }
     Ok(out)
 }
@@ -339,7 +339,7 @@ pub fn input_schema() -> Json {
 }
 
 pub fn output_schema() -> Json {
-    let ids: Vec<&str> = crate::capabilities::ids().collect();
+    let ids: Vec<&str> = svc_core::capabilities::ids().collect();
     json!({
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",

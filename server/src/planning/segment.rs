@@ -2,12 +2,12 @@
 
 use std::ops::Bound;
 
-use crate::store::WorkspaceTxn;
+use svc_core::store::WorkspaceTxn;
 use svc_engine::schema::CUSTOMER;
 use svc_engine::{GraphRead, Node, Order, Value};
 
 use super::DAY_US;
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 /// The segment's bounds on `lastSeen` (microseconds), for `recency:*` segment ids of
 /// `/v1/segments`; `None` for anything else.

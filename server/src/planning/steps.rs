@@ -1,16 +1,16 @@
 //! The planner: where a customer stands (its situation) and the steps that follow from it.
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{Node, Value};
 use time::OffsetDateTime;
 
 use super::{Interpreted, Metric};
 use crate::brand::BrandContext;
-use crate::capabilities::Capability;
-use crate::error::Result;
 use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
+use svc_core::capabilities::Capability;
+use svc_core::error::Result;
 
 /// A planned capability call.
 pub(super) struct Step {

@@ -1,8 +1,8 @@
 //! Tests of `plan.goal`: goal interpretation, situations and the steps they give.
 
 use super::*;
-use crate::capabilities::Capability;
 use crate::scoring::tests::{now, open_graph, track, two_customers, with_customer};
+use svc_core::capabilities::Capability;
 use svc_engine::Graph;
 
 fn planned(graph: &Graph, email: Option<&str>, input: Json) -> Json {
@@ -148,7 +148,7 @@ fn a_suppressed_customer_is_never_contacted() {
     );
     // Nor chosen for a segment plan.
     let hot = with_customer(&graph, "hot@x.io", |_, c| {
-        Ok(crate::plumbing::ids::customer_id(c.id))
+        Ok(svc_core::plumbing::ids::customer_id(c.id))
     });
     let out = planned(
         &graph,
@@ -168,7 +168,7 @@ fn a_segment_plan_acts_on_the_best_scoring_customers() {
     let (_dir, graph) = open_graph();
     two_customers(&graph);
     let hot = with_customer(&graph, "hot@x.io", |_, c| {
-        Ok(crate::plumbing::ids::customer_id(c.id))
+        Ok(svc_core::plumbing::ids::customer_id(c.id))
     });
     let out = planned(&graph, None, json!({"goal": "more conversions"}));
     validates(&output_schema(), &out);

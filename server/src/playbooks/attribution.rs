@@ -21,7 +21,7 @@ use svc_engine::schema::{CAMPAIGN, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, Value};
 
 use super::SuccessMetric;
-use crate::error::Result;
+use svc_core::error::Result;
 
 /// Totals of the attributed events (also what a run last synced).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]

@@ -36,10 +36,10 @@ use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARI
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
 use super::{judge, principal, time_ordered_id, Playbook};
 use crate::agent_state::AgentState;
-use crate::error::{Code, Error, Result};
-use crate::plumbing::clock;
-use crate::store::WorkspaceId;
-use crate::workspaces::ensure_writable;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::store::WorkspaceId;
+use svc_core::workspaces::ensure_writable;
 
 /// How often an idle run (following a segment) looks for new members and outcomes.
 pub const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -163,7 +163,7 @@ impl Runner {
 
 /// Starts the task of every `running` run of every workspace (at service start).
 pub async fn resume_all(state: &AgentState) {
-    let workspaces = match crate::workspaces::all_ids(&state.gateway.store).await {
+    let workspaces = match svc_core::workspaces::all_ids(&state.gateway.store).await {
         Ok(ws) => ws,
         Err(e) => {
             tracing::error!(error = %e, "listing workspaces to resume playbook runs failed");
@@ -464,7 +464,7 @@ async fn take_new_members(
                 if plan.counts.taken >= plan.sample_size {
                     break;
                 }
-                let customer = crate::plumbing::ids::customer_id(id);
+                let customer = svc_core::plumbing::ids::customer_id(id);
                 let index = leads::customer_key(&playbook_id, &run_id, &customer);
                 if !tx.find::<RunLead>(ws, "customer", &index)?.is_empty() {
                     continue;

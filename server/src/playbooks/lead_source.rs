@@ -28,9 +28,9 @@ use svc_query::{Limits, Params, ResultValue};
 use super::run_plan::{Delivery, CADENCE_MAX_MS};
 use super::{LeadSourceKind, Playbook};
 use crate::crm;
-use crate::error::{Error, Result};
 use crate::graph_api::{node_with_label, query::query_error};
-use crate::plumbing::ids;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids;
 
 /// Most leads a request may list, the largest `sampleSize`.
 pub const MAX_LEADS: usize = 5000;
@@ -423,7 +423,7 @@ pub fn resolve_references<R: GraphRead>(r: &R, refs: &[String], limit: usize) ->
         }
         let customer_id = match crm::find_customer(r, reference) {
             Ok(n) => Some(ids::customer_id(n.id)),
-            Err(e) if e.code == crate::error::Code::NotFound => None,
+            Err(e) if e.code == svc_core::error::Code::NotFound => None,
             Err(e) => return Err(e),
         };
         if let Some(c) = &customer_id {

@@ -14,17 +14,17 @@ use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
 use crate::agent_state::AgentState;
-use crate::capabilities::Capability;
 use crate::crm;
-use crate::error::{Code, Error, Result};
 use crate::gateway::{self, Envelope, InvokeRequest};
-use crate::keys::AgentKey;
-use crate::ledger;
 use crate::outbound::consent;
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::store::WorkspaceId;
-use crate::workspaces::{WorkspaceSettings, SETTINGS_ID};
+use svc_core::capabilities::Capability;
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::store::WorkspaceId;
+use svc_core::workspaces::{WorkspaceSettings, SETTINGS_ID};
 
 /// The `source` of the runs' invocations (ledger rows and receipts show it).
 pub const SOURCE: &str = "internal";

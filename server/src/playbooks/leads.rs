@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
-use crate::store::{Record, RecordScan, Store, WorkspaceId};
+use svc_core::error::Result;
+use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
 
 /// Lead statuses.
 pub mod status {

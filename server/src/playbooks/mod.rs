@@ -22,11 +22,12 @@ pub mod runs;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};
 
-use crate::error::{Error, Result};
-use crate::fields::{self, wire_enum, Given};
-use crate::plumbing::{clock, ids};
-use crate::store::{Record, RecordScan, Store, WorkspaceId};
-use crate::workspaces::ensure_writable;
+use svc_core::error::{Error, Result};
+use svc_core::fields::{self, Given};
+use svc_core::plumbing::{clock, ids};
+use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
+use svc_core::wire_enum;
+use svc_core::workspaces::ensure_writable;
 
 wire_enum!(
     /// Lifecycle of a spec; any valid value may be set by update (SPEC.md "States").

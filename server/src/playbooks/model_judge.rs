@@ -21,11 +21,11 @@ use super::run_plan::{
 use super::runs::PlaybookRun;
 use super::{Playbook, SuccessMetric};
 use crate::agents::llm;
-use crate::error::Result;
 use crate::gateway::Gateway;
-use crate::integration_kind::Kind;
 use crate::integrations::{self, Config, HttpClient, LlmConfig};
-use crate::store::WorkspaceId;
+use svc_core::error::Result;
+use svc_core::integration_kind::Kind;
+use svc_core::store::WorkspaceId;
 
 /// The tool the model answers with.
 pub const TOOL: &str = "judge_run";

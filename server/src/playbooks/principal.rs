@@ -11,9 +11,9 @@
 //! are per key and the new principal would draft and queue that lead a second time.
 
 use crate::agents::principal;
-use crate::error::Result;
-use crate::keys::AgentKey;
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::Result;
+use svc_core::keys::AgentKey;
+use svc_core::store::{Store, WorkspaceId};
 
 use super::leads::{status as lead_status, RunLead};
 use super::Buddy;

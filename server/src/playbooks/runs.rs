@@ -19,10 +19,10 @@ use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::model_judge::{self, Judging, Verdict};
 use super::run_plan::{self, PivotChange, RunPlan};
 use super::Playbook;
-use crate::error::{Error, Result};
-use crate::plumbing::clock;
-use crate::store::{Record, RecordScan, Store, Tx, WorkspaceId};
-use crate::workspaces::ensure_writable;
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::store::{Record, RecordScan, Store, Tx, WorkspaceId};
+use svc_core::workspaces::ensure_writable;
 
 /// Largest `samples` one outcome report may carry.
 pub const MAX_SAMPLES_PER_REPORT: u64 = 1_000_000;

@@ -27,13 +27,13 @@ use serde::{Deserialize, Serialize};
 use svc_engine::schema::{CUSTOMER, HAS_TOUCHPOINT, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 
-use crate::error::{Error, Result};
 use crate::graph_api::node_with_label;
 use crate::pipeline::Status;
 use crate::playbooks::Buddy;
-use crate::plumbing::clock;
-use crate::store::{Record, RecordScan, Store, WorkspaceId};
-use crate::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
+use svc_core::error::{Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
+use svc_core::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
 
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
 pub const ARR_TARGET_CENTS: i64 = 5_000_000;
@@ -406,7 +406,7 @@ pub async fn append_message(
     };
     store
         .write(move |tx| {
-            crate::workspaces::ensure_writable(tx, ws)?;
+            svc_core::workspaces::ensure_writable(tx, ws)?;
             tx.put(ws, &record)?;
             Ok(record)
         })
@@ -532,7 +532,7 @@ pub fn synthetic<R: GraphRead + ?Sized>(
         let who = r
             .adjacent(id, Direction::Incoming, Some(HAS_TOUCHPOINT))?
             .first()
-            .map(|a| crate::plumbing::ids::customer_id(a.neighbour))
+            .map(|a| svc_core::plumbing::ids::customer_id(a.neighbour))
             .unwrap_or_else(|| "a customer".into());
         entries.push(ReasoningEntry {
             id: format!("syn_tp_{}", id.0),

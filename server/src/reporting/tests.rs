@@ -3,7 +3,7 @@
 
 use svc_engine::{GraphWrite, Properties};
 
-use crate::vocabulary::{AT_STAGE, STAGE};
+use svc_core::vocabulary::{AT_STAGE, STAGE};
 
 use super::*;
 
@@ -23,7 +23,7 @@ fn event_props(pairs: &[(&str, Value)]) -> Value {
 }
 
 fn customer(
-    w: &mut crate::store::WorkspaceTxn<'_, '_>,
+    w: &mut svc_core::store::WorkspaceTxn<'_, '_>,
     p: Properties,
     tps: &[(i64, Properties)],
 ) -> Result<NodeId> {
@@ -40,7 +40,7 @@ fn customer(
     Ok(c)
 }
 
-fn opp(w: &mut crate::store::WorkspaceTxn<'_, '_>, p: Properties) -> Result<NodeId> {
+fn opp(w: &mut svc_core::store::WorkspaceTxn<'_, '_>, p: Properties) -> Result<NodeId> {
     Ok(w.create_node(&[OPPORTUNITY], p)?)
 }
 

@@ -4,15 +4,15 @@
 
 use std::collections::BTreeSet;
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::Node;
 use time::OffsetDateTime;
 
 use super::{assess_with, to_json, write_back, Assessment, Models, Which};
 use crate::crm;
-use crate::error::{Code, Error, Result};
 use crate::planning::segment::candidates;
+use svc_core::error::{Code, Error, Result};
 
 /// Customers one invocation scores at most.
 pub const BATCH_MAX: usize = 500;

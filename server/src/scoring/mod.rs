@@ -40,17 +40,17 @@ pub use model::{band, PriorModel, Score, Term, CHURN_PRIOR, CONVERSION_PRIOR};
 pub use neighbourhood::{neighbourhood, Neighbourhood, Opportunity, Touch};
 pub use trained::{CurrentModel, Fitted, ScoreModel};
 
-use crate::store::WorkspaceTxn;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{GraphRead, GraphWrite, Node, Snapshot, Value};
 use time::OffsetDateTime;
 
-use crate::error::Result;
-use crate::plumbing::clock;
-use crate::plumbing::ids;
-use crate::vocabulary::prop;
 use model::round;
+use svc_core::error::Result;
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::vocabulary::prop;
 
 /// Touchpoints read per customer: the latest ones by ingestion order. Executors run on the
 /// writer thread, so a customer with a long history must not cost a long read.
@@ -58,10 +58,10 @@ pub const TOUCHPOINT_CAP: usize = 500;
 /// Opportunities read per customer.
 pub const OPPORTUNITY_CAP: usize = 20;
 /// The customer -> opportunity relationship (issue 13).
-pub const HAS_OPPORTUNITY: &str = crate::vocabulary::HAS_OPPORTUNITY;
-const OPPORTUNITY: &str = crate::vocabulary::OPPORTUNITY;
-const STAGE: &str = crate::vocabulary::STAGE;
-const AT_STAGE: &str = crate::vocabulary::AT_STAGE;
+pub const HAS_OPPORTUNITY: &str = svc_core::vocabulary::HAS_OPPORTUNITY;
+const OPPORTUNITY: &str = svc_core::vocabulary::OPPORTUNITY;
+const STAGE: &str = svc_core::vocabulary::STAGE;
+const AT_STAGE: &str = svc_core::vocabulary::AT_STAGE;
 /// Recency of a customer with no recorded activity, and the cap of every recency.
 pub const RECENCY_CAP_DAYS: f64 = 365.0;
 /// Factors listed per score.

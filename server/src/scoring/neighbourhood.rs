@@ -6,8 +6,8 @@ use svc_engine::schema::{HAS_TOUCHPOINT, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use super::{AT_STAGE, HAS_OPPORTUNITY, OPPORTUNITY, OPPORTUNITY_CAP, STAGE, TOUCHPOINT_CAP};
-use crate::error::Result;
-use crate::plumbing::ids;
+use svc_core::error::Result;
+use svc_core::plumbing::ids;
 
 /// One touchpoint as the scoring, drafting and planning rules read it.
 #[derive(Clone, Debug, PartialEq)]
@@ -172,6 +172,6 @@ fn opportunity<R: GraphRead + ?Sized>(r: &R, o: &Node) -> Result<Opportunity> {
             .iter()
             .find_map(|k| num(o.get(k))),
         progress: progress.map(|p| if p > 1.0 { p / 100.0 } else { p }.clamp(0.0, 1.0)),
-        status: string(o.get(crate::vocabulary::prop::STATUS)).map(|s| s.to_ascii_lowercase()),
+        status: string(o.get(svc_core::vocabulary::prop::STATUS)).map(|s| s.to_ascii_lowercase()),
     })
 }

@@ -24,9 +24,9 @@ use time::OffsetDateTime;
 use super::labels::example;
 use super::trained::{version_of, CurrentModel, Fitted, ScoreModel};
 use super::{assess_with, neighbourhood, vector, write_back, Models};
-use crate::error::{Code, Error, Result};
-use crate::plumbing::clock;
-use crate::store::{Store, WorkspaceId};
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::store::{Store, WorkspaceId};
 
 /// The outcome window: conversion within it, churn as no activity within it.
 pub const HORIZON_DAYS: u32 = 30;
@@ -313,7 +313,7 @@ async fn due(store: &Store, retrains: &Retrains, ws: WorkspaceId) -> Result<bool
 
 /// One tick of the background job: retrains every workspace that is due.
 pub async fn run_due(store: &Store, retrains: &Retrains) {
-    let all = match crate::workspaces::all_ids(store).await {
+    let all = match svc_core::workspaces::all_ids(store).await {
         Ok(all) => all,
         Err(e) => {
             tracing::warn!(error = %e, "listing workspaces for retraining failed");

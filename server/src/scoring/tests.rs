@@ -48,10 +48,10 @@ pub(crate) fn with_customer<R: Send + 'static>(
             let id = w
                 .index_seek("Customer", "email", &Value::String(email))?
                 .and_then(|ids| ids.first().copied())
-                .ok_or_else(|| crate::error::Error::not_found("customer"))?;
+                .ok_or_else(|| svc_core::error::Error::not_found("customer"))?;
             let node = w
                 .node(id)?
-                .ok_or_else(|| crate::error::Error::not_found("customer"))?;
+                .ok_or_else(|| svc_core::error::Error::not_found("customer"))?;
             f(&w, &node)
         })
         .expect("read customer")

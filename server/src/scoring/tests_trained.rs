@@ -168,7 +168,7 @@ fn a_trained_model_replaces_the_prior_and_says_so() {
             let w = tx.workspace(WS);
             let ids = w.label_scan(CUSTOMER)?;
             let set = training_set(&w, &ids, now() - time::Duration::days(30), 30)?;
-            Ok::<_, crate::error::Error>(fit(&set, now(), now() - time::Duration::days(30), 30))
+            Ok::<_, svc_core::error::Error>(fit(&set, now(), now() - time::Duration::days(30), 30))
         })
         .expect("train");
     assert_eq!(model.labelled, 120);
@@ -223,7 +223,7 @@ fn invocations_take_exactly_one_of_customer_list_or_segment_and_write_scores_bac
         json!({"customers": ["hot@x.io"], "limit": 3}),
     ] {
         let e = run(bad.clone(), false).expect_err("refused");
-        assert_eq!(e.code, crate::error::Code::InvalidInput, "{bad}");
+        assert_eq!(e.code, svc_core::error::Code::InvalidInput, "{bad}");
     }
     let (out, id) = run(json!({"segment": "recency:active_7d"}), false).expect("segment");
     assert_eq!((out["count"].as_u64(), id), (Some(1), None), "{out}");

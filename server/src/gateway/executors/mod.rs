@@ -6,23 +6,23 @@
 
 mod outbound;
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::GraphRead;
 use time::OffsetDateTime;
 
-use crate::capabilities::Capability;
 use crate::crm::{self, str_field};
-use crate::error::{Error, Result};
 use crate::events::{self, MarketingEvent, StreamMessage, ValidEvent};
-use crate::keys::AgentKey;
-use crate::ledger::Budget;
 use crate::outbound::delivery::Dispatch;
 use crate::outbound::OutboundRecord;
-use crate::plumbing::ids;
-use crate::plumbing::sealed::Sealer;
-use crate::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use crate::{brand, planning, reports, scoring};
+use svc_core::capabilities::Capability;
+use svc_core::error::{Error, Result};
+use svc_core::keys::AgentKey;
+use svc_core::ledger::Budget;
+use svc_core::plumbing::ids;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 
 /// How far an invocation goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,20 +2,21 @@
 //! render exactly what will be sent, check the integration and consent, and record the action
 //! (`queued`, or `sending` with a [`Dispatch`] the gateway performs after the commit).
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Map, Value};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{GraphRead, Node};
 
 use super::{customer_of, Ctx, Outcome, Phase};
-use crate::capabilities::Capability;
+use crate::brand;
 use crate::crm::{prop_str, str_field};
-use crate::error::{Code, Error, Result};
-use crate::integration_kind::Kind;
 use crate::integrations::{self, smtp};
 use crate::outbound::delivery::{CioWrite, Dispatch, Job};
 use crate::outbound::{self, consent, NewRecord, OutboundKind, OutboundRecord, State};
-use crate::plumbing::ids;
-use crate::{brand, workspaces};
+use svc_core::capabilities::Capability;
+use svc_core::error::{Code, Error, Result};
+use svc_core::integration_kind::Kind;
+use svc_core::plumbing::ids;
+use svc_core::workspaces;
 
 /// 409 `integration_not_connected`, naming the integration and the route that connects it.
 fn not_connected(kind: Kind) -> Error {

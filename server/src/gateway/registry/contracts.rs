@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use super::{ApprovalBehavior, Descriptor, Example, CONTRACT_VERSION};
-use crate::capabilities::{self, ApprovalKind, Capability};
+use svc_core::capabilities::{self, ApprovalKind, Capability};
 
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({

@@ -1,4 +1,4 @@
-//! The capability catalogue: one descriptor per capability id of `crate::capabilities` (the ids
+//! The capability catalogue: one descriptor per capability id of `svc_core::capabilities` (the ids
 //! live there and only there), with its contract: grant, legacy scope, modes, cost, side effect,
 //! approval behaviour, MCP tool name, draft 2020-12 input and output schemas and examples.
 //!
@@ -15,9 +15,9 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::capabilities::{ApprovalKind, Capability, Mode, SideEffect};
-use crate::error::{Error, Result};
-use crate::integration_kind::Kind as IntegrationKind;
+use svc_core::capabilities::{ApprovalKind, Capability, Mode, SideEffect};
+use svc_core::error::{Error, Result};
+use svc_core::integration_kind::Kind as IntegrationKind;
 
 /// Contract version shown on every descriptor (SPEC.md: a date).
 pub const CONTRACT_VERSION: &str = "2026-11-15";
@@ -184,8 +184,8 @@ pub fn by_id() -> BTreeMap<&'static str, &'static Entry> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capabilities;
     use std::collections::HashSet;
+    use svc_core::capabilities;
 
     #[test]
     fn every_capability_id_has_a_compiled_descriptor() {

@@ -1,13 +1,13 @@
 //! `/api/auth/*`: register, login, session.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::accounts::{self, LoginRequest, RegisterRequest, SessionView, TokenResponse};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, JwtUser};
 use crate::state::AppState;
+use svc_core::accounts::{self, LoginRequest, RegisterRequest, SessionView, TokenResponse};
 
 /// Create a user and their workspace; returns a 7-day JWT.
 #[utoipa::path(post, path = "/api/auth/register", tag = "auth", request_body = RegisterRequest, responses(
@@ -18,7 +18,7 @@ use crate::state::AppState;
 pub async fn register(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<RegisterRequest>,
-) -> Result<(StatusCode, ApiJson<TokenResponse>), Error> {
+) -> Result<(StatusCode, ApiJson<TokenResponse>), ErrorResponse> {
     let created = accounts::register(&state.store, &state.jwt, req).await?;
     Ok((StatusCode::CREATED, ApiJson(created)))
 }
@@ -32,7 +32,7 @@ pub async fn register(
 pub async fn login(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<LoginRequest>,
-) -> Result<ApiJson<TokenResponse>, Error> {
+) -> Result<ApiJson<TokenResponse>, ErrorResponse> {
     Ok(ApiJson(
         accounts::login(&state.store, &state.jwt, &state.login_limiter, req).await?,
     ))
@@ -47,6 +47,6 @@ pub async fn login(
 pub async fn session(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
-) -> Result<ApiJson<SessionView>, Error> {
+) -> Result<ApiJson<SessionView>, ErrorResponse> {
     Ok(ApiJson(accounts::session(&state.store, &session).await?))
 }

@@ -1,5 +1,6 @@
 //! `/v1/chat` and `/v1/chat/sessions` (dashboard sessions): thin adapters over `agents`.
 
+use crate::http::error::ErrorResponse;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -8,7 +9,6 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 
 use crate::agents::{self, sessions, ChatRequest};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
@@ -31,7 +31,7 @@ pub async fn chat(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
     ApiJson(req): ApiJson<ChatRequest>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Error> {
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ErrorResponse> {
     let rx = agents::start(
         state.agents.clone(),
         session.workspace,
@@ -59,7 +59,7 @@ pub async fn chat(
 pub async fn list_sessions(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
-) -> Result<ApiJson<sessions::SessionList>, Error> {
+) -> Result<ApiJson<sessions::SessionList>, ErrorResponse> {
     Ok(ApiJson(
         sessions::list(&state.store, session.workspace).await?,
     ))
@@ -78,7 +78,7 @@ pub async fn get_session(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<sessions::SessionView>, Error> {
+) -> Result<ApiJson<sessions::SessionView>, ErrorResponse> {
     Ok(ApiJson(
         sessions::get(&state.store, session.workspace, &id).await?,
     ))

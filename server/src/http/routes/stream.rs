@@ -6,6 +6,7 @@
 //! the 101 response reaches the client. A client that falls behind by more than the channel's
 //! capacity is closed with 1008 ("too slow") rather than slowing ingestion down.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -13,7 +14,6 @@ use axum::response::Response;
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::error::Error;
 use crate::events::stream_tickets::TICKET_TTL;
 use crate::events::StreamMessage;
 use crate::http::error::ErrorBody;
@@ -37,7 +37,7 @@ pub async fn stream(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     upgrade: WebSocketUpgrade,
-) -> Result<Response, Error> {
+) -> Result<Response, ErrorResponse> {
     let rx = state.realtime.subscribe(p.workspace());
     Ok(upgrade.on_upgrade(move |socket| forward(socket, rx)))
 }
@@ -65,7 +65,7 @@ pub struct StreamTicket {
 pub async fn ticket(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<(StatusCode, ApiJson<StreamTicket>), Error> {
+) -> Result<(StatusCode, ApiJson<StreamTicket>), ErrorResponse> {
     let ticket = state.stream_tickets.issue(p, std::time::Instant::now())?;
     Ok((
         StatusCode::CREATED,

@@ -1,19 +1,19 @@
 //! Composing the message: the facts it may use (touchpoints, open loops, the active
 //! playbook), the customer's name, the subject line and the structured result.
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::{Node, Value};
 use time::OffsetDateTime;
 
 use super::voice::Writer;
 use super::{Channel, Intent, Request, PLAYBOOKS_READ};
 use crate::brand::Voice;
-use crate::error::Result;
 use crate::playbooks::{self, Playbook};
-use crate::plumbing::ids;
 use crate::scoring::{self, Class, Touch};
-use crate::store::RecordScan;
+use svc_core::error::Result;
+use svc_core::plumbing::ids;
+use svc_core::store::RecordScan;
 
 // ---- facts ----
 

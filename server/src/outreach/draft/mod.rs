@@ -43,14 +43,14 @@ use compose::{
 };
 use voice::Writer;
 
-use crate::store::WorkspaceTxn;
 use serde_json::{json, Value as Json};
+use svc_core::store::WorkspaceTxn;
 use svc_engine::Node;
 use time::OffsetDateTime;
 
 use crate::brand::BrandContext;
-use crate::error::{Error, Result};
 use crate::scoring::{self, Class};
+use svc_core::error::{Error, Result};
 
 /// Longest intent text accepted.
 pub const INTENT_CHARS: usize = 1000;

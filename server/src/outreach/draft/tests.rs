@@ -229,7 +229,7 @@ fn the_active_playbook_shapes_channel_and_angle() {
         .write(move |tx| {
             tx.workspace(WS)
                 .put_record(&pb)
-                .map_err(crate::error::Error::from)
+                .map_err(svc_core::error::Error::from)
         })
         .expect("put playbook");
     let out = drafted(

@@ -23,7 +23,7 @@ const TOKEN_CHARS: usize = 32;
 
 /// An invite as stored: global scope, id = the SHA-256 (hex) of its token.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct Invite {
+pub struct Invite {
     digest: String,
     workspace: u64,
     email: String,

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 /// schema is a string enum of exactly the wire values, named after the type or after the
 /// `as "Name"` given (component names must be unique in the document: a second type of the same
 /// name would silently replace the first).
+#[macro_export]
 macro_rules! wire_enum {
     ($(#[$m:meta])* $name:ident $(as $schema:literal)? { $($variant:ident = $text:literal),+ $(,)? }) => {
         $(#[$m])*
@@ -47,14 +48,13 @@ macro_rules! wire_enum {
 
         impl utoipa::ToSchema for $name {
             fn name() -> std::borrow::Cow<'static, str> {
-                std::borrow::Cow::Borrowed($crate::fields::wire_enum!(@name $name $($schema)?))
+                std::borrow::Cow::Borrowed($crate::wire_enum!(@name $name $($schema)?))
             }
         }
     };
     (@name $name:ident) => { stringify!($name) };
     (@name $name:ident $schema:literal) => { $schema };
 }
-pub(crate) use wire_enum;
 
 /// What a body says about one field.
 #[derive(Clone, Debug, PartialEq)]

@@ -136,8 +136,10 @@ impl Store {
     }
 
     /// The engine handle for the crate's unit tests, which inspect the engine directly.
-    #[cfg(test)]
-    pub(crate) fn graph(&self) -> Result<Graph> {
+    /// The engine handle, for the unit tests of this crate and the crates above
+    /// (`test-support`); production code goes through the store.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn graph(&self) -> Result<Graph> {
         self.engine()
     }
 
@@ -232,8 +234,8 @@ impl Store {
 }
 
 /// The readiness probe's record.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(crate) struct Probe {
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Probe {
     at: String,
 }
 

@@ -74,7 +74,7 @@ impl Record for LedgerRow {
 
 /// Credits used in one month by the workspace (`ws/<month>`) or by one key (`key/<id>/<month>`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct CreditCounter {
+pub struct CreditCounter {
     id: String,
     used: u64,
 }

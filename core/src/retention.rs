@@ -61,7 +61,7 @@ fn bucket_start_label(unix_secs: i64) -> String {
 
 /// Per (workspace, kind): the start (Unix seconds) of the first bucket not yet swept.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct RetentionCursor {
+pub struct RetentionCursor {
     kind: String,
     next_bucket: i64,
 }
