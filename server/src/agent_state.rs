@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::events::Realtime;
 use crate::gateway::Gateway;
-use crate::playbooks::executor::Runner;
+use crate::playbook_runs::executor::Runner;
+use svc_domains::events::Realtime;
 
 /// Cheap to clone: every part is shared.
 #[derive(Clone, Debug)]

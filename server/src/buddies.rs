@@ -5,12 +5,12 @@
 
 use serde::Serialize;
 
-use crate::brand;
-pub use crate::playbooks::Buddy;
-use crate::playbooks::{self, Playbook};
 use svc_core::error::Result;
 use svc_core::plumbing::sealed::Sealer;
 use svc_core::store::{Store, WorkspaceId};
+use svc_domains::brand;
+pub use svc_domains::playbooks::Buddy;
+use svc_domains::playbooks::{self, Playbook};
 
 /// What the orchestrator and every specialist share.
 pub const BASE_PROMPT: &str = "You are part of a customer intelligence and action service. \
@@ -25,26 +25,24 @@ Playbooks are saved go-to-market plans (mode, lead source, hypothesis, channels,
 success metric) that a specialist runs and adapts; the user can create one and set it to \
 active to have it listed here.";
 
-impl Buddy {
-    /// The persona intro of the specialist.
-    pub fn persona(self) -> &'static str {
-        match self {
-            Buddy::Insights => {
-                "You are Insights, the analyst: you explain what the customer \
+/// The persona intro of the specialist.
+pub fn persona(buddy: Buddy) -> &'static str {
+    match buddy {
+        Buddy::Insights => {
+            "You are Insights, the analyst: you explain what the customer \
 data says (segments, journeys, churn and conversion signals) and why it matters."
-            }
-            Buddy::Prospect => {
-                "You are Prospect, the researcher: you find and qualify leads \
+        }
+        Buddy::Prospect => {
+            "You are Prospect, the researcher: you find and qualify leads \
 that match the ideal customer profile and prepare the first touch."
-            }
-            Buddy::Campaign => {
-                "You are Campaign, the marketer: you plan, write and sequence \
+        }
+        Buddy::Campaign => {
+            "You are Campaign, the marketer: you plan, write and sequence \
 outreach across channels in the brand's voice."
-            }
-            Buddy::Pipeline => {
-                "You are Pipeline, the deal desk: you keep opportunities \
+        }
+        Buddy::Pipeline => {
+            "You are Pipeline, the deal desk: you keep opportunities \
 moving, flag stalled deals and propose the next step for each."
-            }
         }
     }
 }
@@ -96,7 +94,7 @@ pub async fn system_prompt(
     if let Some(block) = brand::prompt_block(&ctx) {
         parts.push(block);
     }
-    parts.push(buddy.persona().to_owned());
+    parts.push(persona(buddy).to_owned());
     parts.push(BASE_PROMPT.to_owned());
     parts.push(playbook_block(&active, buddy));
     Ok(SystemPrompt {
@@ -138,7 +136,7 @@ mod tests {
     fn every_specialist_has_a_persona() {
         assert_eq!(Buddy::ALL.len(), 4);
         for b in Buddy::ALL {
-            assert!(b.persona().starts_with("You are"), "{b:?}");
+            assert!(persona(*b).starts_with("You are"), "{b:?}");
         }
         assert_eq!(Buddy::parse("orchestrator"), None);
     }

@@ -96,7 +96,7 @@ impl Config {
             retired_master_keys: Vec::new(),
             usage_flush_interval: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(60),
-            webhook_token_rate_per_min: crate::events::webhooks::TOKEN_RATE_PER_MIN,
+            webhook_token_rate_per_min: svc_domains::events::webhooks::TOKEN_RATE_PER_MIN,
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
             public_url: None,

@@ -8,7 +8,6 @@ use tokio::task::JoinHandle;
 
 use crate::agent_state::AgentState;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
-use crate::events::Realtime;
 use crate::gateway::Gateway;
 use crate::metrics::{Gauges, Metrics};
 use svc_core::auth::jwt::JwtKeys;
@@ -19,6 +18,7 @@ use svc_core::plumbing::sealed::Sealer;
 use svc_core::plumbing::secrets;
 use svc_core::ratelimit::RateLimiter;
 use svc_core::store::Store;
+use svc_domains::events::Realtime;
 
 /// Cheap-to-clone handle to everything request handlers share.
 #[derive(Clone, Debug)]
@@ -38,13 +38,13 @@ pub struct Inner {
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
     pub realtime: Arc<Realtime>,
     /// One-use tickets that open `/v1/stream` from a browser.
-    pub stream_tickets: crate::events::stream_tickets::StreamTickets,
+    pub stream_tickets: svc_domains::events::stream_tickets::StreamTickets,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
     pub summary_cache: crate::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
-    pub http: crate::integrations::HttpClient,
+    pub http: svc_domains::integrations::HttpClient,
     /// The capability gateway's handle (store, sealer, HTTP client, idempotency keys in
     /// flight, the public URL).
     pub gateway: Gateway,
@@ -54,7 +54,7 @@ pub struct Inner {
     /// playbook runs (`playbooks::executor`).
     pub agents: AgentState,
     /// The score models' background retraining (`scoring::retrain`).
-    pub retrains: crate::scoring::retrain::Retrains,
+    pub retrains: svc_domains::scoring::retrain::Retrains,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -104,7 +104,7 @@ impl AppState {
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
 
-        let http = crate::integrations::HttpClient::new()?;
+        let http = svc_domains::integrations::HttpClient::new()?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
         crate::gateway::recover_interrupted(&store).await?;
         let public_url = config.public_url.clone().unwrap_or_else(|| {
@@ -161,7 +161,8 @@ impl AppState {
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // Score-model retraining (`scoring::retrain`): its heavy work runs in the
             // blocking pool, and a retrain never blocks invocations.
-            let mut retrain_tick = tokio::time::interval(crate::scoring::retrain::CHECK_EVERY);
+            let mut retrain_tick =
+                tokio::time::interval(svc_domains::scoring::retrain::CHECK_EVERY);
             retrain_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
@@ -177,7 +178,7 @@ impl AppState {
                         _ = stop_rx.changed() => break,
                     },
                     _ = retrain_tick.tick() => tokio::select! {
-                        _ = crate::scoring::retrain::run_due(&state.store, &state.retrains) => {}
+                        _ = svc_domains::scoring::retrain::run_due(&state.store, &state.retrains) => {}
                         _ = stop_rx.changed() => break,
                     },
                     _ = stop_rx.changed() => break,

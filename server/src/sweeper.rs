@@ -12,12 +12,12 @@
 
 use time::OffsetDateTime;
 
-use crate::events;
 use crate::gateway::approvals;
 use crate::gateway::idempotency;
 use svc_core::error::Result;
 use svc_core::store::{Store, WorkspaceId};
 use svc_core::workspaces;
+use svc_domains::events;
 
 /// What one sweep did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -77,8 +77,8 @@ pub async fn run(store: &Store) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::MarketingEvent;
     use svc_core::workspaces::WorkspaceEntry;
+    use svc_domains::events::MarketingEvent;
 
     #[tokio::test]
     async fn sweeps_every_workspace() {

@@ -8,12 +8,12 @@ use std::collections::{HashMap, HashSet};
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 use svc_core::integration_kind::Kind;
+use svc_domains::integrations::{
+    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, SmtpConfig, VoiceConfig,
+};
 use svc_integration_tests::providers::{HttpProvider, SmtpSink};
 use svc_integration_tests::{
     all_files, contains_bytes, expect_error, get_ok, read, Account, TestServer,
-};
-use svc_server::integrations::{
-    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, SmtpConfig, VoiceConfig,
 };
 
 async fn put(s: &TestServer, a: &Account, kind: &str, body: &Value) -> (StatusCode, Value) {

@@ -229,15 +229,15 @@ impl Operator {
             for (what, outcome) in [
                 (
                     "brand_context",
-                    crate::brand::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::brand::reseal(&self.store, &sealer, ws).await,
                 ),
                 (
                     "webhook_secret",
-                    crate::events::webhook_secrets::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::events::webhook_secrets::reseal(&self.store, &sealer, ws).await,
                 ),
                 (
                     "integration",
-                    crate::integrations::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::integrations::reseal(&self.store, &sealer, ws).await,
                 ),
             ] {
                 match outcome {

@@ -11,9 +11,9 @@ use serde_json::{json, Value as Json};
 
 use super::turn::TokenUsage;
 use crate::gateway;
-use crate::integrations::http::error_message;
-use crate::integrations::{HttpClient, LlmConfig, ProviderError};
 use svc_core::keys::AgentKey;
+use svc_domains::integrations::http::error_message;
+use svc_domains::integrations::{HttpClient, LlmConfig, ProviderError};
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -99,7 +99,7 @@ pub async fn complete(
         let text = resp
             .text()
             .await
-            .map_err(crate::integrations::http::describe)?;
+            .map_err(svc_domains::integrations::http::describe)?;
         serde_json::from_str::<Json>(&text).map_err(|e| {
             ProviderError::new(format!(
                 "the model provider answered with invalid JSON: {e}"
@@ -232,7 +232,7 @@ mod tests {
     fn tool_definitions_are_the_principals_mcp_tools() {
         let key = super::super::principal::principal(
             svc_core::store::WorkspaceId(1),
-            crate::playbooks::Buddy::Insights,
+            svc_domains::playbooks::Buddy::Insights,
         );
         let tools = tool_definitions(&key);
         assert_eq!(tools.len(), gateway::list(&key).capabilities.len());

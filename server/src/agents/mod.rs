@@ -24,14 +24,14 @@ use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use crate::agent_state::AgentState;
-use crate::integrations::{self, Config, LlmConfig};
-use crate::playbooks::{time_ordered_id, Buddy};
 use offline::Intent;
 use orchestrator::Route;
 use sessions::Role;
 use svc_core::error::{Error, Result};
 use svc_core::integration_kind::Kind;
 use svc_core::store::WorkspaceId;
+use svc_domains::integrations::{self, Config, LlmConfig};
+use svc_domains::playbooks::{time_ordered_id, Buddy};
 use turn::Turn;
 pub use turn::{TokenUsage, ToolCallSummary, TurnEvent, MAX_TOOL_CALLS};
 

@@ -9,7 +9,7 @@ use super::llm::{self, ModelError};
 use super::turn::{Turn, MAX_TOOL_CALLS};
 use crate::buddies;
 use crate::gateway::tools as capability_tools;
-use crate::integrations::LlmConfig;
+use svc_domains::integrations::LlmConfig;
 
 /// What the buddy is told about acting in this chat, after its assembled prompt.
 pub const CHAT_RULES: &str = "## This chat\nYou are answering a user of the dashboard. Use \
@@ -45,7 +45,7 @@ pub async fn run(
         Ok(p) => p,
         Err(e) => {
             return Err(ModelError {
-                error: crate::integrations::ProviderError::new(format!(
+                error: svc_domains::integrations::ProviderError::new(format!(
                     "assembling the system prompt failed: {}",
                     e.message
                 )),

@@ -7,8 +7,8 @@ use serde_json::{json, Value as Json};
 use super::llm::{self, ModelError};
 use super::offline::Intent;
 use super::turn::TokenUsage;
-use crate::integrations::{HttpClient, LlmConfig};
-use crate::playbooks::Buddy;
+use svc_domains::integrations::{HttpClient, LlmConfig};
+use svc_domains::playbooks::Buddy;
 
 /// The routing tool offered to the model.
 pub const ROUTE_TOOL: &str = "route_to_buddy";
@@ -59,7 +59,7 @@ fn orchestrator_prompt() -> String {
         "Specialists:".to_owned(),
     ];
     for b in Buddy::ALL {
-        lines.push(format!("- {}: {}", b.as_str(), b.persona()));
+        lines.push(format!("- {}: {}", b.as_str(), crate::buddies::persona(*b)));
     }
     lines.join("\n")
 }

@@ -15,12 +15,12 @@
 //!
 //! Playbook runs act as the campaign buddy's principal (`playbooks::principal`).
 
-use crate::playbooks::Buddy;
 use svc_core::capabilities::{grant_for, Capability, Mode};
 use svc_core::error::Result;
 use svc_core::keys::{AgentKey, KeyKind, DEFAULT_RATE_LIMIT_PER_MIN};
 use svc_core::plumbing::clock;
 use svc_core::store::{Store, WorkspaceId};
+use svc_domains::playbooks::Buddy;
 
 /// The gateway `source` of every call a buddy makes.
 pub const SOURCE: &str = "internal";

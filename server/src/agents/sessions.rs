@@ -8,12 +8,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use crate::playbooks::time_ordered_id;
 use crate::reporting::AssistantMessage;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
 use svc_core::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 use svc_core::workspaces::ensure_writable;
+use svc_domains::playbooks::time_ordered_id;
 
 /// Sessions listed at most (newest first).
 pub const SESSIONS_LISTED: usize = 100;

@@ -9,9 +9,9 @@ use tokio::sync::mpsc;
 use super::sessions::{self, ChatMessage, Role};
 use crate::agent_state::AgentState;
 use crate::gateway::{self, InvokeRequest};
-use crate::playbooks::Buddy;
 use svc_core::keys::AgentKey;
 use svc_core::store::WorkspaceId;
+use svc_domains::playbooks::Buddy;
 
 /// Tool calls one turn may make (the step budget).
 pub const MAX_TOOL_CALLS: usize = 8;

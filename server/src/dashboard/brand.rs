@@ -14,13 +14,13 @@ use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
 use crate::agents::principal;
-use crate::brand::{self, BrandContext};
 use crate::buddies::Buddy;
-use crate::customers;
 use crate::gateway::{self, InvokeRequest};
 use crate::state::AppState;
 use svc_core::capabilities::Capability;
 use svc_core::plumbing::ids;
+use svc_domains::brand::{self, BrandContext};
+use svc_domains::customers;
 
 const TEXTS: &[(&str, &str)] = &[
     ("businessName", "Business name"),

@@ -15,14 +15,14 @@ use super::session::Session;
 use super::{failed, Failure};
 use crate::agents::principal;
 use crate::buddies::Buddy;
-use crate::customers::{self, CustomerView};
 use crate::gateway::{self, InvokeRequest};
-use crate::integrations::IntegrationView;
 use crate::state::AppState;
 use svc_core::capabilities::Capability;
 use svc_core::error::Error;
 use svc_core::integration_kind::Kind;
 use svc_core::plumbing::ids;
+use svc_domains::customers::{self, CustomerView};
+use svc_domains::integrations::IntegrationView;
 
 /// The gateway `source` of a card's invocation.
 pub const SOURCE: &str = "dashboard";

@@ -12,12 +12,12 @@ use serde_json::json;
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::playbooks::executor::{self, Control};
-use crate::playbooks::lead_source::RunRequest;
-use crate::playbooks::runs::{self, PlaybookRun};
-use crate::playbooks::{self, Playbook};
+use crate::playbook_runs::executor::{self, Control};
+use crate::playbook_runs::lead_source::RunRequest;
+use crate::playbook_runs::runs::{self, PlaybookRun};
 use crate::state::AppState;
 use svc_core::error::Error;
+use svc_domains::playbooks::{self, Playbook};
 
 fn field(form: &[(String, String)], name: &str) -> String {
     form.iter()

@@ -19,13 +19,13 @@ use time::OffsetDateTime;
 
 use crate::gateway::executors::{self, Phase};
 use crate::gateway::{self, registry};
-use crate::outbound::{self, Delivered};
 use svc_core::error::{Code, Error, Result};
 use svc_core::keys::AgentKey;
 use svc_core::ledger::{self, LedgerRow};
 use svc_core::plumbing::clock;
 use svc_core::plumbing::ids;
 use svc_core::store::{Record, RecordScan, Store, Tx};
+use svc_domains::outbound::{self, Delivered};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
 pub const TTL: time::Duration = time::Duration::hours(72);

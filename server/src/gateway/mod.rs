@@ -34,7 +34,6 @@ pub use service::Gateway;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::outbound;
 use executors::Phase;
 use idempotency::{Fingerprint, StoredResponse};
 use outbound_flow::{finish_delivery, Delivery};
@@ -48,6 +47,7 @@ use svc_core::ledger::{self, LedgerRow, Quota};
 use svc_core::plumbing::clock;
 use svc_core::store::Tx;
 use svc_core::workspaces::WorkspaceSettings;
+use svc_domains::outbound;
 
 /// Longest idempotency key accepted (DESIGN.md §4).
 pub const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -92,7 +92,7 @@ pub struct InvokeResponse {
     pub replayed: bool,
     /// Real-time message for the workspace's stream (events.ingest commits); the caller
     /// publishes it. Never set on a replay.
-    pub stream: Option<crate::events::StreamMessage>,
+    pub stream: Option<svc_domains::events::StreamMessage>,
 }
 
 /// `GET /api/v1/capabilities` response.

@@ -7,12 +7,12 @@ use time::OffsetDateTime;
 
 use super::receipts::{rewrite_receipt, ReceiptRecord};
 use super::{encoding, envelope_json, idempotency, sanitize, Envelope, InvokeResponse};
-use crate::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
 use svc_core::error::{Code, Error, Result};
 use svc_core::ledger::{self, LedgerRow};
 use svc_core::plumbing::clock;
 use svc_core::store::Store;
 use svc_core::workspaces;
+use svc_domains::outbound::{self, delivery::Dispatch, Delivered, OutboundRecord};
 
 /// An outbound invocation between its two writes.
 pub(super) struct Delivery {

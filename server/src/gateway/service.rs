@@ -8,9 +8,9 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 
 use super::idempotency::InFlightKeys;
-use crate::integrations::HttpClient;
 use svc_core::plumbing::sealed::Sealer;
 use svc_core::store::Store;
+use svc_domains::integrations::HttpClient;
 
 /// Cheap to clone: every part is shared.
 #[derive(Clone, Debug)]

@@ -8,7 +8,7 @@
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::playbooks::{Buddy, Mode};
+use svc_domains::playbooks::{Buddy, Mode};
 
 /// `POST /v1/playbooks`. Server-assigned fields (`id`, `createdAt`, `updatedAt`, `createdBy`)
 /// and unknown fields are ignored.
@@ -80,7 +80,7 @@ pub struct AdaptationInput {
     judge_model: Option<String>,
 }
 
-/// `PUT /v1/brand-context` (`crate::brand::merge`): every field optional, `null` clears it,
+/// `PUT /v1/brand-context` (`svc_domains::brand::merge`): every field optional, `null` clears it,
 /// unknown fields are dropped; over-long strings and wrongly typed values are 400.
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase")]

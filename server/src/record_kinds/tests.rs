@@ -109,7 +109,7 @@ fn record_types_in(source: &str) -> Vec<String> {
 }
 
 /// The directories of the crates whose record types the registry must list.
-const SERVICE_CRATES: [&str; 2] = ["core", "server"];
+const SERVICE_CRATES: [&str; 3] = ["core", "domains", "server"];
 
 fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
@@ -185,7 +185,7 @@ fn typical_records_are_smaller_in_postcard() {
         ),
         (
             "memory_note",
-            sizes_of::<crate::crm::memory::MemoryNote>(serde_json::json!({
+            sizes_of::<svc_domains::crm::memory::MemoryNote>(serde_json::json!({
                 "id": "mem_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "customer_id": "cus_01JDX4B2C3D4E5F6G7H8J9K0M1",
                 "kind": "blocker", "text": "Legal asks for a DPA before the renewal call",
                 "tags": ["legal", "renewal"], "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X",

@@ -27,13 +27,13 @@ use serde::{Deserialize, Serialize};
 use svc_engine::schema::{CUSTOMER, HAS_TOUCHPOINT, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 
-use crate::graph_api::node_with_label;
-use crate::pipeline::Status;
-use crate::playbooks::Buddy;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
 use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
 use svc_core::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
+use svc_domains::graph_api::node_with_label;
+use svc_domains::pipeline::Status;
+use svc_domains::playbooks::Buddy;
 
 pub const CACHE_TTL: Duration = Duration::from_secs(30);
 pub const ARR_TARGET_CENTS: i64 = 5_000_000;
@@ -228,7 +228,7 @@ pub fn compute<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Summary> {
     for id in r.label_scan(OPPORTUNITY)? {
         let Some(o) = r.node(id)? else { continue };
         // Its `status` (kept by the pipeline), else what its `stage` / AT_STAGE name implies.
-        if crate::pipeline::status_of(r, &o)? != Status::Open {
+        if svc_domains::pipeline::status_of(r, &o)? != Status::Open {
             continue;
         }
         open += 1;
@@ -398,7 +398,7 @@ pub async fn append_message(
         }
     }
     let record = AssistantMessage {
-        id: crate::playbooks::time_ordered_id("msg"),
+        id: svc_domains::playbooks::time_ordered_id("msg"),
         session_id: m.session_id,
         buddy_id: m.buddy_id,
         text: m.text,

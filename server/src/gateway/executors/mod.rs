@@ -11,11 +11,6 @@ use svc_core::store::WorkspaceTxn;
 use svc_engine::GraphRead;
 use time::OffsetDateTime;
 
-use crate::crm::{self, str_field};
-use crate::events::{self, MarketingEvent, StreamMessage, ValidEvent};
-use crate::outbound::delivery::Dispatch;
-use crate::outbound::OutboundRecord;
-use crate::{brand, planning, reports, scoring};
 use svc_core::capabilities::Capability;
 use svc_core::error::{Error, Result};
 use svc_core::keys::AgentKey;
@@ -23,6 +18,11 @@ use svc_core::ledger::Budget;
 use svc_core::plumbing::ids;
 use svc_core::plumbing::sealed::Sealer;
 use svc_core::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
+use svc_domains::crm::{self, str_field};
+use svc_domains::events::{self, MarketingEvent, StreamMessage, ValidEvent};
+use svc_domains::outbound::delivery::Dispatch;
+use svc_domains::outbound::OutboundRecord;
+use svc_domains::{brand, planning, reports, scoring};
 
 /// How far an invocation goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -140,7 +140,7 @@ pub(crate) fn run(
         Capability::DraftOutreach => {
             let customer = customer_of(w, input)?;
             let brand = brand::load_in(w, ctx.sealer)?;
-            let result = crate::outreach::draft::draft(w, &brand, &customer, input, ctx.now)?;
+            let result = svc_domains::outreach::draft::draft(w, &brand, &customer, input, ctx.now)?;
             Ok(Outcome::of(result, Some(ids::customer_id(customer.id))))
         }
         Capability::QueueOutreach | Capability::ExecuteOutreach => {

@@ -7,16 +7,16 @@ use svc_core::store::WorkspaceTxn;
 use svc_engine::{GraphRead, Node};
 
 use super::{customer_of, Ctx, Outcome, Phase};
-use crate::brand;
-use crate::crm::{prop_str, str_field};
-use crate::integrations::{self, smtp};
-use crate::outbound::delivery::{CioWrite, Dispatch, Job};
-use crate::outbound::{self, consent, NewRecord, OutboundKind, OutboundRecord, State};
 use svc_core::capabilities::Capability;
 use svc_core::error::{Code, Error, Result};
 use svc_core::integration_kind::Kind;
 use svc_core::plumbing::ids;
 use svc_core::workspaces;
+use svc_domains::brand;
+use svc_domains::crm::{prop_str, str_field};
+use svc_domains::integrations::{self, smtp};
+use svc_domains::outbound::delivery::{CioWrite, Dispatch, Job};
+use svc_domains::outbound::{self, consent, NewRecord, OutboundKind, OutboundRecord, State};
 
 /// 409 `integration_not_connected`, naming the integration and the route that connects it.
 fn not_connected(kind: Kind) -> Error {
@@ -271,7 +271,7 @@ pub(super) fn email(
         "valid email address to send to",
     )?;
     let brand = brand::load_in(w, ctx.sealer)?;
-    let rendered = crate::outreach::draft::render_email(
+    let rendered = svc_domains::outreach::draft::render_email(
         &brand,
         str_field(input, "subject").unwrap_or_default(),
         str_field(input, "body").unwrap_or_default(),

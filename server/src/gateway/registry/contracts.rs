@@ -382,10 +382,10 @@ fn score(which: &'static str) -> Contract {
         mcp,
     };
     let (input, output) = (
-        crate::scoring::input_schema(),
-        crate::scoring::output_schema(),
+        svc_domains::scoring::input_schema(),
+        svc_domains::scoring::output_schema(),
     );
-    let (example_input, example_output) = crate::scoring::example();
+    let (example_input, example_output) = svc_domains::scoring::example();
     let example = Example {
         title: "Score one customer",
         mode: "execute",
@@ -404,10 +404,10 @@ fn plan_goal() -> Contract {
         mcp: "plan_goal",
     };
     let (input, output) = (
-        crate::planning::input_schema(),
-        crate::planning::output_schema(),
+        svc_domains::planning::input_schema(),
+        svc_domains::planning::output_schema(),
     );
-    let (example_input, example_output) = crate::planning::example();
+    let (example_input, example_output) = svc_domains::planning::example();
     let example = Example {
         title: "Plan a renewal",
         mode: "execute",
@@ -430,10 +430,10 @@ fn draft_outreach() -> Contract {
         mcp: "draft_outreach",
     };
     let (input, output) = (
-        crate::outreach::draft::input_schema(),
-        crate::outreach::draft::output_schema(),
+        svc_domains::outreach::draft::input_schema(),
+        svc_domains::outreach::draft::output_schema(),
     );
-    let (example_input, example_output) = crate::outreach::draft::example();
+    let (example_input, example_output) = svc_domains::outreach::draft::example();
     let example = Example {
         title: "Draft a follow-up email",
         mode: "execute",

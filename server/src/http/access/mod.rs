@@ -32,13 +32,13 @@ pub use rules::{Anonymous, Effect, KeyAccess, Rule};
 pub use table::{rule_for, RULES};
 
 use super::openapi;
-use crate::events::webhooks;
 use crate::state::AppState;
 use svc_core::auth::{self, Legacy, Presented, Principal};
 use svc_core::error::{Code, Error};
 use svc_core::keys::{AgentKey, KeyKind, RouteGrant};
 use svc_core::plumbing::clock;
 use svc_core::store::WorkspaceId;
+use svc_domains::events::webhooks;
 use table::methods_of;
 
 /// 405 with the error body and `Allow`, as the router answers it elsewhere.

@@ -4,13 +4,13 @@ use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use serde_json::Value as Json;
 
-use crate::brand::{self, BrandEnvelope};
 use crate::buddies::{self, Buddy, SystemPrompt};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::http::routes::playbooks::Deleted;
 use crate::state::AppState;
 use svc_core::error::Error;
+use svc_domains::brand::{self, BrandEnvelope};
 
 /// The workspace's brand and voice profile; `{context: {}}` when never configured.
 #[utoipa::path(get, path = "/v1/brand-context", tag = "brand",

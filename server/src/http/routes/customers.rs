@@ -6,15 +6,15 @@ use std::collections::HashMap;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 
-use crate::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
-use crate::customers::{
-    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
-};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::state::AppState;
 use svc_core::auth::Principal;
 use svc_core::error::Error;
+use svc_domains::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
+use svc_domains::customers::{
+    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
+};
 
 /// The 100 most recently seen customers, most recent first.
 #[utoipa::path(get, path = "/v1/customers", tag = "customers",

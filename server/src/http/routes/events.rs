@@ -4,11 +4,11 @@
 use crate::http::error::ErrorResponse;
 use axum::extract::State;
 
-use crate::events::direct::{self, BatchBody, BatchResponse, IdentifyBody, TrackBody};
-use crate::events::IngestResult;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, IngestAuth};
 use crate::state::AppState;
+use svc_domains::events::direct::{self, BatchBody, BatchResponse, IdentifyBody, TrackBody};
+use svc_domains::events::IngestResult;
 
 /// Record one customer action. `properties.timestamp` is the event time when the body has no
 /// `timestamp`; a repeated `messageId` within 24 hours is acknowledged with `duplicate: true`.

@@ -11,15 +11,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
-use crate::graph_api::export::{self, ExportMode, GraphExport};
-use crate::graph_api::path::{self, GraphPath};
-use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, OptionalAuth};
 use crate::state::AppState;
 use svc_core::auth::Principal;
 use svc_core::error::Error;
 use svc_core::store::WorkspaceId;
+use svc_domains::graph_api::export::{self, ExportMode, GraphExport};
+use svc_domains::graph_api::path::{self, GraphPath};
+use svc_domains::graph_api::query::{self, Access, QueryRequest};
 
 /// The workspace's entities and relationships (`mode=full`, the default) or all but the
 /// Touchpoints (`mode=summary`). Without credentials: a fixed demo graph (`demo: true`); an

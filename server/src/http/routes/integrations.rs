@@ -7,12 +7,12 @@ use serde_json::Value as Json;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::http::routes::playbooks::Deleted;
-use crate::integrations::{
-    self, CustomerioConfig, IntegrationList, IntegrationView, SmtpConfig, TestResult, VoiceConfig,
-};
 use crate::state::AppState;
 use svc_core::error::{Code, Error};
 use svc_core::integration_kind::Kind;
+use svc_domains::integrations::{
+    self, CustomerioConfig, IntegrationList, IntegrationView, SmtpConfig, TestResult, VoiceConfig,
+};
 
 fn kind(name: &str) -> Result<Kind, Error> {
     Kind::parse(name).ok_or_else(|| {

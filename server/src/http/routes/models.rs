@@ -7,9 +7,9 @@ use serde_json::{json, Value as Json};
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, JwtUser};
-use crate::scoring::retrain::{self, RetrainReport};
-use crate::scoring::{self, trained};
 use crate::state::AppState;
+use svc_domains::scoring::retrain::{self, RetrainReport};
+use svc_domains::scoring::{self, trained};
 
 /// The workspace's score models.
 #[derive(Debug, Serialize, utoipa::ToSchema)]

@@ -9,10 +9,10 @@ use serde::Deserialize;
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
-use crate::outbound::{self, Outbox, State as OutboundState};
 use crate::state::AppState;
 use svc_core::error::Error;
 use svc_core::workspaces;
+use svc_domains::outbound::{self, Outbox, State as OutboundState};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct OutboxQuery {
@@ -52,7 +52,7 @@ pub async fn outbox(
     };
     let customer = match q.customer.filter(|c| !c.is_empty()) {
         None => None,
-        Some(c) if c.contains('@') => Some(crate::crm::resolve(&state.store, ws, c).await?),
+        Some(c) if c.contains('@') => Some(svc_domains::crm::resolve(&state.store, ws, c).await?),
         Some(c) => Some(c),
     };
     Ok(ApiJson(

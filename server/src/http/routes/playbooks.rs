@@ -10,15 +10,15 @@ use serde_json::Value as Json;
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
-use crate::playbooks::executor::{self, Control};
-use crate::playbooks::lead_source::RunRequest;
-use crate::playbooks::leads::{self, LeadList};
-use crate::playbooks::model_judge::Judging;
-use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
-use crate::playbooks::{self, PlaybookEnvelope, PlaybookList};
+use crate::playbook_runs::executor::{self, Control};
+use crate::playbook_runs::lead_source::RunRequest;
+use crate::playbook_runs::leads::{self, LeadList};
+use crate::playbook_runs::model_judge::Judging;
+use crate::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use crate::state::AppState;
 use svc_core::auth::Principal;
 use svc_core::error::{Code, Error};
+use svc_domains::playbooks::{self, PlaybookEnvelope, PlaybookList};
 
 /// Who did it: the user of a session or the agent key.
 fn actor(p: &Principal) -> String {

@@ -14,11 +14,11 @@ use axum::response::Response;
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::events::stream_tickets::TICKET_TTL;
-use crate::events::StreamMessage;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
+use svc_domains::events::stream_tickets::TICKET_TTL;
+use svc_domains::events::StreamMessage;
 
 type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 

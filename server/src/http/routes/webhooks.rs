@@ -8,13 +8,13 @@ use std::collections::HashMap;
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 
-use crate::events::direct::{self, BatchResponse};
-use crate::events::webhook_secrets::{self, SecretStatus};
-use crate::events::{signatures, webhooks};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, IngestWorkspace, JwtUser, RawJson};
 use crate::state::AppState;
 use svc_core::plumbing::clock;
+use svc_domains::events::direct::{self, BatchResponse};
+use svc_domains::events::webhook_secrets::{self, SecretStatus};
+use svc_domains::events::{signatures, webhooks};
 
 /// A platform's webhook delivery, normalized into marketing events (`generic`: the
 /// MarketingEvent shape `{type, action, customerId, properties}`, or `{events: [...]}`;

@@ -1,23 +1,8 @@
 //! Playbook specs (SPEC.md "PlaybookSpec", "Playbooks"): create with defaults and bounds, read,
-//! partial update with shallow merges, delete. Runs and adaptation live in [`runs`] and
-//! [`judge`]. No HTTP types.
+//! partial update with shallow merges, delete. No HTTP types. Runs, their execution and
+//! adaptation are the agents' (`playbook_runs`); drafting reads the active specs.
 //!
-//! Records: `playbook` keyed by a time-ordered `pb_` id (a scan lists them in creation order);
-//! runs are `playbook_run` records keyed `<playbook id>/<run id>` (see [`runs`]), their leads
-//! `playbook_run_lead` records (see [`leads`]). Runs are executed in the background by
-//! [`executor`]: leads from [`lead_source`], each worked by [`lead_step`] as the campaign
-//! buddy ([`principal`]), pivots steering the plan ([`run_plan`]).
-
-pub mod attribution;
-pub mod executor;
-pub mod judge;
-pub mod lead_source;
-pub mod lead_step;
-pub mod leads;
-pub mod model_judge;
-pub mod principal;
-pub mod run_plan;
-pub mod runs;
+//! Records: `playbook` keyed by a time-ordered `pb_` id (a scan lists them in creation order).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value as Json};

@@ -404,7 +404,7 @@ pub fn token_rate_bucket(ws: svc_core::store::WorkspaceId) -> String {
 
 /// Global lookup from a token's SHA-256 to its workspace; the plaintext is never stored.
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct WebhookToken {
+pub struct WebhookToken {
     digest: String,
     workspace: u64,
     created_at: String,
@@ -420,7 +420,7 @@ impl svc_core::store::Record for WebhookToken {
 
 /// The workspace's current token digest (so minting a new token revokes the old one).
 #[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
-pub(crate) struct CurrentWebhookToken {
+pub struct CurrentWebhookToken {
     digest: String,
 }
 

@@ -118,7 +118,7 @@ pub struct BrandEnvelope {
 
 /// What is stored: the profile sealed, and when it changed (not secret).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct BrandRecord {
+pub struct BrandRecord {
     sealed: Sealed,
     updated_at: String,
 }

@@ -18,11 +18,11 @@ use super::attribution::{self, Attributed};
 use super::judge::{self, Decision, Window, DAY_SECS, WEEK_SECS};
 use super::model_judge::{self, Judging, Verdict};
 use super::run_plan::{self, PivotChange, RunPlan};
-use super::Playbook;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
 use svc_core::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 use svc_core::workspaces::ensure_writable;
+use svc_domains::playbooks::Playbook;
 
 /// Largest `samples` one outcome report may carry.
 pub const MAX_SAMPLES_PER_REPORT: u64 = 1_000_000;
@@ -219,7 +219,7 @@ pub async fn active(store: &Store, ws: WorkspaceId) -> Result<Vec<PlaybookRun>> 
 
 /// The runs of an existing playbook, by `startedAt`.
 pub async fn list(store: &Store, ws: WorkspaceId, playbook_id: &str) -> Result<RunList> {
-    super::get(store, ws, playbook_id).await?;
+    svc_domains::playbooks::get(store, ws, playbook_id).await?;
     let mut runs = store
         .scan::<PlaybookRun>(
             ws,
@@ -306,8 +306,8 @@ pub async fn sync_attributed(
     let first = store
         .write(move |tx| {
             let (pb, mut run) = load_for_outcome(tx, ws, &playbook_id, &run_id)?;
-            let since = crate::events::parse_timestamp(&run.started_at)
-                .and_then(crate::events::micros)
+            let since = svc_domains::events::parse_timestamp(&run.started_at)
+                .and_then(svc_domains::events::micros)
                 .map_err(|e| Error::internal(format!("run {run_id} startedAt: {e}")))?;
             let now = attribution::attributed(
                 &tx.workspace(ws),
@@ -578,7 +578,7 @@ fn judge_window(pb: &Playbook, run: &PlaybookRun, now: OffsetDateTime) -> (Windo
         .pivots
         .iter()
         .filter(|p| {
-            crate::events::parse_timestamp(&p.at)
+            svc_domains::events::parse_timestamp(&p.at)
                 .map(|t| t.unix_timestamp() > now_unix - WEEK_SECS)
                 .unwrap_or(true)
         })
@@ -612,8 +612,8 @@ pub fn apply_outcome(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::playbooks::build;
     use serde_json::json;
+    use svc_domains::playbooks::build;
 
     fn playbook(adaptation: serde_json::Value) -> Playbook {
         build(

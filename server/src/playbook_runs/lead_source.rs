@@ -26,11 +26,11 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 use svc_query::{Limits, Params, ResultValue};
 
 use super::run_plan::{Delivery, CADENCE_MAX_MS};
-use super::{LeadSourceKind, Playbook};
-use crate::crm;
-use crate::graph_api::{node_with_label, query::query_error};
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::ids;
+use svc_domains::crm;
+use svc_domains::graph_api::{node_with_label, query::query_error};
+use svc_domains::playbooks::{LeadSourceKind, Playbook};
 
 /// Most leads a request may list, the largest `sampleSize`.
 pub const MAX_LEADS: usize = 5000;

@@ -19,13 +19,13 @@ use super::run_plan::{
     CHANNEL_EMAIL, VARIANTS,
 };
 use super::runs::PlaybookRun;
-use super::{Playbook, SuccessMetric};
 use crate::agents::llm;
 use crate::gateway::Gateway;
-use crate::integrations::{self, Config, HttpClient, LlmConfig};
 use svc_core::error::Result;
 use svc_core::integration_kind::Kind;
 use svc_core::store::WorkspaceId;
+use svc_domains::integrations::{self, Config, HttpClient, LlmConfig};
+use svc_domains::playbooks::{Playbook, SuccessMetric};
 
 /// The tool the model answers with.
 pub const TOOL: &str = "judge_run";
@@ -281,9 +281,9 @@ pub fn apply(plan: &mut RunPlan, steer: &Steer) -> PivotChange {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::playbooks::attribution::Attributed;
-    use crate::playbooks::run_plan::sample_plan;
-    use crate::playbooks::runs::RunMetrics;
+    use crate::playbook_runs::attribution::Attributed;
+    use crate::playbook_runs::run_plan::sample_plan;
+    use crate::playbook_runs::runs::RunMetrics;
 
     fn run(status: &str) -> PlaybookRun {
         PlaybookRun {

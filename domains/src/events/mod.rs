@@ -136,7 +136,7 @@ pub struct IngestResult {
 
 /// The dedupe record of a `messageId`, written with the event it carried.
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct SeenMessage {
+pub struct SeenMessage {
     message_id: String,
     received_at: String,
     received_at_us: i64,

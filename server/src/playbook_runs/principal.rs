@@ -16,7 +16,7 @@ use svc_core::keys::AgentKey;
 use svc_core::store::{Store, WorkspaceId};
 
 use super::leads::{status as lead_status, RunLead};
-use super::Buddy;
+use svc_domains::playbooks::Buddy;
 
 /// Id of the agent key runs acted as before they used the campaign buddy's principal.
 pub const LEGACY_CAMPAIGN_KEY_ID: &str = "key_buddy_campaign";

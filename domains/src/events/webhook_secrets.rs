@@ -18,7 +18,7 @@ pub const MIN_SECRET_CHARS: usize = 16;
 pub const MAX_SECRET_CHARS: usize = 512;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct WebhookSecret {
+pub struct WebhookSecret {
     platform: String,
     sealed: Sealed,
     updated_at: String,

@@ -26,7 +26,7 @@ fn sealed_kind(kind: Kind) -> String {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct IntegrationRecord {
+pub struct IntegrationRecord {
     kind: Kind,
     sealed: Sealed,
     connected_at: String,

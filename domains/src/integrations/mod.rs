@@ -16,7 +16,7 @@ pub mod customerio;
 pub mod http;
 mod llm;
 pub mod smtp;
-pub(crate) mod storage;
+pub mod storage;
 pub mod voice;
 
 pub use config::{
@@ -71,7 +71,7 @@ impl ProviderError {
 
     /// Replaces every occurrence of each secret in the message (defence in depth: a provider
     /// that echoes a credential back must not get it into our responses or logs).
-    pub(crate) fn scrubbed(mut self, secrets: &[&str]) -> ProviderError {
+    pub fn scrubbed(mut self, secrets: &[&str]) -> ProviderError {
         for s in secrets.iter().filter(|s| s.len() >= 4) {
             if self.message.contains(*s) {
                 self.message = self.message.replace(*s, "••••");

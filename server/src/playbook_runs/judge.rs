@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Adaptation, SuccessMetric};
+use svc_domains::playbooks::{Adaptation, SuccessMetric};
 
 /// Name recorded on pivots decided without a model.
 pub const BUILTIN_JUDGE: &str = "builtin-statistical";

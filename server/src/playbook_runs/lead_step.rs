@@ -14,9 +14,7 @@ use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
 use crate::agent_state::AgentState;
-use crate::crm;
 use crate::gateway::{self, Envelope, InvokeRequest};
-use crate::outbound::consent;
 use svc_core::capabilities::Capability;
 use svc_core::error::{Code, Error, Result};
 use svc_core::keys::AgentKey;
@@ -25,6 +23,8 @@ use svc_core::plumbing::clock;
 use svc_core::plumbing::ids;
 use svc_core::store::WorkspaceId;
 use svc_core::workspaces::{WorkspaceSettings, SETTINGS_ID};
+use svc_domains::crm;
+use svc_domains::outbound::consent;
 
 /// The `source` of the runs' invocations (ledger rows and receipts show it).
 pub const SOURCE: &str = "internal";

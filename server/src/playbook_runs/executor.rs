@@ -34,12 +34,13 @@ use super::leads::{self, RunLead};
 use super::model_judge::Judging;
 use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARIANTS};
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
-use super::{judge, principal, time_ordered_id, Playbook};
+use super::{judge, principal};
 use crate::agent_state::AgentState;
 use svc_core::error::{Code, Error, Result};
 use svc_core::plumbing::clock;
 use svc_core::store::WorkspaceId;
 use svc_core::workspaces::ensure_writable;
+use svc_domains::playbooks::{time_ordered_id, Playbook};
 
 /// How often an idle run (following a segment) looks for new members and outcomes.
 pub const IDLE_POLL: Duration = Duration::from_secs(1);
@@ -503,7 +504,7 @@ pub async fn start(
     actor: String,
     req: RunRequest,
 ) -> Result<PlaybookRun> {
-    let pb = super::get(&state.gateway.store, ws, &playbook_id).await?;
+    let pb = svc_domains::playbooks::get(&state.gateway.store, ws, &playbook_id).await?;
     let checked = lead_source::check(&pb, req)?;
     let limit = pb.lead_source.sample_size as usize;
     let source = checked.source.clone();

@@ -20,8 +20,8 @@ use serde::{Deserialize, Serialize};
 use svc_engine::schema::{CAMPAIGN, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
 use svc_engine::{Direction, GraphRead, Node, Value};
 
-use super::SuccessMetric;
 use svc_core::error::Result;
+use svc_domains::playbooks::SuccessMetric;
 
 /// Totals of the attributed events (also what a run last synced).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
