@@ -4,9 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::gateway::Gateway;
 use crate::playbook_runs::executor::Runner;
 use svc_domains::events::Realtime;
+use svc_gateway::Gateway;
 
 /// Cheap to clone: every part is shared.
 #[derive(Clone, Debug)]

@@ -13,7 +13,6 @@ pub mod agents;
 pub mod buddies;
 pub mod config;
 pub mod dashboard;
-pub mod gateway;
 pub mod http;
 pub mod mcp;
 pub mod metrics;

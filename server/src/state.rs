@@ -8,7 +8,6 @@ use tokio::task::JoinHandle;
 
 use crate::agent_state::AgentState;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
-use crate::gateway::Gateway;
 use crate::metrics::{Gauges, Metrics};
 use svc_core::auth::jwt::JwtKeys;
 use svc_core::auth::login_limiter::LoginLimiter;
@@ -19,6 +18,7 @@ use svc_core::plumbing::secrets;
 use svc_core::ratelimit::RateLimiter;
 use svc_core::store::Store;
 use svc_domains::events::Realtime;
+use svc_gateway::Gateway;
 
 /// Cheap-to-clone handle to everything request handlers share.
 #[derive(Clone, Debug)]
@@ -106,7 +106,7 @@ impl AppState {
 
         let http = svc_domains::integrations::HttpClient::new()?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
-        crate::gateway::recover_interrupted(&store).await?;
+        svc_gateway::recover_interrupted(&store).await?;
         let public_url = config.public_url.clone().unwrap_or_else(|| {
             let scheme = if config.tls_cert.is_some() {
                 "https"

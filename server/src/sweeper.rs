@@ -12,12 +12,12 @@
 
 use time::OffsetDateTime;
 
-use crate::gateway::approvals;
-use crate::gateway::idempotency;
 use svc_core::error::Result;
 use svc_core::store::{Store, WorkspaceId};
 use svc_core::workspaces;
 use svc_domains::events;
+use svc_gateway::approvals;
+use svc_gateway::idempotency;
 
 /// What one sweep did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -717,11 +717,11 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
     // A workspace upgraded from the release whose runs acted as `key_buddy_campaign`: the key
     // record and an outreach it queued are stored (planted as that release wrote them).
     let (_, legacy) = plant_legacy_campaign_key(&s, &a).await;
-    let queued = svc_server::gateway::invoke(
+    let queued = svc_gateway::invoke(
         s.state(),
         &legacy,
         "queue.outreach",
-        svc_server::gateway::InvokeRequest {
+        svc_gateway::InvokeRequest {
             mode: Some("queue".into()),
             source: Some("internal".into()),
             idempotency_key: Some("pbrun:run_old:x:email".into()),
@@ -829,11 +829,11 @@ async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it(
         .write(move |tx| tx.put(ws, &lead))
         .await
         .expect("plant the lead");
-    let draft = svc_server::gateway::invoke(
+    let draft = svc_gateway::invoke(
         s.state(),
         &legacy,
         "draft.outreach",
-        svc_server::gateway::InvokeRequest {
+        svc_gateway::InvokeRequest {
             mode: Some("execute".into()),
             source: Some("internal".into()),
             idempotency_key: Some(format!("pbrun:{run_id}:{cid}:draft")),

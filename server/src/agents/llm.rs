@@ -10,10 +10,10 @@ use std::time::Duration;
 use serde_json::{json, Value as Json};
 
 use super::turn::TokenUsage;
-use crate::gateway;
 use svc_core::keys::AgentKey;
 use svc_domains::integrations::http::error_message;
 use svc_domains::integrations::{HttpClient, LlmConfig, ProviderError};
+use svc_gateway as gateway;
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -57,7 +57,7 @@ pub fn tool_definitions(key: &AgentKey) -> Vec<Json> {
         .capabilities
         .iter()
         .map(|d| {
-            let mcp = crate::gateway::tools::tool(d);
+            let mcp = svc_gateway::tools::tool(d);
             let mut parameters = mcp["inputSchema"].clone();
             if let Some(obj) = parameters.as_object_mut() {
                 // Some servers reject the meta-schema keyword in function parameters.

@@ -8,8 +8,8 @@ use serde_json::{json, Value as Json};
 use super::llm::{self, ModelError};
 use super::turn::{Turn, MAX_TOOL_CALLS};
 use crate::buddies;
-use crate::gateway::tools as capability_tools;
 use svc_domains::integrations::LlmConfig;
+use svc_gateway::tools as capability_tools;
 
 /// What the buddy is told about acting in this chat, after its assembled prompt.
 pub const CHAT_RULES: &str = "## This chat\nYou are answering a user of the dashboard. Use \

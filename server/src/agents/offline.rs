@@ -7,11 +7,11 @@
 use serde_json::{json, Value as Json};
 
 use super::turn::{ToolOutcome, Turn};
-use crate::gateway::InvokeRequest;
 use svc_core::capabilities::Capability;
 use svc_core::vocabulary;
 use svc_domains::customers::{self, CustomerView};
 use svc_domains::playbooks::Buddy;
+use svc_gateway::InvokeRequest;
 
 /// The first line of every built-in answer.
 pub const BANNER: &str = "Built-in agent (no language model is connected):";

@@ -138,7 +138,7 @@ fn same_role(a: &AgentKey, b: &AgentKey) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gateway::registry;
+    use svc_gateway::registry;
 
     #[test]
     fn every_role_reads_context_and_the_workspace_policy_decides_gated_executes() {

@@ -8,10 +8,10 @@ use tokio::sync::mpsc;
 
 use super::sessions::{self, ChatMessage, Role};
 use crate::agent_state::AgentState;
-use crate::gateway::{self, InvokeRequest};
 use svc_core::keys::AgentKey;
 use svc_core::store::WorkspaceId;
 use svc_domains::playbooks::Buddy;
+use svc_gateway::{self as gateway, InvokeRequest};
 
 /// Tool calls one turn may make (the step budget).
 pub const MAX_TOOL_CALLS: usize = 8;

@@ -15,12 +15,12 @@ use super::session::Session;
 use super::{failed, is_htmx, Failure};
 use crate::agents::principal;
 use crate::buddies::Buddy;
-use crate::gateway::{self, InvokeRequest};
 use crate::state::AppState;
 use svc_core::capabilities::Capability;
 use svc_core::plumbing::ids;
 use svc_domains::brand::{self, BrandContext};
 use svc_domains::customers;
+use svc_gateway::{self as gateway, InvokeRequest};
 
 const TEXTS: &[(&str, &str)] = &[
     ("businessName", "Business name"),

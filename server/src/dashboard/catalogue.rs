@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::layout::page as shell;
 use super::session::Session;
 use super::{failed, Failure};
-use crate::gateway::registry::{self, Descriptor};
 use crate::state::AppState;
 use svc_core::ledger;
 use svc_core::{keys, workspaces};
+use svc_gateway::registry::{self, Descriptor};
 
 /// `GET /app/capabilities`.
 pub async fn page(

@@ -15,7 +15,6 @@ use super::session::Session;
 use super::{failed, Failure};
 use crate::agents::principal;
 use crate::buddies::Buddy;
-use crate::gateway::{self, InvokeRequest};
 use crate::state::AppState;
 use svc_core::capabilities::Capability;
 use svc_core::error::Error;
@@ -23,6 +22,7 @@ use svc_core::integration_kind::Kind;
 use svc_core::plumbing::ids;
 use svc_domains::customers::{self, CustomerView};
 use svc_domains::integrations::IntegrationView;
+use svc_gateway::{self as gateway, InvokeRequest};
 
 /// The gateway `source` of a card's invocation.
 pub const SOURCE: &str = "dashboard";

@@ -19,9 +19,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::gateway::{self, tools};
 use crate::state::AppState;
 use svc_core::keys::AgentKey;
+use svc_gateway::{self as gateway, tools};
 
 /// Server name in `initialize`.
 pub const SERVER_NAME: &str = "svcd";

@@ -14,7 +14,6 @@ use super::leads::{status as lead_status, RunLead};
 use super::run_plan::{self, Delivery, RunError, RunPlan, CHANNEL_CALL};
 use super::runs::{run_key, PlaybookRun};
 use crate::agent_state::AgentState;
-use crate::gateway::{self, Envelope, InvokeRequest};
 use svc_core::capabilities::Capability;
 use svc_core::error::{Code, Error, Result};
 use svc_core::keys::AgentKey;
@@ -25,6 +24,7 @@ use svc_core::store::WorkspaceId;
 use svc_core::workspaces::{WorkspaceSettings, SETTINGS_ID};
 use svc_domains::crm;
 use svc_domains::outbound::consent;
+use svc_gateway::{self as gateway, Envelope, InvokeRequest};
 
 /// The `source` of the runs' invocations (ledger rows and receipts show it).
 pub const SOURCE: &str = "internal";

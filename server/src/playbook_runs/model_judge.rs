@@ -20,12 +20,12 @@ use super::run_plan::{
 };
 use super::runs::PlaybookRun;
 use crate::agents::llm;
-use crate::gateway::Gateway;
 use svc_core::error::Result;
 use svc_core::integration_kind::Kind;
 use svc_core::store::WorkspaceId;
 use svc_domains::integrations::{self, Config, HttpClient, LlmConfig};
 use svc_domains::playbooks::{Playbook, SuccessMetric};
+use svc_gateway::Gateway;
 
 /// The tool the model answers with.
 pub const TOOL: &str = "judge_run";

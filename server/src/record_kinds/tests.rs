@@ -109,7 +109,7 @@ fn record_types_in(source: &str) -> Vec<String> {
 }
 
 /// The directories of the crates whose record types the registry must list.
-const SERVICE_CRATES: [&str; 3] = ["core", "domains", "server"];
+const SERVICE_CRATES: [&str; 4] = ["core", "domains", "gateway", "server"];
 
 fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
@@ -195,7 +195,7 @@ fn typical_records_are_smaller_in_postcard() {
         ),
         (
             "pending_action",
-            sizes_of::<crate::gateway::approvals::PendingAction>(serde_json::json!({
+            sizes_of::<svc_gateway::approvals::PendingAction>(serde_json::json!({
                 "id": "pa_01JDX6Q8Z4M3N5P7R9T1V3X5Z7", "request_id": "req_01JDX6Q8Z4AB8CD9EF0GH1JK2L",
                 "capability": "outbound.email.send", "key_id": "key_01JDX5Y2W8ZQ4R6S8T0U2V4W6X",
                 "agent": "renewal-bot", "source": "gateway",

@@ -7,11 +7,11 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 
-use crate::gateway::approvals::{self, PendingList, PendingView};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
 use svc_core::error::Error;
+use svc_gateway::approvals::{self, PendingList, PendingView};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {

@@ -7,12 +7,12 @@ use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::gateway::{self, CapabilityList, Envelope, InvokeRequest, Receipt, Usage};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath};
 use crate::state::AppState;
 use svc_core::error::Error;
+use svc_gateway::{self as gateway, CapabilityList, Envelope, InvokeRequest, Receipt, Usage};
 
 /// Capabilities the key may call, with the modes it may use, and the key itself.
 #[utoipa::path(get, path = "/api/v1/capabilities", tag = "capabilities",

@@ -81,7 +81,7 @@ pub struct StoredResponse {
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct IdempotencyRecord {
+pub struct IdempotencyRecord {
     id: String,
     fingerprint: String,
     request_id: String,

@@ -17,8 +17,8 @@ use svc_core::store::WorkspaceTxn;
 use svc_engine::WorkspaceId;
 use time::OffsetDateTime;
 
-use crate::gateway::executors::{self, Phase};
-use crate::gateway::{self, registry};
+use crate::executors::{self, Phase};
+use crate::registry;
 use svc_core::error::{Code, Error, Result};
 use svc_core::keys::AgentKey;
 use svc_core::ledger::{self, LedgerRow};
@@ -112,13 +112,13 @@ impl PendingView {
             key_id: p.key_id.clone(),
             agent: p.agent.clone(),
             status: p.status.clone(),
-            input: crate::gateway::sanitize(&p.input),
+            input: crate::sanitize(&p.input),
             action_credit_cost: p.credits,
             customer_id: p.customer_id.clone(),
             created_at: p.created_at.clone(),
             expires_at: p.expires_at.clone(),
             timeline: p.timeline.clone(),
-            result: p.result.as_ref().map(crate::gateway::sanitize),
+            result: p.result.as_ref().map(crate::sanitize),
             error: p.error.clone(),
             receipt_url: format!("/api/v1/capabilities/actions/{}", p.request_id),
         }
@@ -371,7 +371,7 @@ pub async fn reject(
 /// records `executed` or `failed` (refunded); only the approval that moved the action out of
 /// `pending` ever sends it.
 pub async fn approve(
-    gateway: &impl AsRef<gateway::Gateway>,
+    gateway: &impl AsRef<crate::Gateway>,
     ws: WorkspaceId,
     id: &str,
     user_id: &str,
@@ -379,7 +379,7 @@ pub async fn approve(
 ) -> Result<PendingView> {
     let gw = gateway.as_ref();
     let (id, actor) = (id.to_owned(), format!("user:{user_id}"));
-    let deps = gateway::Deps::of(gw);
+    let deps = crate::Deps::of(gw);
     let step = gw
         .store
         .write(move |txn| {
@@ -441,7 +441,7 @@ pub async fn approve(
             match &delivered {
                 Delivered::Ok { .. } => {
                     p.status = "executed".into();
-                    p.result = Some(gateway::outbound_result(&record));
+                    p.result = Some(crate::outbound_result(&record));
                     p.timeline.push(entry(
                         now,
                         "executed",
@@ -461,7 +461,7 @@ pub async fn approve(
                 Delivered::Unknown { message } => {
                     // It may have been done: credits stay charged, nothing is retried.
                     p.status = "unknown".into();
-                    p.result = Some(gateway::outbound_result(&record));
+                    p.result = Some(crate::outbound_result(&record));
                     p.timeline.push(entry(now, "unknown", "system", message));
                 }
             }
@@ -517,11 +517,11 @@ fn fail(
 }
 
 /// Runs an approved action's executor with the key that queued it, after the same setup as an
-/// invocation (`gateway::Prepared`): an outbound action sends the record it queued, exactly as
+/// invocation (`crate::Prepared`): an outbound action sends the record it queued, exactly as
 /// the approver saw it.
 fn run_approved(
     txn: &mut Tx<'_, '_>,
-    deps: &gateway::Deps,
+    deps: &crate::Deps,
     ws: WorkspaceId,
     p: &PendingAction,
     now: OffsetDateTime,
@@ -532,7 +532,7 @@ fn run_approved(
         .ok_or_else(|| Error::internal(format!("pending action {} has no key", p.id)))?;
     let entry = registry::get(&p.capability)
         .ok_or_else(|| Error::internal(format!("unknown capability {}", p.capability)))?;
-    let prepared = gateway::Prepared::load(txn, &key)?;
+    let prepared = crate::Prepared::load(txn, &key)?;
     prepared.ensure_allowed(&entry.descriptor).map_err(|e| {
         if e.code == Code::PolicyForbid {
             Error::new(
@@ -549,7 +549,7 @@ fn run_approved(
         Some(record) => executors::run_queued_record(&mut w, &ctx, record),
         None => executors::run(entry.capability, Phase::Commit, &mut w, &ctx, &p.input),
     };
-    out.map_err(crate::gateway::executor_failed)
+    out.map_err(crate::executor_failed)
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! The capabilities as tools, for MCP and for the connected model's tool calls: the key's
-//! listing (`gateway::list`, the function behind `GET /api/v1/capabilities`) becomes
-//! `tools/list`, and a `tools/call` becomes a `gateway::invoke` with source `mcp`. There is no
+//! listing (`crate::list`, the function behind `GET /api/v1/capabilities`) becomes
+//! `tools/list`, and a `tools/call` becomes a `crate::invoke` with source `mcp`. There is no
 //! second catalogue.
 
 use serde_json::{json, Map, Value};
 
 use super::registry::{self, Descriptor};
-use crate::gateway::{self, InvokeRequest, MAX_IDEMPOTENCY_KEY};
+use crate::{InvokeRequest, MAX_IDEMPOTENCY_KEY};
 use svc_core::capabilities::{ApprovalKind, SideEffect};
 use svc_core::error::{Error, Result};
 use svc_core::keys::AgentKey;
@@ -20,7 +20,7 @@ pub const SOURCE: &str = "mcp";
 
 /// `tools/list` result for the key: one tool per capability it may call.
 pub fn list(key: &AgentKey) -> Value {
-    let tools: Vec<Value> = gateway::list(key).capabilities.iter().map(tool).collect();
+    let tools: Vec<Value> = crate::list(key).capabilities.iter().map(tool).collect();
     json!({ "tools": tools })
 }
 

@@ -11,14 +11,19 @@
 //!
 //! Parts: `registry` (each capability's contract), `executors` (each capability's domain
 //! function), `prepare` (the setup shared with approved actions), `idempotency`, `receipts`
-//! (receipts and usage), `outbound_flow`, `sanitize`.
+//! (receipts and usage), `outbound_flow` (the write after a provider answered, recovery at
+//! start-up), `approvals`, `tools` (the capabilities as MCP and model tools), `sanitize`, and
+//! [`Gateway`], the handle callers pass.
+//!
+//! svc-gateway may use svc-domains and svc-core (and the engine through the store); the agents
+//! and the server call it, never the other way round.
 
 pub mod approvals;
 pub(crate) mod executors;
 pub mod idempotency;
 mod outbound_flow;
 mod prepare;
-pub(crate) mod receipts;
+pub mod receipts;
 pub mod registry;
 mod sanitize;
 mod service;

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use svc_core::store::WorkspaceTxn;
 
-use crate::gateway::approvals;
+use crate::approvals;
 use svc_core::error::{Error, Result};
 use svc_core::keys::AgentKey;
 use svc_core::ledger::{self, LedgerRow};
@@ -18,7 +18,7 @@ pub const MAX_USAGE_ROWS: usize = 100;
 
 /// Receipt of an invocation (stored by request id).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct ReceiptRecord {
+pub struct ReceiptRecord {
     pub(super) request_id: String,
     pub(super) ledger_row_id: String,
     #[serde(default)]
