@@ -8,17 +8,12 @@
 //! draws the floors.
 
 pub mod admin;
-pub mod agent_state;
-pub mod agents;
-pub mod buddies;
 pub mod config;
 pub mod dashboard;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
-pub mod playbook_runs;
 pub mod record_kinds;
-pub mod reporting;
 pub mod state;
 pub mod sweeper;
 pub mod telemetry;

@@ -26,8 +26,8 @@ macro_rules! record_types {
 }
 
 record_types!(
-    crate::agents::sessions::ChatSession,
-    crate::agents::sessions::StoredMessage,
+    svc_agents::chat::sessions::ChatSession,
+    svc_agents::chat::sessions::StoredMessage,
     svc_core::auth::user::User,
     svc_domains::brand::BrandRecord,
     svc_domains::crm::memory::MemoryNote,
@@ -46,11 +46,11 @@ record_types!(
     svc_core::keys::KeyDigest,
     svc_core::members::Invite,
     svc_domains::outbound::OutboundRecord,
-    crate::playbook_runs::leads::RunLead,
-    crate::playbook_runs::runs::PlaybookRun,
+    svc_agents::playbook_runs::leads::RunLead,
+    svc_agents::playbook_runs::runs::PlaybookRun,
     svc_domains::playbooks::Playbook,
     svc_domains::reports::Report,
-    crate::reporting::AssistantMessage,
+    svc_agents::reporting::AssistantMessage,
     svc_core::retention::RetentionCursor,
     svc_domains::scoring::trained::CurrentModel,
     svc_domains::scoring::trained::ScoreModel,

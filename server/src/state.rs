@@ -6,9 +6,9 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::agent_state::AgentState;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
 use crate::metrics::{Gauges, Metrics};
+use svc_agents::agent_state::AgentState;
 use svc_core::auth::jwt::JwtKeys;
 use svc_core::auth::login_limiter::LoginLimiter;
 use svc_core::error::{Error, Result};
@@ -42,7 +42,7 @@ pub struct Inner {
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
-    pub summary_cache: crate::reporting::SummaryCache,
+    pub summary_cache: svc_agents::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
     pub http: svc_domains::integrations::HttpClient,
     /// The capability gateway's handle (store, sealer, HTTP client, idempotency keys in

@@ -783,7 +783,7 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
 
 #[tokio::test]
 async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it() {
-    use svc_server::playbook_runs::leads::{lead_key, RunLead};
+    use svc_agents::playbook_runs::leads::{lead_key, RunLead};
     let smtp = SmtpSink::start();
     let s = TestServer::start().await;
     let a = s.account().await;

@@ -12,10 +12,10 @@ use serde_json::json;
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::playbook_runs::executor::{self, Control};
-use crate::playbook_runs::lead_source::RunRequest;
-use crate::playbook_runs::runs::{self, PlaybookRun};
 use crate::state::AppState;
+use svc_agents::playbook_runs::executor::{self, Control};
+use svc_agents::playbook_runs::lead_source::RunRequest;
+use svc_agents::playbook_runs::runs::{self, PlaybookRun};
 use svc_core::error::Error;
 use svc_domains::playbooks::{self, Playbook};
 

@@ -204,7 +204,9 @@ where
 {
     // Running playbook runs continue (after the public URL is known: outbound uses it).
     let resuming = state.clone();
-    tokio::spawn(async move { crate::playbook_runs::executor::resume_all(&resuming.agents).await });
+    tokio::spawn(
+        async move { svc_agents::playbook_runs::executor::resume_all(&resuming.agents).await },
+    );
     let served = axum::serve(listener, app(state.clone()))
         .with_graceful_shutdown(shutdown)
         .await;

@@ -109,7 +109,7 @@ fn record_types_in(source: &str) -> Vec<String> {
 }
 
 /// The directories of the crates whose record types the registry must list.
-const SERVICE_CRATES: [&str; 4] = ["core", "domains", "gateway", "server"];
+const SERVICE_CRATES: [&str; 5] = ["core", "domains", "gateway", "agents", "server"];
 
 fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
     for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {

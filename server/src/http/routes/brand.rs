@@ -4,11 +4,11 @@ use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use serde_json::Value as Json;
 
-use crate::buddies::{self, Buddy, SystemPrompt};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::http::routes::playbooks::Deleted;
 use crate::state::AppState;
+use svc_agents::buddies::{self, Buddy, SystemPrompt};
 use svc_core::error::Error;
 use svc_domains::brand::{self, BrandEnvelope};
 

@@ -8,10 +8,10 @@ use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 
-use crate::agents::{self, sessions, ChatRequest};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
+use svc_agents::chat::{self, sessions, ChatRequest};
 
 /// One chat turn, answered as server-sent events: `turn.started`, `route`, `tool_call` and
 /// `tool_result` per capability call, `message.delta` chunks of the answer, and
@@ -32,7 +32,7 @@ pub async fn chat(
     JwtUser(session): JwtUser,
     ApiJson(req): ApiJson<ChatRequest>,
 ) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ErrorResponse> {
-    let rx = agents::start(
+    let rx = chat::start(
         state.agents.clone(),
         session.workspace,
         &session.user.id,

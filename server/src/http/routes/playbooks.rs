@@ -10,12 +10,12 @@ use serde_json::Value as Json;
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
-use crate::playbook_runs::executor::{self, Control};
-use crate::playbook_runs::lead_source::RunRequest;
-use crate::playbook_runs::leads::{self, LeadList};
-use crate::playbook_runs::model_judge::Judging;
-use crate::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use crate::state::AppState;
+use svc_agents::playbook_runs::executor::{self, Control};
+use svc_agents::playbook_runs::lead_source::RunRequest;
+use svc_agents::playbook_runs::leads::{self, LeadList};
+use svc_agents::playbook_runs::model_judge::Judging;
+use svc_agents::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use svc_core::auth::Principal;
 use svc_core::error::{Code, Error};
 use svc_domains::playbooks::{self, PlaybookEnvelope, PlaybookList};

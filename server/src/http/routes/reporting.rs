@@ -8,8 +8,8 @@ use serde::Deserialize;
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
-use crate::reporting::{self, AssistantMessage, NewMessage, ReasoningList, Summary};
 use crate::state::AppState;
+use svc_agents::reporting::{self, AssistantMessage, NewMessage, ReasoningList, Summary};
 use svc_core::error::Error;
 
 /// Dashboard figures of the workspace (cached 30 s; a Customer, Opportunity or Touchpoint

@@ -77,7 +77,7 @@ pub struct ChatMessage {
 
 /// Stored under `<session id>/<message id>` (see the module doc).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-pub(crate) struct StoredMessage(ChatMessage);
+pub struct StoredMessage(ChatMessage);
 
 impl Record for StoredMessage {
     const KIND: &'static str = "chat_message";

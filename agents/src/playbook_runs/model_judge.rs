@@ -19,7 +19,7 @@ use super::run_plan::{
     CHANNEL_EMAIL, VARIANTS,
 };
 use super::runs::PlaybookRun;
-use crate::agents::llm;
+use crate::chat::llm;
 use svc_core::error::Result;
 use svc_core::integration_kind::Kind;
 use svc_core::store::WorkspaceId;

@@ -10,7 +10,7 @@
 //! under way under it finishes under it ([`key_for_lead`]), because stored idempotent answers
 //! are per key and the new principal would draft and queue that lead a second time.
 
-use crate::agents::principal;
+use crate::chat::principal;
 use svc_core::error::Result;
 use svc_core::keys::AgentKey;
 use svc_core::store::{Store, WorkspaceId};
