@@ -285,7 +285,7 @@ async fn one_invocation_through_rest_cli_and_mcp_has_the_same_shape_and_charge()
 /// deterministic; drafting and scoring read the same customer).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn new_capabilities_answer_the_same_dry_run_through_rest_cli_and_mcp() {
-    use svc_server::gateway::registry;
+    use svc_gateway::registry;
 
     let w = World::new().await;
     let grants: Vec<String> = Capability::ALL.map(grant).to_vec();

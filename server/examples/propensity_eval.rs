@@ -19,12 +19,12 @@ use std::io::BufRead;
 use std::time::Instant;
 
 use serde_json::Value as Json;
+use svc_domains::events::{self, MarketingEvent};
+use svc_domains::scoring::labels::{example, Example};
+use svc_domains::scoring::trained::{auc, brier, Fitted};
+use svc_domains::scoring::{neighbourhood, vector, CHURN_PRIOR, CONVERSION_PRIOR};
 use svc_engine::schema::CUSTOMER;
 use svc_engine::{Graph, GraphOptions, GraphRead, Value, WorkspaceId};
-use svc_server::events::{self, MarketingEvent};
-use svc_server::scoring::labels::{example, Example};
-use svc_server::scoring::trained::{auc, brier, Fitted};
-use svc_server::scoring::{neighbourhood, vector, CHURN_PRIOR, CONVERSION_PRIOR};
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -235,7 +235,7 @@ fn flush(graph: &Graph, batch: Vec<events::ValidEvent>, now: OffsetDateTime) -> 
         for ev in &batch {
             events::apply(&mut w, ev, now)?;
         }
-        Ok::<_, svc_server::Error>(())
+        Ok::<_, svc_core::Error>(())
     })?;
     Ok(n)
 }

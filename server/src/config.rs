@@ -47,7 +47,7 @@ pub struct Config {
     /// (about 84 MB per million nodes; 0 turns them off: scans read RocksDB).
     pub read_model_bytes: usize,
     /// Which addresses integrations may reach (public only unless ranges are allowed).
-    pub outbound: crate::integrations::Destinations,
+    pub outbound: svc_domains::integrations::Destinations,
     /// Start even when the data directory is open to other users (`plumbing::data_dir`).
     pub allow_open_data_dir: bool,
 }
@@ -102,15 +102,15 @@ impl Config {
             retired_master_keys: Vec::new(),
             usage_flush_interval: Duration::from_secs(10),
             sweep_interval: Duration::from_secs(60),
-            webhook_token_rate_per_min: crate::events::webhooks::TOKEN_RATE_PER_MIN,
+            webhook_token_rate_per_min: svc_domains::events::webhooks::TOKEN_RATE_PER_MIN,
             login_max_failures: 5,
             login_window: Duration::from_secs(15 * 60),
             public_url: None,
             tls_cert: None,
             tls_key: None,
             cors_origins: Vec::new(),
-            read_model_bytes: crate::store::Store::default_read_model_bytes(),
-            outbound: crate::integrations::Destinations::public_only(),
+            read_model_bytes: svc_core::store::Store::default_read_model_bytes(),
+            outbound: svc_domains::integrations::Destinations::public_only(),
             allow_open_data_dir: false,
         }
     }

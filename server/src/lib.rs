@@ -1,54 +1,24 @@
-//! svc-server: the HTTP service (binary `svcd`) over the svc-engine store.
+//! svc-server: the HTTP service (binary `svcd`) and the top of the service's crates.
 //!
-//! Layout: domain modules hold the rules and know nothing of HTTP (`accounts`, `workspaces`,
-//! `keys`, `auth`, `capabilities`, `ratelimit`); `store` is the one door to the engine; `error`
-//! is the one error type with its code -> status table; `http` holds routing, middleware and
-//! thin adapters (`http::routes::*`). Later domains (gateway, ledger, events, crm, playbooks,
-//! brand, reporting) follow the same split: a domain module plus an adapter under
-//! `http::routes`, registered in `http::routes()`.
+//! It owns the faces (`http`: router, access table, routes, OpenAPI, TLS; `dashboard`; `mcp`;
+//! `admin`) and the composition root (`state::AppState`, `config`, the record registry
+//! `record_kinds`, the `sweeper`, `metrics`, `telemetry`). It may use every crate below it;
+//! nothing below may use it. svc-core (store door, errors, ids, secrets, accounts, auth, keys,
+//! workspaces, the capability table, the ledger) is the ground floor; `docs/architecture.md`
+//! draws the floors.
 
-pub mod accounts;
 pub mod admin;
-pub mod agents;
-pub mod auth;
-pub mod brand;
-pub mod buddies;
-pub mod capabilities;
 pub mod config;
-pub mod crm;
-pub mod customers;
 pub mod dashboard;
-pub mod error;
-pub mod events;
-pub mod fields;
-pub mod gateway;
-pub mod graph_api;
 pub mod http;
-pub mod integrations;
-pub mod keys;
 pub mod mcp;
-pub mod members;
 pub mod metrics;
-pub mod outbound;
-pub mod outreach;
-pub mod pipeline;
-pub mod planning;
-pub mod playbooks;
-pub mod plumbing;
-pub mod ratelimit;
 pub mod record_kinds;
-pub mod reporting;
-pub mod retention;
-pub mod scoring;
 pub mod state;
-pub mod store;
 pub mod sweeper;
 pub mod telemetry;
-pub mod vocabulary;
-pub mod workspaces;
 
 pub use config::{Config, LogFormat};
-pub use error::{Code, Error};
 pub use http::{app, serve, serve_tls};
 pub use state::AppState;
 

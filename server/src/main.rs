@@ -131,7 +131,7 @@ fn main() -> ExitCode {
         .master_key
         .iter()
         .chain(&args.retired_master_keys)
-        .map(|k| svc_server::plumbing::sealed::parse_key_hex(k).map(Vec::from))
+        .map(|k| svc_core::plumbing::sealed::parse_key_hex(k).map(Vec::from))
         .collect::<Result<Vec<_>, _>>();
     match keys {
         Ok(mut keys) => {
@@ -165,7 +165,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: Config) -> Result<(), svc_server::Error> {
+async fn run(config: Config) -> Result<(), svc_core::Error> {
     // Read the certificate before anything else, so a bad one stops svcd at once.
     let tls = match (&config.tls_cert, &config.tls_key) {
         (Some(cert), Some(key)) => Some(svc_server::http::tls::server_config(cert, key)?),
@@ -173,8 +173,8 @@ async fn run(config: Config) -> Result<(), svc_server::Error> {
     };
     let listener = tokio::net::TcpListener::bind(config.addr)
         .await
-        .map_err(|e| svc_server::Error::internal(format!("binding {}: {e}", config.addr)))?;
-    let addr = listener.local_addr().map_err(svc_server::Error::internal)?;
+        .map_err(|e| svc_core::Error::internal(format!("binding {}: {e}", config.addr)))?;
+    let addr = listener.local_addr().map_err(svc_core::Error::internal)?;
     tracing::info!(%addr, tls = tls.is_some(), data_dir = %config.data_dir.display(), "svcd listening");
     let state = AppState::open(config).await?;
     let admin = svc_server::admin::socket::AdminSocket::start(&state)?;

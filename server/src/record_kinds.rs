@@ -1,8 +1,9 @@
-//! Every record type the server stores, handed to the engine when the store opens
-//! ([`all`]): the engine re-encodes the records of an older data directory (JSON, format 3)
-//! into postcard (format 4) through these types, and stamps format 4 only once every record is
-//! done. A record type missing here would keep its old encoding, so a test checks that every
-//! `impl Record for` in the server is listed (see `tests`).
+//! Every record type the service stores, in any of its crates, handed to the engine when the
+//! store opens ([`all`]): the engine re-encodes the records of an older data directory (JSON,
+//! format 3) into postcard (format 4) through these types, and stamps format 4 only once every
+//! record is done. The registry lives in the top crate, the one that knows every floor. A record
+//! type missing here would keep its old encoding, so a test checks that every `impl Record for`
+//! of the service's crates is listed (see `tests`).
 
 use std::path::Path;
 
@@ -25,37 +26,37 @@ macro_rules! record_types {
 }
 
 record_types!(
-    crate::agents::sessions::ChatSession,
-    crate::agents::sessions::StoredMessage,
-    crate::auth::user::User,
-    crate::brand::BrandRecord,
-    crate::crm::memory::MemoryNote,
-    crate::customers::MergeRecord,
-    crate::events::SeenMessage,
-    crate::events::webhook_secrets::WebhookSecret,
-    crate::events::webhooks::CurrentWebhookToken,
-    crate::events::webhooks::WebhookToken,
-    crate::gateway::approvals::PendingAction,
-    crate::gateway::idempotency::IdempotencyRecord,
-    crate::gateway::ledger::CreditCounter,
-    crate::gateway::ledger::LedgerRow,
-    crate::gateway::receipts::ReceiptRecord,
-    crate::integrations::storage::IntegrationRecord,
-    crate::keys::AgentKey,
-    crate::keys::KeyDigest,
-    crate::members::Invite,
-    crate::outbound::OutboundRecord,
-    crate::playbooks::leads::RunLead,
-    crate::playbooks::runs::PlaybookRun,
-    crate::playbooks::Playbook,
-    crate::reporting::activity::Report,
-    crate::reporting::AssistantMessage,
-    crate::retention::RetentionCursor,
-    crate::scoring::trained::CurrentModel,
-    crate::scoring::trained::ScoreModel,
-    crate::store::Probe,
-    crate::workspaces::WorkspaceEntry,
-    crate::workspaces::WorkspaceSettings,
+    svc_agents::chat::sessions::ChatSession,
+    svc_agents::chat::sessions::StoredMessage,
+    svc_core::auth::user::User,
+    svc_domains::brand::BrandRecord,
+    svc_domains::crm::memory::MemoryNote,
+    svc_domains::customers::MergeRecord,
+    svc_domains::events::SeenMessage,
+    svc_domains::events::webhook_secrets::WebhookSecret,
+    svc_domains::events::webhooks::CurrentWebhookToken,
+    svc_domains::events::webhooks::WebhookToken,
+    svc_gateway::approvals::PendingAction,
+    svc_gateway::idempotency::IdempotencyRecord,
+    svc_core::ledger::CreditCounter,
+    svc_core::ledger::LedgerRow,
+    svc_gateway::receipts::ReceiptRecord,
+    svc_domains::integrations::storage::IntegrationRecord,
+    svc_core::keys::AgentKey,
+    svc_core::keys::KeyDigest,
+    svc_core::members::Invite,
+    svc_domains::outbound::OutboundRecord,
+    svc_agents::playbook_runs::leads::RunLead,
+    svc_agents::playbook_runs::runs::PlaybookRun,
+    svc_domains::playbooks::Playbook,
+    svc_domains::reports::Report,
+    svc_agents::reporting::AssistantMessage,
+    svc_core::retention::RetentionCursor,
+    svc_domains::scoring::trained::CurrentModel,
+    svc_domains::scoring::trained::ScoreModel,
+    svc_core::store::Probe,
+    svc_core::workspaces::WorkspaceEntry,
+    svc_core::workspaces::WorkspaceSettings,
 );
 
 /// Rewrites the (closed) store at `store_dir` in format 3 (JSON records), so a build from

@@ -6,17 +6,19 @@ use parking_lot::Mutex;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::auth::jwt::JwtKeys;
-use crate::auth::login_limiter::LoginLimiter;
 use crate::config::{Config, MIN_JWT_SECRET_BYTES};
-use crate::error::{Error, Result};
-use crate::events::Realtime;
-use crate::keys::usage::UsageTracker;
 use crate::metrics::{Gauges, Metrics};
-use crate::plumbing::sealed::Sealer;
-use crate::plumbing::secrets;
-use crate::ratelimit::RateLimiter;
-use crate::store::Store;
+use svc_agents::agent_state::AgentState;
+use svc_core::auth::jwt::JwtKeys;
+use svc_core::auth::login_limiter::LoginLimiter;
+use svc_core::error::{Error, Result};
+use svc_core::keys::usage::UsageTracker;
+use svc_core::plumbing::sealed::Sealer;
+use svc_core::plumbing::secrets;
+use svc_core::ratelimit::RateLimiter;
+use svc_core::store::Store;
+use svc_domains::events::Realtime;
+use svc_gateway::Gateway;
 
 /// Cheap-to-clone handle to everything request handlers share.
 #[derive(Clone, Debug)]
@@ -34,25 +36,25 @@ pub struct Inner {
     pub usage: UsageTracker,
     pub metrics: Metrics,
     /// Per-workspace real-time channels (event broadcast, `/v1/stream`).
-    pub realtime: Realtime,
+    pub realtime: Arc<Realtime>,
     /// One-use tickets that open `/v1/stream` from a browser.
-    pub stream_tickets: crate::events::stream_tickets::StreamTickets,
+    pub stream_tickets: svc_domains::events::stream_tickets::StreamTickets,
     /// Seals secrets at rest (brand context, integration and webhook secrets).
     pub sealer: Sealer,
     /// Per-workspace reporting summaries (30 s, dropped when the graph changes).
-    pub summary_cache: crate::reporting::SummaryCache,
+    pub summary_cache: svc_agents::reporting::SummaryCache,
     /// The one outbound HTTP client (integrations: voice, Customer.io).
-    pub http: crate::integrations::HttpClient,
-    /// Idempotency keys whose first request is still running (409 for a concurrent retry).
-    pub idempotency_in_flight: crate::gateway::idempotency::InFlightKeys,
+    pub http: svc_domains::integrations::HttpClient,
+    /// The capability gateway's handle (store, sealer, HTTP client, idempotency keys in
+    /// flight, the public URL).
+    pub gateway: Gateway,
     /// rmcp's streamable HTTP service behind `/mcp` (stateless: no MCP sessions to keep).
     pub mcp: crate::mcp::transport::Endpoint,
-    /// The background tasks of running playbook runs (`playbooks::executor`).
-    pub playbook_runs: crate::playbooks::executor::Runner,
+    /// The agents' share of this state: chat turns and the background tasks of running
+    /// playbook runs (`playbooks::executor`).
+    pub agents: AgentState,
     /// The score models' background retraining (`scoring::retrain`).
-    pub retrains: crate::scoring::retrain::Retrains,
-    /// See [`AppState::public_url`].
-    public_url: parking_lot::RwLock<String>,
+    pub retrains: svc_domains::scoring::retrain::Retrains,
     flusher: Mutex<Option<(watch::Sender<bool>, JoinHandle<()>)>>,
 }
 
@@ -63,13 +65,19 @@ impl std::ops::Deref for AppState {
     }
 }
 
+impl AsRef<Gateway> for AppState {
+    fn as_ref(&self) -> &Gateway {
+        &self.gateway
+    }
+}
+
 impl AppState {
     /// Opens the store and secrets of `config.data_dir` and starts the background flusher.
     /// Must run inside a tokio runtime.
     pub async fn open(config: Config) -> Result<AppState> {
         let cfg = config.clone();
         let (store, jwt_secret, sealer) = tokio::task::spawn_blocking(move || -> Result<_> {
-            crate::plumbing::data_dir::prepare(&cfg.data_dir, cfg.allow_open_data_dir)?;
+            svc_core::plumbing::data_dir::prepare(&cfg.data_dir, cfg.allow_open_data_dir)?;
             let secret = match &cfg.jwt_secret {
                 Some(s) if s.len() >= MIN_JWT_SECRET_BYTES => s.clone(),
                 Some(_) => {
@@ -84,15 +92,19 @@ impl AppState {
                 cfg.master_key.as_deref(),
                 &cfg.retired_master_keys,
             )?;
-            let store = Store::open_with(&cfg.store_dir(), cfg.read_model_bytes)?;
+            let store = Store::open_with(
+                &cfg.store_dir(),
+                cfg.read_model_bytes,
+                crate::record_kinds::all(),
+            )?;
             Ok((store, secret, sealer))
         })
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
 
-        let http = crate::integrations::HttpClient::new(config.outbound.clone())?;
+        let http = svc_domains::integrations::HttpClient::new(config.outbound.clone())?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
-        crate::outbound::recover(&store).await?;
+        svc_gateway::recover_interrupted(&store).await?;
         let public_url = config.public_url.clone().unwrap_or_else(|| {
             let scheme = if config.tls_cert.is_some() {
                 "https"
@@ -101,6 +113,8 @@ impl AppState {
             };
             format!("{scheme}://{}", config.addr)
         });
+        let gateway = Gateway::new(store.clone(), sealer.clone(), http.clone(), public_url);
+        let realtime = Arc::new(Realtime::new());
         let state = AppState {
             inner: Arc::new(Inner {
                 jwt: JwtKeys::new(&jwt_secret),
@@ -108,18 +122,21 @@ impl AppState {
                 login_limiter: LoginLimiter::new(config.login_max_failures, config.login_window),
                 usage: UsageTracker::new(),
                 metrics: Metrics::new(),
-                realtime: Realtime::new(),
+                realtime: realtime.clone(),
                 stream_tickets: Default::default(),
+                gateway: gateway.clone(),
                 sealer,
                 summary_cache: Default::default(),
                 http,
                 store,
                 config,
-                idempotency_in_flight: Default::default(),
                 mcp: crate::mcp::transport::Endpoint::new(crate::http::MAX_BODY_BYTES),
-                playbook_runs: Default::default(),
+                agents: AgentState {
+                    gateway,
+                    realtime,
+                    playbook_runs: Default::default(),
+                },
                 retrains: Default::default(),
-                public_url: parking_lot::RwLock::new(public_url),
                 flusher: Mutex::new(None),
             }),
         };
@@ -142,7 +159,8 @@ impl AppState {
             sweep_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             // Score-model retraining (`scoring::retrain`): its heavy work runs in the
             // blocking pool, and a retrain never blocks invocations.
-            let mut retrain_tick = tokio::time::interval(crate::scoring::retrain::CHECK_EVERY);
+            let mut retrain_tick =
+                tokio::time::interval(svc_domains::scoring::retrain::CHECK_EVERY);
             retrain_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
                 tokio::select! {
@@ -158,7 +176,7 @@ impl AppState {
                         _ = stop_rx.changed() => break,
                     },
                     _ = retrain_tick.tick() => tokio::select! {
-                        _ = crate::scoring::retrain::run_due(&state.store, &state.retrains) => {}
+                        _ = svc_domains::scoring::retrain::run_due(&state.store, &state.retrains) => {}
                         _ = stop_rx.changed() => break,
                     },
                     _ = stop_rx.changed() => break,
@@ -172,7 +190,7 @@ impl AppState {
     /// The base URL providers reach this service at: `--public-url`, else the address the
     /// listener is bound to (known once `serve` binds).
     pub fn public_url(&self) -> String {
-        self.public_url.read().clone()
+        self.gateway.public_url()
     }
 
     /// Called by `serve` with the bound address, for the default public URL.
@@ -183,7 +201,7 @@ impl AppState {
     /// [`AppState::bound_to`] with the scheme given (`https://` when serving TLS).
     pub fn bound_to_url(&self, url: String) {
         if self.config.public_url.is_none() {
-            *self.public_url.write() = url;
+            self.gateway.set_public_url(url);
         }
     }
 
@@ -199,7 +217,7 @@ impl AppState {
     /// server has drained its in-flight requests.
     pub async fn shutdown(&self) -> Result<()> {
         // Playbook runs stop between two steps (they resume at the next start).
-        self.playbook_runs.shutdown().await;
+        self.agents.playbook_runs.shutdown().await;
         let flusher = self.flusher.lock().take();
         if let Some((stop, handle)) = flusher {
             let _ = stop.send(true);

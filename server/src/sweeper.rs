@@ -12,12 +12,12 @@
 
 use time::OffsetDateTime;
 
-use crate::error::Result;
-use crate::events;
-use crate::gateway::approvals;
-use crate::gateway::idempotency;
-use crate::store::{Store, WorkspaceId};
-use crate::workspaces;
+use svc_core::error::Result;
+use svc_core::store::{Store, WorkspaceId};
+use svc_core::workspaces;
+use svc_domains::events;
+use svc_gateway::approvals;
+use svc_gateway::idempotency;
 
 /// What one sweep did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -58,7 +58,7 @@ async fn sweep_workspace(
 
 /// One tick of the background task: sweeps as of the wall clock and logs what it did.
 pub async fn run(store: &Store) {
-    match sweep(store, crate::plumbing::clock::now()).await {
+    match sweep(store, svc_core::plumbing::clock::now()).await {
         Ok(r) if r.expired_actions + r.idempotency_purged + r.messages_purged + r.failed > 0 => {
             tracing::info!(
                 workspaces = r.workspaces,
@@ -77,8 +77,8 @@ pub async fn run(store: &Store) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::MarketingEvent;
-    use crate::workspaces::WorkspaceEntry;
+    use svc_core::workspaces::WorkspaceEntry;
+    use svc_domains::events::MarketingEvent;
 
     #[tokio::test]
     async fn sweeps_every_workspace() {
@@ -93,7 +93,7 @@ mod tests {
                 number: n,
                 name: format!("w{n}"),
                 owner_user_id: "usr_t".into(),
-                created_at: crate::plumbing::clock::rfc3339(t0),
+                created_at: svc_core::plumbing::clock::rfc3339(t0),
             };
             let ev = MarketingEvent::from_json(
                 serde_json::json!({"event": "e", "email": "a@x.io", "messageId": "m"}),
@@ -102,7 +102,7 @@ mod tests {
             .expect("event");
             store
                 .write(move |tx| {
-                    workspaces::create_in(tx, &entry, &crate::plumbing::clock::rfc3339(t0))?;
+                    workspaces::create_in(tx, &entry, &svc_core::plumbing::clock::rfc3339(t0))?;
                     events::apply(&mut tx.workspace(ws), &ev, t0)
                 })
                 .await

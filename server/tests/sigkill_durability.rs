@@ -21,8 +21,8 @@ use std::time::Duration;
 use rand::Rng;
 use serde_json::{json, Value};
 use support::{admin, json_body, send, start};
+use svc_core::ledger::LedgerRow;
 use svc_engine::{Graph, GraphOptions, GraphRead, RecordScan, Value as GraphValue, WorkspaceId};
-use svc_server::gateway::ledger::LedgerRow;
 
 /// One HTTP/1.1 exchange that may fail (the process dies under it): status, headers+body text.
 fn try_send(addr: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Option<String> {
@@ -246,7 +246,7 @@ fn acknowledged_events_survive_sigkill_exactly_once() {
     assert!(registered.starts_with("HTTP/1.1 201"), "{registered}");
     let account = json_body(&registered);
     let jwt = format!("Bearer {}", account["token"].as_str().expect("token"));
-    let ws = svc_server::workspaces::parse_id(account["workspace"]["id"].as_str().expect("ws"))
+    let ws = svc_core::workspaces::parse_id(account["workspace"]["id"].as_str().expect("ws"))
         .expect("workspace id");
     // The load spends far more credits than any plan's month: only the operator raises that.
     let raised = admin(

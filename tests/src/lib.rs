@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use serde_json::{json, Value};
-pub use svc_server::capabilities::Capability;
+pub use svc_core::capabilities::Capability;
 use svc_server::{AppState, Config};
 use tempfile::TempDir;
 use tokio::sync::oneshot;
@@ -23,7 +23,7 @@ pub struct TestServer {
     dir: Option<TempDir>,
     config: Config,
     shutdown: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<Result<(), svc_server::Error>>>,
+    task: Option<JoinHandle<Result<(), svc_core::Error>>>,
     /// The service's state, for what only the operator does (never for what HTTP can do).
     state: Option<AppState>,
     /// The PEM certificate a [`TestServer::start_tls`] server presents (its own CA).
@@ -108,8 +108,8 @@ pub fn private_dir(dir: &std::path::Path) {
 }
 
 /// Public addresses and loopback: where the tests' local providers listen.
-pub fn local_destinations() -> svc_server::integrations::Destinations {
-    use svc_server::integrations::Destinations;
+pub fn local_destinations() -> svc_domains::integrations::Destinations {
+    use svc_domains::integrations::Destinations;
     Destinations::allowing(Destinations::parse_allow_list("127.0.0.0/8,::1").expect("ranges"))
 }
 
@@ -347,9 +347,9 @@ impl TestServer {
         monthly_credit_limit: Option<u64>,
     ) -> Value {
         let state = self.state.as_ref().expect("server running");
-        let ws = svc_server::workspaces::parse_id(workspace_id).expect("workspace id");
-        let plan = svc_server::workspaces::Plan::parse(plan).expect("plan name");
-        let view = svc_server::workspaces::set_plan(&state.store, ws, plan, monthly_credit_limit)
+        let ws = svc_core::workspaces::parse_id(workspace_id).expect("workspace id");
+        let plan = svc_core::workspaces::Plan::parse(plan).expect("plan name");
+        let view = svc_core::workspaces::set_plan(&state.store, ws, plan, monthly_credit_limit)
             .await
             .expect("set plan");
         serde_json::to_value(view).expect("workspace json")

@@ -1105,5 +1105,5 @@ async fn events_ingest_goes_through_the_ingestion_pipeline() {
 
 /// Whether the capability is read-only (side effect `none`), from the catalogue itself.
 fn registry_side_effect_is_none(id: &str) -> bool {
-    svc_server::gateway::registry::get(id).is_some_and(|e| e.descriptor.is_read_only())
+    svc_gateway::registry::get(id).is_some_and(|e| e.descriptor.is_read_only())
 }

@@ -7,14 +7,14 @@ use std::collections::{HashMap, HashSet};
 
 use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
+use svc_core::integration_kind::Kind;
+use svc_domains::integrations::{
+    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, SmtpConfig, VoiceConfig,
+};
 use svc_integration_tests::providers::{HttpProvider, SmtpSink};
 use svc_integration_tests::{
     all_files, contains_bytes, expect_error, get_ok, local_destinations, read, test_config,
     Account, TestServer,
-};
-use svc_server::integrations::{
-    self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind, SmtpConfig,
-    VoiceConfig,
 };
 
 async fn put(s: &TestServer, a: &Account, kind: &str, body: &Value) -> (StatusCode, Value) {
@@ -82,11 +82,7 @@ async fn connect_list_mask_update_and_disconnect_without_ever_echoing_secrets() 
             .iter()
             .map(|c| c.as_str().expect("id").to_owned())
             .collect();
-        assert_eq!(
-            caps,
-            svc_server::gateway::capabilities_requiring(kind),
-            "{kind:?}"
-        );
+        assert_eq!(caps, svc_core::capabilities::requiring(kind), "{kind:?}");
         for c in caps {
             assert!(unlocked.insert(c), "a capability listed under two kinds");
         }
@@ -560,7 +556,7 @@ async fn the_loaders_read_what_the_routes_stored() {
     // The gateway's view: the state of the same data directory, the config opened by the
     // same master key.
     let state = svc_server::AppState::open(config).await.expect("open");
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+    let ws = svc_core::workspaces::parse_id(&a.workspace_id).expect("workspace id");
     let loaded = integrations::load(&state.store, &state.sealer, ws, Kind::Voice)
         .await
         .expect("load");
@@ -588,7 +584,7 @@ async fn integrations_cannot_reach_inside_addresses_by_default() {
     let provider = HttpProvider::start().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = test_config(dir.path());
-    config.outbound = svc_server::integrations::Destinations::public_only();
+    config.outbound = svc_domains::integrations::Destinations::public_only();
     let s = TestServer::start_with(dir, config).await;
     let a = s.account().await;
     let port = reqwest::Url::parse(provider.voice_config()["base_url"].as_str().expect("url"))

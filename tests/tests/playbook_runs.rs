@@ -663,8 +663,8 @@ async fn the_connected_model_judges_and_a_bad_answer_a_timeout_or_a_down_provide
 async fn plant_legacy_campaign_key(
     s: &TestServer,
     a: &Account,
-) -> (svc_server::store::WorkspaceId, svc_server::keys::AgentKey) {
-    let ws = svc_server::workspaces::parse_id(&a.workspace_id).expect("workspace id");
+) -> (svc_core::store::WorkspaceId, svc_core::keys::AgentKey) {
+    let ws = svc_core::workspaces::parse_id(&a.workspace_id).expect("workspace id");
     let legacy = legacy_campaign_key(ws);
     let planted = legacy.clone();
     s.state()
@@ -677,8 +677,8 @@ async fn plant_legacy_campaign_key(
 
 /// The agent key runs acted as before they used the campaign buddy's principal, as that
 /// release stored it.
-fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::AgentKey {
-    use svc_server::keys::{AgentKey, KeyKind};
+fn legacy_campaign_key(ws: svc_core::store::WorkspaceId) -> svc_core::keys::AgentKey {
+    use svc_core::keys::{AgentKey, KeyKind};
     AgentKey {
         id: "key_buddy_campaign".into(),
         workspace: ws.0,
@@ -692,7 +692,7 @@ fn legacy_campaign_key(ws: svc_server::store::WorkspaceId) -> svc_server::keys::
             .collect(),
         allowed_modes: vec!["dry_run".into(), "queue".into(), "execute".into()],
         auto_run: true,
-        rate_limit_per_min: svc_server::keys::DEFAULT_RATE_LIMIT_PER_MIN,
+        rate_limit_per_min: svc_core::keys::DEFAULT_RATE_LIMIT_PER_MIN,
         quota_override_monthly: None,
         prefix: "internal".into(),
         last_four: String::new(),
@@ -717,18 +717,18 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
     // A workspace upgraded from the release whose runs acted as `key_buddy_campaign`: the key
     // record and an outreach it queued are stored (planted as that release wrote them).
     let (_, legacy) = plant_legacy_campaign_key(&s, &a).await;
-    let queued = svc_server::gateway::invoke(
+    let queued = svc_gateway::invoke(
         s.state(),
         &legacy,
         "queue.outreach",
-        svc_server::gateway::InvokeRequest {
+        svc_gateway::InvokeRequest {
             mode: Some("queue".into()),
             source: Some("internal".into()),
             idempotency_key: Some("pbrun:run_old:x:email".into()),
             input: Some(json!({"customer": "old@x.test", "subject": "Hello",
                                 "body": "Queued before the upgrade."})),
         },
-        svc_server::plumbing::ids::request_id(),
+        svc_core::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key queues");
@@ -783,7 +783,7 @@ async fn runs_act_as_the_campaign_buddys_principal_and_the_legacy_keys_queued_ac
 
 #[tokio::test]
 async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it() {
-    use svc_server::playbooks::leads::{lead_key, RunLead};
+    use svc_agents::playbook_runs::leads::{lead_key, RunLead};
     let smtp = SmtpSink::start();
     let s = TestServer::start().await;
     let a = s.account().await;
@@ -829,18 +829,18 @@ async fn a_lead_under_way_under_the_legacy_key_at_the_upgrade_finishes_under_it(
         .write(move |tx| tx.put(ws, &lead))
         .await
         .expect("plant the lead");
-    let draft = svc_server::gateway::invoke(
+    let draft = svc_gateway::invoke(
         s.state(),
         &legacy,
         "draft.outreach",
-        svc_server::gateway::InvokeRequest {
+        svc_gateway::InvokeRequest {
             mode: Some("execute".into()),
             source: Some("internal".into()),
             idempotency_key: Some(format!("pbrun:{run_id}:{cid}:draft")),
             input: Some(json!({"customer": cid, "intent": r["plan"]["intent"],
                                 "channel": "email"})),
         },
-        svc_server::plumbing::ids::request_id(),
+        svc_core::plumbing::ids::request_id(),
     )
     .await
     .expect("the legacy key drafts");

@@ -13,8 +13,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use super::SECRET_FILES;
-use crate::error::{Code, Error, Result};
-use crate::store::Store;
+use svc_core::error::{Code, Error, Result};
+use svc_core::store::Store;
 
 /// Which secrets the service was given rather than keeping them in its data directory.
 #[derive(Clone, Copy, Debug, Default)]
@@ -164,12 +164,13 @@ pub fn restore(backup: &Path, target: &Path) -> Result<Value> {
             return Err(e);
         }
     };
-    let store = Store::try_open(&target.join("store")).map_err(|e| {
-        Error::new(
-            Code::Internal,
-            format!("the restored store does not open: {e}"),
-        )
-    })?;
+    let store =
+        Store::try_open(&target.join("store"), crate::record_kinds::all()).map_err(|e| {
+            Error::new(
+                Code::Internal,
+                format!("the restored store does not open: {e}"),
+            )
+        })?;
     let report = store.validate();
     store.close();
     let report = report?;

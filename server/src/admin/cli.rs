@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::client::{self, Route};
 use super::protocol::Request;
 use super::{backup, ConfiguredKeys};
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 #[derive(Debug, Args)]
 pub struct AdminArgs {
@@ -128,7 +128,7 @@ fn run(args: AdminArgs) -> Result<(Value, Option<Route>)> {
 
 fn configured_keys(master: Option<&str>, retired: &[String]) -> Result<ConfiguredKeys> {
     let parse = |k: &str| {
-        crate::plumbing::sealed::parse_key_hex(k)
+        svc_core::plumbing::sealed::parse_key_hex(k)
             .map(Vec::from)
             .map_err(|e| Error::invalid_input(format!("master key: {e}")))
     };

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::protocol::{self, Request, Response};
 use super::{ConfiguredKeys, Operator, SOCKET_FILE};
-use crate::error::{Code, Error, Result};
+use svc_core::error::{Code, Error, Result};
 
 /// How long the client waits for an answer (a backup copies the whole store).
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30 * 60);

@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use crate::error::{Code, Error, Result};
-use crate::keys::{self, AgentKey};
-use crate::plumbing::sealed::{self, Sealer};
 use crate::state::AppState;
-use crate::store::{RecordScan, Store, WorkspaceId};
-use crate::workspaces::{self, Plan};
 pub use protocol::Request;
+use svc_core::error::{Code, Error, Result};
+use svc_core::keys::{self, AgentKey};
+use svc_core::plumbing::sealed::{self, Sealer};
+use svc_core::store::{RecordScan, Store, WorkspaceId};
+use svc_core::workspaces::{self, Plan};
 
 /// The socket's file name inside the data directory.
 pub const SOCKET_FILE: &str = "admin.sock";
@@ -95,7 +95,8 @@ impl Operator {
                 data_dir.display()
             )));
         }
-        let store = Store::try_open(&store_dir).map_err(|e| not_opened(data_dir, &e))?;
+        let store = Store::try_open(&store_dir, crate::record_kinds::all())
+            .map_err(|e| not_opened(data_dir, &e))?;
         Ok(Operator {
             store,
             data_dir: data_dir.to_path_buf(),
@@ -228,15 +229,15 @@ impl Operator {
             for (what, outcome) in [
                 (
                     "brand_context",
-                    crate::brand::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::brand::reseal(&self.store, &sealer, ws).await,
                 ),
                 (
                     "webhook_secret",
-                    crate::events::webhook_secrets::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::events::webhook_secrets::reseal(&self.store, &sealer, ws).await,
                 ),
                 (
                     "integration",
-                    crate::integrations::reseal(&self.store, &sealer, ws).await,
+                    svc_domains::integrations::reseal(&self.store, &sealer, ws).await,
                 ),
             ] {
                 match outcome {
@@ -321,7 +322,7 @@ fn parse_workspace(id: &str) -> Result<WorkspaceId> {
 /// Why a data directory's store did not open: a running service holds its lock (the usual
 /// case: its admin socket did not answer, or the client would not be here), or the store is
 /// damaged.
-fn not_opened(data_dir: &Path, e: &crate::store::EngineError) -> Error {
+fn not_opened(data_dir: &Path, e: &svc_core::store::EngineError) -> Error {
     let detail = e.to_string();
     if detail.to_ascii_lowercase().contains("lock") {
         return Error::new(
@@ -343,7 +344,7 @@ fn not_opened(data_dir: &Path, e: &crate::store::EngineError) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspaces::WorkspaceEntry;
+    use svc_core::workspaces::WorkspaceEntry;
 
     /// A data directory holding one workspace, as a stopped service leaves it.
     async fn data_dir_with_workspace(dir: &Path) -> WorkspaceId {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{Code, Error};
+use svc_core::error::{Code, Error};
 
 /// Longest request line accepted (requests are a few hundred bytes).
 pub const MAX_LINE_BYTES: usize = 64 * 1024;

@@ -18,8 +18,8 @@ use tokio::task::{JoinHandle, JoinSet};
 
 use super::protocol::{self, Response, MAX_LINE_BYTES};
 use super::{Operator, SOCKET_FILE};
-use crate::error::{Code, Error, Result};
 use crate::state::AppState;
+use svc_core::error::{Code, Error, Result};
 
 /// How long a clean shutdown waits for commands still running (a backup of a large store).
 const DRAIN: Duration = Duration::from_secs(60);

@@ -11,8 +11,8 @@ use serde_json::Value;
 use super::layout::{csrf_input, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
-use crate::gateway::approvals::{self, PendingView};
 use crate::state::AppState;
+use svc_gateway::approvals::{self, PendingView};
 
 /// `GET /app/approvals`.
 pub async fn inbox(

@@ -10,12 +10,12 @@ use serde::Deserialize;
 
 use super::layout::{alert, page};
 use super::session::{self, Session};
-use crate::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
-use crate::error::Error;
 use crate::http::extract::{
     limit_address, PeerAddr, LOGIN_PER_MIN_PER_ADDRESS, REGISTER_PER_MIN_PER_ADDRESS,
 };
 use crate::state::AppState;
+use svc_core::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
+use svc_core::error::Error;
 
 #[derive(Debug, Default, Deserialize)]
 pub struct SignupForm {

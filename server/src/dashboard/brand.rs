@@ -13,14 +13,14 @@ use serde_json::{json, Map, Value as Json};
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
-use crate::agents::principal;
-use crate::brand::{self, BrandContext};
-use crate::buddies::Buddy;
-use crate::capabilities::Capability;
-use crate::customers;
-use crate::gateway::{self, InvokeRequest};
-use crate::plumbing::ids;
 use crate::state::AppState;
+use svc_agents::buddies::Buddy;
+use svc_agents::chat::principal;
+use svc_core::capabilities::Capability;
+use svc_core::plumbing::ids;
+use svc_domains::brand::{self, BrandContext};
+use svc_domains::customers;
+use svc_gateway::{self as gateway, InvokeRequest};
 
 const TEXTS: &[(&str, &str)] = &[
     ("businessName", "Business name"),

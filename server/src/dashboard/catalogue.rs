@@ -9,10 +9,10 @@ use serde_json::Value;
 use super::layout::page as shell;
 use super::session::Session;
 use super::{failed, Failure};
-use crate::gateway::ledger;
-use crate::gateway::registry::{self, Descriptor};
 use crate::state::AppState;
-use crate::{keys, workspaces};
+use svc_core::ledger;
+use svc_core::{keys, workspaces};
+use svc_gateway::registry::{self, Descriptor};
 
 /// `GET /app/capabilities`.
 pub async fn page(
@@ -37,7 +37,7 @@ pub async fn page(
                 let per_key = key_ids
                     .iter()
                     .map(|id| Ok(ledger::month_usage(snap, id, &month)?.1))
-                    .collect::<crate::error::Result<Vec<u64>>>()?;
+                    .collect::<svc_core::error::Result<Vec<u64>>>()?;
                 Ok((used, per_key))
             })
             .await

@@ -1,4 +1,4 @@
-//! Chat with the buddies: a message box whose answer streams in. The turn is `agents::start`
+//! Chat with the buddies: a message box whose answer streams in. The turn is `chat::start`
 //! (as `POST /v1/chat`), its events sent as server-sent events that the page reads with
 //! `fetch` and renders as they come: the route, each tool call, the answer's text.
 
@@ -16,8 +16,8 @@ use serde::Deserialize;
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::agents::{self, ChatRequest};
 use crate::state::AppState;
+use svc_agents::chat::{self, ChatRequest};
 
 #[derive(Debug, Deserialize)]
 pub struct ChatForm {
@@ -68,7 +68,7 @@ pub async fn send(
         session_id: Some(f.session_id).filter(|v| !v.is_empty()),
         buddy: Some(f.buddy).filter(|v| !v.is_empty()),
     };
-    let rx = match agents::start(state, s.user.workspace, &s.user.user.id, req).await {
+    let rx = match chat::start(state.agents.clone(), s.user.workspace, &s.user.user.id, req).await {
         Ok(rx) => rx,
         Err(e) if e.code.status() < 500 => {
             let status = axum::http::StatusCode::from_u16(e.code.status())

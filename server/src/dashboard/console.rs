@@ -16,8 +16,8 @@ use super::layout::{alert, csrf_input, json_script, page as shell};
 use super::session::Session;
 use super::{is_htmx, Failure};
 
-use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::state::AppState;
+use svc_domains::graph_api::query::{self, Access, QueryRequest};
 
 const EXAMPLE: &str =
     "MATCH (c:Customer)-[r:HAS_TOUCHPOINT]->(t:Touchpoint) RETURN c, r, t LIMIT 25";
@@ -54,10 +54,10 @@ pub async fn page(
     Query(q): Query<ExploreQuery>,
 ) -> Result<Markup, Failure> {
     let ws = s.user.workspace;
-    let customers = crate::customers::list(&state.store, ws)
+    let customers = svc_domains::customers::list(&state.store, ws)
         .await
         .map_err(|e| super::failed(&s, e))?;
-    let campaigns = crate::customers::campaigns(&state.store, ws)
+    let campaigns = svc_domains::customers::campaigns(&state.store, ws)
         .await
         .map_err(|e| super::failed(&s, e))?;
     let starts = html! {

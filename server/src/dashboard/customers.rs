@@ -14,14 +14,14 @@ use super::assets::CYTOSCAPE;
 use super::layout::{json_script, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
-use crate::customers::{self, CustomerView};
-use crate::error::Error;
-use crate::gateway::ledger::{self, LedgerRow};
-use crate::graph_api::node_with_label;
-use crate::graph_api::query::{self, Access, QueryRequest};
-use crate::plumbing::{clock, ids};
-use crate::scoring::{self, Models};
 use crate::state::AppState;
+use svc_core::error::Error;
+use svc_core::ledger::{self, LedgerRow};
+use svc_core::plumbing::{clock, ids};
+use svc_domains::customers::{self, CustomerView};
+use svc_domains::graph_api::node_with_label;
+use svc_domains::graph_api::query::{self, Access, QueryRequest};
+use svc_domains::scoring::{self, Models};
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ListQuery {

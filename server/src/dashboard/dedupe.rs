@@ -11,8 +11,8 @@ use serde::Deserialize;
 use super::layout::{csrf_input, page};
 use super::session::Session;
 use super::{failed, is_htmx, Failure};
-use crate::customers::{self, DedupeReport};
 use crate::state::AppState;
+use svc_domains::customers::{self, DedupeReport};
 
 #[derive(Debug, Deserialize)]
 pub struct DedupeForm {

@@ -15,11 +15,13 @@ use super::assets::CHART;
 use super::layout::{json_script, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::auth::Principal;
-use crate::error::Result;
-use crate::gateway::ledger;
 use crate::state::AppState;
-use crate::{customers, reporting, workspaces};
+use svc_agents::reporting;
+use svc_core::auth::Principal;
+use svc_core::error::Result;
+use svc_core::ledger;
+use svc_core::workspaces;
+use svc_domains::customers;
 
 /// Pipeline of one stage: open opportunities and their summed amount.
 #[derive(Debug, Default, PartialEq)]

@@ -14,9 +14,10 @@ use super::layout::{alert, csrf_input, page as shell};
 use super::playbook_cards;
 use super::session::Session;
 use super::{failed, Failure};
-use crate::error::{Code, Error};
-use crate::integrations::{self, IntegrationView, Kind};
 use crate::state::AppState;
+use svc_core::error::{Code, Error};
+use svc_core::integration_kind::Kind;
+use svc_domains::integrations::{self, IntegrationView};
 
 /// How a config field is edited.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

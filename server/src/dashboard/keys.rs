@@ -10,9 +10,9 @@ use maud::{html, Markup};
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::capabilities::{Capability, Mode};
-use crate::keys::{self, CreateKey, CreatedKey, KeyView, RouteGrant};
 use crate::state::AppState;
+use svc_core::capabilities::{Capability, Mode};
+use svc_core::keys::{self, CreateKey, CreatedKey, KeyView, RouteGrant};
 
 /// The create form as submitted: repeated `grant` and `mode` fields.
 pub fn create_request(fields: &[(String, String)]) -> CreateKey {

@@ -31,9 +31,9 @@ use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
-use crate::error::Error;
 use crate::state::AppState;
 use session::Session;
+use svc_core::error::Error;
 
 /// The dashboard's routes (merged into the service's router by `http::app`).
 pub fn router(state: AppState) -> Router<AppState> {

@@ -13,15 +13,16 @@ use serde_json::{json, Value as Json};
 use super::layout::csrf_input;
 use super::session::Session;
 use super::{failed, Failure};
-use crate::agents::principal;
-use crate::buddies::Buddy;
-use crate::capabilities::Capability;
-use crate::customers::{self, CustomerView};
-use crate::error::Error;
-use crate::gateway::{self, InvokeRequest};
-use crate::integrations::{IntegrationView, Kind};
-use crate::plumbing::ids;
 use crate::state::AppState;
+use svc_agents::buddies::Buddy;
+use svc_agents::chat::principal;
+use svc_core::capabilities::Capability;
+use svc_core::error::Error;
+use svc_core::integration_kind::Kind;
+use svc_core::plumbing::ids;
+use svc_domains::customers::{self, CustomerView};
+use svc_domains::integrations::IntegrationView;
+use svc_gateway::{self as gateway, InvokeRequest};
 
 /// The gateway `source` of a card's invocation.
 pub const SOURCE: &str = "dashboard";

@@ -12,12 +12,12 @@ use serde_json::json;
 use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
-use crate::error::Error;
-use crate::playbooks::executor::{self, Control};
-use crate::playbooks::lead_source::RunRequest;
-use crate::playbooks::runs::{self, PlaybookRun};
-use crate::playbooks::{self, Playbook};
 use crate::state::AppState;
+use svc_agents::playbook_runs::executor::{self, Control};
+use svc_agents::playbook_runs::lead_source::RunRequest;
+use svc_agents::playbook_runs::runs::{self, PlaybookRun};
+use svc_core::error::Error;
+use svc_domains::playbooks::{self, Playbook};
 
 fn field(form: &[(String, String)], name: &str) -> String {
     form.iter()
@@ -110,7 +110,14 @@ pub async fn run(
         intent: (!intent.is_empty()).then_some(intent),
         ..RunRequest::default()
     };
-    let started = executor::start(&state, s.user.workspace, id, s.user.user.id.clone(), req).await;
+    let started = executor::start(
+        &state.agents,
+        s.user.workspace,
+        id,
+        s.user.user.id.clone(),
+        req,
+    )
+    .await;
     outcome(
         &state,
         &s,
@@ -131,7 +138,7 @@ pub async fn control(
         "cancel" => Control::Cancel,
         _ => return Err(failed(&s, Error::not_found("run control"))),
     };
-    let done = executor::control(&state, s.user.workspace, id, run_id, action).await;
+    let done = executor::control(&state.agents, s.user.workspace, id, run_id, action).await;
     match done {
         Ok(_) => Ok(Redirect::to("/app/playbooks").into_response()),
         Err(e) => outcome(&state, &s, Err(e)).await,

@@ -22,8 +22,8 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-use crate::auth::{self, Legacy, Presented, Principal, UserSession};
 use crate::state::AppState;
+use svc_core::auth::{self, Legacy, Presented, Principal, UserSession};
 
 /// The session cookie's name.
 pub const COOKIE: &str = "svc_session";
@@ -47,17 +47,17 @@ pub struct Session {
 
 impl Session {
     pub fn is_owner(&self) -> bool {
-        self.user.user.role == crate::accounts::Role::Owner
+        self.user.user.role == svc_core::accounts::Role::Owner
     }
 
     /// 403 `owner_required` unless the user owns the workspace; `to` says what they tried
     /// ("create or revoke keys").
-    pub fn require_owner(&self, to: &str) -> Result<(), crate::error::Error> {
+    pub fn require_owner(&self, to: &str) -> Result<(), svc_core::error::Error> {
         if self.is_owner() {
             return Ok(());
         }
-        Err(crate::error::Error::new(
-            crate::error::Code::OwnerRequired,
+        Err(svc_core::error::Error::new(
+            svc_core::error::Code::OwnerRequired,
             format!("only an owner of the workspace may {to}"),
         ))
     }

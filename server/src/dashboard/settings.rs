@@ -10,7 +10,7 @@ use super::layout::{alert, csrf_input, page as shell};
 use super::session::Session;
 use super::{failed, Failure};
 use crate::state::AppState;
-use crate::workspaces::{self, PolicyUpdate, WorkspaceUpdate, WorkspaceView};
+use svc_core::workspaces::{self, PolicyUpdate, WorkspaceUpdate, WorkspaceView};
 
 #[derive(Debug, Deserialize)]
 pub struct SettingsForm {

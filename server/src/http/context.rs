@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::ratelimit::Decision;
+use svc_core::ratelimit::Decision;
 
 #[derive(Debug)]
 pub struct RequestContext {

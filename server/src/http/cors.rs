@@ -6,7 +6,7 @@ use std::time::Duration;
 use axum::http::{header, HeaderName, HeaderValue, Method};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 /// Checks each configured origin: `http(s)://host[:port]`, nothing after it.
 pub fn parse_origins(origins: &[String]) -> Result<Vec<HeaderValue>> {

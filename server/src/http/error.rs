@@ -1,4 +1,6 @@
-//! The error body of DESIGN.md §4, on every route.
+//! The error body of DESIGN.md §4, on every route. The error type and its code -> status table
+//! are svc-core's; [`ErrorResponse`] is its HTTP rendering (the orphan rule keeps axum's
+//! `IntoResponse` off a type of another crate, and the core knows no HTTP).
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -6,7 +8,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::context;
-use crate::error::Error;
+use svc_core::error::Error;
 
 /// `{"error": {...}}`
 #[derive(Debug, Serialize, ToSchema)]
@@ -26,20 +28,31 @@ pub struct ErrorDetail {
     pub details: Option<serde_json::Value>,
 }
 
-impl IntoResponse for Error {
+/// An [`Error`] as an HTTP response: what handlers return (`?` converts any [`Error`]).
+#[derive(Debug)]
+pub struct ErrorResponse(pub Error);
+
+impl From<Error> for ErrorResponse {
+    fn from(e: Error) -> ErrorResponse {
+        ErrorResponse(e)
+    }
+}
+
+impl IntoResponse for ErrorResponse {
     fn into_response(self) -> Response {
+        let ErrorResponse(e) = self;
         let status =
-            StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let body = ErrorBody {
             error: ErrorDetail {
-                code: self.code.as_str().to_owned(),
-                message: self.message,
+                code: e.code.as_str().to_owned(),
+                message: e.message,
                 request_id: context::request_id().unwrap_or_default(),
-                details: self.details,
+                details: e.details,
             },
         };
         let mut response = (status, axum::Json(body)).into_response();
-        if let Some(secs) = self.retry_after {
+        if let Some(secs) = e.retry_after {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 response.headers_mut().insert(header::RETRY_AFTER, v);
             }

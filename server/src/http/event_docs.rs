@@ -1,6 +1,6 @@
 //! Schemas of the server-sent events of `POST /v1/chat`, for the OpenAPI document only: each
 //! event's `data` is one of these objects, by event name. The turn builds them with `json!`
-//! (`crate::agents`); `tests/tests/openapi_contract.rs` checks every streamed event against
+//! (`svc_agents::chat`); `tests/tests/openapi_contract.rs` checks every streamed event against
 //! this document.
 
 #![allow(dead_code)]
@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::agents::TurnSummary;
+use svc_agents::chat::TurnSummary;
 
 /// The `data` of one chat event.
 #[derive(Debug, Serialize, ToSchema)]

@@ -2,6 +2,7 @@
 //! authentication extractors that make each handler's required credential part of its
 //! signature.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::rejection::{JsonRejection, PathRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
@@ -11,11 +12,11 @@ use serde::Serialize;
 
 use super::access::{self, Caller};
 use super::context;
-use crate::auth::{Principal, UserSession};
-use crate::error::{Code, Error};
-use crate::keys::{AgentKey, KeyKind};
 use crate::state::AppState;
-use crate::store::WorkspaceId;
+use svc_core::auth::{Principal, UserSession};
+use svc_core::error::{Code, Error};
+use svc_core::keys::{AgentKey, KeyKind};
+use svc_core::store::WorkspaceId;
 
 /// `Json` with the service's error body: 415 without a JSON content type, 400 `invalid_json`
 /// for malformed JSON, 400 `invalid_input` for a schema mismatch, 413 past the body limit.
@@ -23,12 +24,12 @@ use crate::store::WorkspaceId;
 pub struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, ErrorResponse> {
         match axum::Json::<T>::from_request(req, state).await {
             Ok(axum::Json(v)) => Ok(ApiJson(v)),
-            Err(rejection) => Err(json_rejection(rejection)),
+            Err(rejection) => Err(json_rejection(rejection).into()),
         }
     }
 }
@@ -72,11 +73,11 @@ pub struct RawJson {
 }
 
 impl<S: Send + Sync> FromRequest<S> for RawJson {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request(req: Request, state: &S) -> Result<Self, Error> {
+    async fn from_request(req: Request, state: &S) -> Result<Self, ErrorResponse> {
         if !json_content_type(req.headers()) {
-            return Err(not_json());
+            return Err(not_json().into());
         }
         let bytes = axum::body::Bytes::from_request(req, state)
             .await
@@ -115,12 +116,12 @@ fn json_content_type(headers: &axum::http::HeaderMap) -> bool {
 pub struct ApiPath<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ErrorResponse> {
         match axum::extract::Path::<T>::from_request_parts(parts, state).await {
             Ok(axum::extract::Path(v)) => Ok(ApiPath(v)),
-            Err(e) => Err(path_rejection(e)),
+            Err(e) => Err(path_rejection(e).into()),
         }
     }
 }
@@ -138,15 +139,16 @@ fn path_rejection(e: PathRejection) -> Error {
 pub struct JwtUser(pub UserSession);
 
 impl<S: Send + Sync> FromRequestParts<S> for JwtUser {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)?.principal() {
             Some(Principal::User(session)) => Ok(JwtUser(session.clone())),
             Some(Principal::Key(_)) => Err(Error::forbidden(
                 "this route needs a dashboard session (JWT); agent keys cannot use it",
-            )),
-            None => Err(unauthenticated()),
+            )
+            .into()),
+            None => Err(unauthenticated().into()),
         }
     }
 }
@@ -156,15 +158,15 @@ impl<S: Send + Sync> FromRequestParts<S> for JwtUser {
 pub struct AgentKeyAuth(pub AgentKey);
 
 impl<S: Send + Sync> FromRequestParts<S> for AgentKeyAuth {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)?.principal() {
             Some(Principal::Key(key)) if key.kind == KeyKind::Agent => {
                 Ok(AgentKeyAuth(key.clone()))
             }
-            Some(_) => Err(Error::forbidden("this route needs an agent key")),
-            None => Err(unauthenticated()),
+            Some(_) => Err(Error::forbidden("this route needs an agent key").into()),
+            None => Err(unauthenticated().into()),
         }
     }
 }
@@ -174,12 +176,12 @@ impl<S: Send + Sync> FromRequestParts<S> for AgentKeyAuth {
 pub struct AnyAuth(pub Principal);
 
 impl<S: Send + Sync> FromRequestParts<S> for AnyAuth {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)?.principal() {
             Some(p) => Ok(AnyAuth(p.clone())),
-            None => Err(unauthenticated()),
+            None => Err(unauthenticated().into()),
         }
     }
 }
@@ -189,9 +191,9 @@ impl<S: Send + Sync> FromRequestParts<S> for AnyAuth {
 pub struct IngestAuth(pub Principal);
 
 impl<S: Send + Sync> FromRequestParts<S> for IngestAuth {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         let AnyAuth(p) = AnyAuth::from_request_parts(parts, &()).await?;
         Ok(IngestAuth(p))
     }
@@ -202,13 +204,13 @@ impl<S: Send + Sync> FromRequestParts<S> for IngestAuth {
 pub struct OptionalAuth(pub Option<Principal>);
 
 impl<S: Send + Sync> FromRequestParts<S> for OptionalAuth {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)? {
             Caller::Principal(p) => Ok(OptionalAuth(Some((**p).clone()))),
             Caller::Anonymous => Ok(OptionalAuth(None)),
-            Caller::WebhookToken(_) => Err(unauthenticated()),
+            Caller::WebhookToken(_) => Err(unauthenticated().into()),
         }
     }
 }
@@ -219,13 +221,13 @@ impl<S: Send + Sync> FromRequestParts<S> for OptionalAuth {
 pub struct IngestWorkspace(pub WorkspaceId);
 
 impl<S: Send + Sync> FromRequestParts<S> for IngestWorkspace {
-    type Rejection = Error;
+    type Rejection = ErrorResponse;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Error> {
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)? {
             Caller::Principal(p) => Ok(IngestWorkspace(p.workspace())),
             Caller::WebhookToken(ws) => Ok(IngestWorkspace(*ws)),
-            Caller::Anonymous => Err(unauthenticated()),
+            Caller::Anonymous => Err(unauthenticated().into()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The outermost per-request layer: request id, tracing span, early body-size check, error
 //! bodies for responses the router makes itself, rate-limit headers, metrics and the access log.
 
+use crate::http::error::ErrorResponse;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
@@ -12,10 +13,10 @@ use tracing::Instrument;
 use super::context::{self, RequestContext};
 use super::drain;
 use super::extract::payload_too_large;
-use crate::error::{Code, Error};
-use crate::plumbing::ids;
-use crate::ratelimit::Decision;
 use crate::state::AppState;
+use svc_core::error::{Code, Error};
+use svc_core::plumbing::ids;
+use svc_core::ratelimit::Decision;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -53,7 +54,7 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
             let response = if declared_length(req.headers())
                 .is_some_and(|n| n > super::MAX_BODY_BYTES as u64)
             {
-                payload_too_large().into_response()
+                ErrorResponse(payload_too_large()).into_response()
             } else {
                 with_error_body(next.run(req).await).await
             };
@@ -150,7 +151,7 @@ async fn with_error_body(response: Response) -> Response {
         (_, Some(text)) => text.trim().to_owned(),
         _ => status.canonical_reason().unwrap_or("error").to_lowercase(),
     };
-    let fresh = Error::new(code, message).into_response();
+    let fresh = ErrorResponse(Error::new(code, message)).into_response();
     let (fresh_parts, body) = fresh.into_parts();
     for (name, value) in fresh_parts.headers.iter() {
         parts.headers.insert(name.clone(), value.clone());
@@ -176,8 +177,8 @@ fn rate_headers(headers: &mut HeaderMap, d: &Decision) {
 }
 
 /// 404 for unknown routes, with the error body.
-pub async fn not_found() -> Error {
-    Error::new(Code::NotFound, "no such route")
+pub async fn not_found() -> ErrorResponse {
+    ErrorResponse(Error::new(Code::NotFound, "no such route"))
 }
 
 /// 500 for a panicking handler: logged with the request id, generic to the client.
@@ -187,5 +188,5 @@ pub fn panic_response(panic: Box<dyn std::any::Any + Send + 'static>) -> Respons
         .map(String::as_str)
         .or_else(|| panic.downcast_ref::<&str>().copied())
         .unwrap_or("unknown panic");
-    Error::internal(format!("handler panicked: {detail}")).into_response()
+    ErrorResponse(Error::internal(format!("handler panicked: {detail}"))).into_response()
 }

@@ -25,13 +25,13 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
-use crate::error::{Error, Result};
 use crate::state::AppState;
 use routes::members;
 use routes::{
     approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
 };
+use svc_core::error::{Error, Result};
 
 /// Request body limit (DESIGN.md §4): 1 MiB.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -205,7 +205,9 @@ where
 {
     // Running playbook runs continue (after the public URL is known: outbound uses it).
     let resuming = state.clone();
-    tokio::spawn(async move { crate::playbooks::executor::resume_all(&resuming).await });
+    tokio::spawn(
+        async move { svc_agents::playbook_runs::executor::resume_all(&resuming.agents).await },
+    );
     let app = app(state.clone()).into_make_service_with_connect_info::<extract::Peer>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)

@@ -176,8 +176,8 @@ pub fn state_runtime_constraints(doc: &mut utoipa::openapi::OpenApi) {
 fn runtime_constraints() -> Vec<(&'static str, serde_json::Value)> {
     use serde_json::json;
 
-    use crate::capabilities::{self, Mode};
-    use crate::keys::grants::RouteGrant;
+    use svc_core::capabilities::{self, Mode};
+    use svc_core::keys::grants::RouteGrant;
 
     let capability_ids: Vec<&str> = capabilities::ids().collect();
     let grants: Vec<String> = capabilities::ids()
@@ -195,7 +195,7 @@ fn runtime_constraints() -> Vec<(&'static str, serde_json::Value)> {
                 "scopes": { "items": { "type": "string", "pattern": "^v1:[a-z_]+:[a-z_]+$" } },
                 "quota_override_monthly": {
                     "format": null,
-                    "maximum": crate::keys::MAX_QUOTA_OVERRIDE_MONTHLY,
+                    "maximum": svc_core::keys::MAX_QUOTA_OVERRIDE_MONTHLY,
                 },
             }}),
         ),

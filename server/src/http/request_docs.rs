@@ -1,14 +1,14 @@
 //! Schemas of request bodies that handlers read field by field (the lenient SPEC.md rules of
 //! playbooks: unknown fields dropped, enum values outside their set ignored, bounds enforced),
 //! for the OpenAPI document only. The handlers take `serde_json::Value` and apply
-//! `crate::fields`; these types state exactly what those rules accept.
+//! `svc_core::fields`; these types state exactly what those rules accept.
 
 #![allow(dead_code)]
 
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::playbooks::{Buddy, Mode};
+use svc_domains::playbooks::{Buddy, Mode};
 
 /// `POST /v1/playbooks`. Server-assigned fields (`id`, `createdAt`, `updatedAt`, `createdBy`)
 /// and unknown fields are ignored.
@@ -80,7 +80,7 @@ pub struct AdaptationInput {
     judge_model: Option<String>,
 }
 
-/// `PUT /v1/brand-context` (`crate::brand::merge`): every field optional, `null` clears it,
+/// `PUT /v1/brand-context` (`svc_domains::brand::merge`): every field optional, `null` clears it,
 /// unknown fields are dropped; over-long strings and wrongly typed values are 400.
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -21,7 +21,7 @@ use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use crate::error::{Error, Result};
+use svc_core::error::{Error, Result};
 
 /// How long a client may take to complete the handshake.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);

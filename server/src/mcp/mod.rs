@@ -8,7 +8,6 @@
 //! resolves it on every request, so a revoked key stops working at once) and puts a [`Caller`]
 //! into the HTTP request's extensions; rmcp passes the request's parts to every handler call.
 
-pub mod tools;
 pub mod transport;
 
 use axum::http::request::Parts;
@@ -20,9 +19,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::gateway;
-use crate::keys::AgentKey;
 use crate::state::AppState;
+use svc_core::keys::AgentKey;
+use svc_gateway::{self as gateway, tools};
 
 /// Server name in `initialize`.
 pub const SERVER_NAME: &str = "svcd";

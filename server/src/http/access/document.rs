@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, STREAM_TICKET, WEBHOOK_TOKEN};
 use super::rules::{Anonymous, Effect, KeyAccess, Rule};
 use super::table::rule_for;
-use crate::keys::RouteGrant;
+use svc_core::keys::RouteGrant;
 
 impl Rule {
     /// The credential kinds the rule accepts, as named in `x-access.credentials`.

@@ -17,6 +17,7 @@ mod document;
 mod rules;
 mod table;
 
+use crate::http::error::ErrorResponse;
 use std::collections::HashMap;
 
 use axum::extract::{MatchedPath, Query, Request, State};
@@ -31,21 +32,21 @@ pub use rules::{Anonymous, Effect, KeyAccess, Rule};
 pub use table::{rule_for, RULES};
 
 use super::openapi;
-use crate::auth::{self, Legacy, Presented, Principal};
-use crate::error::{Code, Error};
-use crate::events::webhooks;
-use crate::keys::{AgentKey, KeyKind, RouteGrant};
-use crate::plumbing::clock;
 use crate::state::AppState;
-use crate::store::WorkspaceId;
+use svc_core::auth::{self, Legacy, Presented, Principal};
+use svc_core::error::{Code, Error};
+use svc_core::keys::{AgentKey, KeyKind, RouteGrant};
+use svc_core::plumbing::clock;
+use svc_core::store::WorkspaceId;
+use svc_domains::events::webhooks;
 use table::methods_of;
 
 /// 405 with the error body and `Allow`, as the router answers it elsewhere.
 fn method_not_allowed(methods: &[&str]) -> Response {
-    let mut response = Error::new(
+    let mut response = ErrorResponse(Error::new(
         Code::MethodNotAllowed,
         "this route does not support the request method",
-    )
+    ))
     .into_response();
     if let Ok(allow) = axum::http::HeaderValue::from_str(&methods.join(",")) {
         response
@@ -90,18 +91,21 @@ pub fn caller(parts: &Parts) -> Result<&Caller, Error> {
 /// The access layer (a route layer, so the matched path is known).
 pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let Some(path) = req.extensions().get::<MatchedPath>().cloned() else {
-        return Error::internal("the access layer ran outside a matched route").into_response();
+        return ErrorResponse(Error::internal(
+            "the access layer ran outside a matched route",
+        ))
+        .into_response();
     };
     let Some(rule) = rule_for(req.method(), path.as_str()) else {
         // The route layer also wraps the router's 405 answer for methods a path does not
         // serve; answer it here, from the table, rather than let anything unruled through.
         return match methods_of(path.as_str()) {
             Some(methods) => method_not_allowed(&methods),
-            None => Error::internal(format!(
+            None => ErrorResponse(Error::internal(format!(
                 "{} {} has no access rule (http::access::RULES)",
                 req.method(),
                 path.as_str()
-            ))
+            )))
             .into_response(),
         };
     };
@@ -110,7 +114,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
-        Err(e) => e.into_response(),
+        Err(e) => ErrorResponse(e).into_response(),
     }
 }
 
@@ -160,7 +164,7 @@ async fn authorize(
 fn admit(state: &AppState, rule: &Rule, principal: &Principal) -> Result<(), Error> {
     match principal {
         Principal::User(session) if rule.jwt => {
-            if rule.owner_only && session.user.role != crate::accounts::Role::Owner {
+            if rule.owner_only && session.user.role != svc_core::accounts::Role::Owner {
                 return Err(Error::new(
                     Code::OwnerRequired,
                     "only an owner of the workspace may do this; members cannot manage keys, \
@@ -256,7 +260,7 @@ async fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> 
         .stream_tickets
         .redeem(&ticket, std::time::Instant::now())
     {
-        Some(principal) if crate::auth::still_valid(&state.store, &principal).await? => {
+        Some(principal) if svc_core::auth::still_valid(&state.store, &principal).await? => {
             Ok(Caller::Principal(Box::new(principal)))
         }
         Some(_) => Err(Error::unauthenticated(

@@ -2,7 +2,7 @@
 //! agent keys with which grants, legacy ingestion keys), whether it reads or writes, and
 //! whether only owners may use it. The table of rules is `table`; enforcing them is `super`.
 
-use crate::keys::RouteGrant;
+use svc_core::keys::RouteGrant;
 
 /// Whether a route reads or changes data (shown in the OpenAPI document).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 use axum::http::Method;
 
 use super::rules::{Anonymous, Effect, Rule};
-use crate::keys::RouteGrant;
+use svc_core::keys::RouteGrant;
 use Effect::{Read, Write};
 use RouteGrant::{BrandRead, CustomersRead, GraphRead, OutboxRead, PlaybooksRead};
 

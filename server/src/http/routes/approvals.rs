@@ -1,16 +1,17 @@
 //! `/api/v1/approvals` (dashboard sessions only: an agent key can never approve) and
 //! `/api/v1/capabilities/pending/:id` (agent keys): the approval system's adapters.
 
+use crate::http::error::ErrorResponse;
 use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use serde::Deserialize;
 
-use crate::error::Error;
-use crate::gateway::approvals::{self, PendingList, PendingView};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
+use svc_core::error::Error;
+use svc_gateway::approvals::{self, PendingList, PendingView};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct ListQuery {
@@ -30,20 +31,20 @@ pub struct Decision {
 }
 
 /// The optional JSON body of approve and reject (empty or `null` means no note).
-fn decision(body: &[u8]) -> Result<Option<String>, Error> {
+fn decision(body: &[u8]) -> Result<Option<String>, ErrorResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
     let d: Option<Decision> = serde_json::from_slice(body).map_err(|e| {
         if e.is_syntax() || e.is_eof() {
-            Error::new(crate::error::Code::InvalidJson, e.to_string())
+            Error::new(svc_core::error::Code::InvalidJson, e.to_string())
         } else {
             Error::invalid_input(e.to_string())
         }
     })?;
     let note = d.and_then(|d| d.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 1000) {
-        return Err(Error::invalid_input("note: at most 1000 characters"));
+        return Err(Error::invalid_input("note: at most 1000 characters").into());
     }
     Ok(note)
 }
@@ -60,7 +61,7 @@ pub async fn list_approvals(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     query: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<ApiJson<PendingList>, Error> {
+) -> Result<ApiJson<PendingList>, ErrorResponse> {
     let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     Ok(ApiJson(
         approvals::list(&state.store, s.workspace, q.status).await?,
@@ -82,7 +83,7 @@ pub async fn approve(
     JwtUser(s): JwtUser,
     ApiPath(id): ApiPath<String>,
     body: Bytes,
-) -> Result<ApiJson<PendingView>, Error> {
+) -> Result<ApiJson<PendingView>, ErrorResponse> {
     let note = decision(&body)?;
     // `approve` notes its graph writes itself (derived caches are dropped).
     Ok(ApiJson(
@@ -105,7 +106,7 @@ pub async fn reject(
     JwtUser(s): JwtUser,
     ApiPath(id): ApiPath<String>,
     body: Bytes,
-) -> Result<ApiJson<PendingView>, Error> {
+) -> Result<ApiJson<PendingView>, ErrorResponse> {
     let note = decision(&body)?;
     Ok(ApiJson(
         approvals::reject(&state.store, s.workspace, &id, &s.user.id, note).await?,
@@ -125,7 +126,7 @@ pub async fn pending(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<PendingView>, Error> {
+) -> Result<ApiJson<PendingView>, ErrorResponse> {
     Ok(ApiJson(
         approvals::get(&state.store, key.workspace_id(), &id).await?,
     ))

@@ -1,16 +1,16 @@
 //! `/api/auth/*`: register, login, session.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::accounts::{self, LoginRequest, RegisterRequest, SessionView, TokenResponse};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{
     limit_address, ApiJson, JwtUser, PeerAddr, LOGIN_PER_MIN_PER_ADDRESS,
     REGISTER_PER_MIN_PER_ADDRESS,
 };
 use crate::state::AppState;
+use svc_core::accounts::{self, LoginRequest, RegisterRequest, SessionView, TokenResponse};
 
 /// Create a user and their workspace; returns a 7-day JWT.
 #[utoipa::path(post, path = "/api/auth/register", tag = "auth", request_body = RegisterRequest, responses(
@@ -23,7 +23,7 @@ pub async fn register(
     State(state): State<AppState>,
     peer: PeerAddr,
     ApiJson(req): ApiJson<RegisterRequest>,
-) -> Result<(StatusCode, ApiJson<TokenResponse>), Error> {
+) -> Result<(StatusCode, ApiJson<TokenResponse>), ErrorResponse> {
     limit_address(&state, peer, "register", REGISTER_PER_MIN_PER_ADDRESS)?;
     let created = accounts::register(&state.store, &state.jwt, req).await?;
     Ok((StatusCode::CREATED, ApiJson(created)))
@@ -39,7 +39,7 @@ pub async fn login(
     State(state): State<AppState>,
     peer: PeerAddr,
     ApiJson(req): ApiJson<LoginRequest>,
-) -> Result<ApiJson<TokenResponse>, Error> {
+) -> Result<ApiJson<TokenResponse>, ErrorResponse> {
     limit_address(&state, peer, "login", LOGIN_PER_MIN_PER_ADDRESS)?;
     Ok(ApiJson(
         accounts::login(&state.store, &state.jwt, &state.login_limiter, req).await?,
@@ -55,6 +55,6 @@ pub async fn login(
 pub async fn session(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
-) -> Result<ApiJson<SessionView>, Error> {
+) -> Result<ApiJson<SessionView>, ErrorResponse> {
     Ok(ApiJson(accounts::session(&state.store, &session).await?))
 }

@@ -1,15 +1,16 @@
 //! `/v1/brand-context` and `/v1/buddies/:buddy/system-prompt` (bearer token: JWT or agent key).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use serde_json::Value as Json;
 
-use crate::brand::{self, BrandEnvelope};
-use crate::buddies::{self, Buddy, SystemPrompt};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::http::routes::playbooks::Deleted;
 use crate::state::AppState;
+use svc_agents::buddies::{self, Buddy, SystemPrompt};
+use svc_core::error::Error;
+use svc_domains::brand::{self, BrandEnvelope};
 
 /// The workspace's brand and voice profile; `{context: {}}` when never configured.
 #[utoipa::path(get, path = "/v1/brand-context", tag = "brand",
@@ -20,7 +21,7 @@ use crate::state::AppState;
 pub async fn get_brand(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<BrandEnvelope>, Error> {
+) -> Result<ApiJson<BrandEnvelope>, ErrorResponse> {
     let context = brand::get(&state.store, &state.sealer, p.workspace()).await?;
     Ok(ApiJson(BrandEnvelope { context }))
 }
@@ -39,7 +40,7 @@ pub async fn put_brand(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiJson(body): ApiJson<Json>,
-) -> Result<ApiJson<BrandEnvelope>, Error> {
+) -> Result<ApiJson<BrandEnvelope>, ErrorResponse> {
     let context = brand::put(&state.store, state.sealer.clone(), p.workspace(), body).await?;
     Ok(ApiJson(BrandEnvelope { context }))
 }
@@ -54,7 +55,7 @@ pub async fn put_brand(
 pub async fn delete_brand(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<Deleted>, Error> {
+) -> Result<ApiJson<Deleted>, ErrorResponse> {
     brand::delete(&state.store, p.workspace()).await?;
     Ok(ApiJson(Deleted { ok: true }))
 }
@@ -72,7 +73,7 @@ pub async fn buddy_prompt(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(buddy): ApiPath<String>,
-) -> Result<ApiJson<SystemPrompt>, Error> {
+) -> Result<ApiJson<SystemPrompt>, ErrorResponse> {
     let buddy = Buddy::parse(&buddy).ok_or_else(|| Error::not_found("buddy"))?;
     Ok(ApiJson(
         buddies::system_prompt(&state.store, &state.sealer, p.workspace(), buddy).await?,

@@ -1,5 +1,6 @@
 //! `/v1/chat` and `/v1/chat/sessions` (dashboard sessions): thin adapters over `agents`.
 
+use crate::http::error::ErrorResponse;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -7,11 +8,10 @@ use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 
-use crate::agents::{self, sessions, ChatRequest};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
+use svc_agents::chat::{self, sessions, ChatRequest};
 
 /// One chat turn, answered as server-sent events: `turn.started`, `route`, `tool_call` and
 /// `tool_result` per capability call, `message.delta` chunks of the answer, and
@@ -31,8 +31,14 @@ pub async fn chat(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
     ApiJson(req): ApiJson<ChatRequest>,
-) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, Error> {
-    let rx = agents::start(state, session.workspace, &session.user.id, req).await?;
+) -> Result<Sse<impl Stream<Item = Result<Event, Infallible>>>, ErrorResponse> {
+    let rx = chat::start(
+        state.agents.clone(),
+        session.workspace,
+        &session.user.id,
+        req,
+    )
+    .await?;
     let events = stream::unfold(rx, |mut rx| async move {
         let e = rx.recv().await?;
         let event = Event::default()
@@ -53,7 +59,7 @@ pub async fn chat(
 pub async fn list_sessions(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
-) -> Result<ApiJson<sessions::SessionList>, Error> {
+) -> Result<ApiJson<sessions::SessionList>, ErrorResponse> {
     Ok(ApiJson(
         sessions::list(&state.store, session.workspace).await?,
     ))
@@ -72,7 +78,7 @@ pub async fn get_session(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<sessions::SessionView>, Error> {
+) -> Result<ApiJson<sessions::SessionView>, ErrorResponse> {
     Ok(ApiJson(
         sessions::get(&state.store, session.workspace, &id).await?,
     ))

@@ -1,19 +1,20 @@
 //! `/v1/customers`, `/v1/campaigns`, `/v1/opportunities` (bearer token: JWT or agent key).
 
+use crate::http::error::ErrorResponse;
 use std::collections::HashMap;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 
-use crate::auth::Principal;
-use crate::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
-use crate::customers::{
-    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
-};
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::state::AppState;
+use svc_core::auth::Principal;
+use svc_core::error::Error;
+use svc_domains::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
+use svc_domains::customers::{
+    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
+};
 
 /// The 100 most recently seen customers, most recent first.
 #[utoipa::path(get, path = "/v1/customers", tag = "customers",
@@ -24,7 +25,7 @@ use crate::state::AppState;
 pub async fn list_customers(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<CustomerList>, Error> {
+) -> Result<ApiJson<CustomerList>, ErrorResponse> {
     Ok(ApiJson(customers::list(&state.store, p.workspace()).await?))
 }
 
@@ -39,7 +40,7 @@ pub async fn get_customer(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<CustomerProfile>, Error> {
+) -> Result<ApiJson<CustomerProfile>, ErrorResponse> {
     Ok(ApiJson(
         customers::profile(&state.store, p.workspace(), id).await?,
     ))
@@ -56,7 +57,7 @@ pub async fn customer_timeline(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<Timeline>, Error> {
+) -> Result<ApiJson<Timeline>, ErrorResponse> {
     Ok(ApiJson(
         customers::timeline(&state.store, p.workspace(), id).await?,
     ))
@@ -75,17 +76,13 @@ pub async fn dedupe_customers(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     query: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<ApiJson<DedupeReport>, Error> {
+) -> Result<ApiJson<DedupeReport>, ErrorResponse> {
     let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     let dry_run = match query.get("dry_run").map(String::as_str) {
         None | Some("false") | Some("0") => false,
         Some("true") | Some("1") | Some("") => true,
         Some(other) => {
-            return Err(Error::invalid_field(
-                "dry_run",
-                other,
-                "must be true or false",
-            ))
+            return Err(Error::invalid_field("dry_run", other, "must be true or false").into())
         }
     };
     let actor = match &p {
@@ -106,7 +103,7 @@ pub async fn dedupe_customers(
 pub async fn list_campaigns(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<CampaignList>, Error> {
+) -> Result<ApiJson<CampaignList>, ErrorResponse> {
     Ok(ApiJson(
         customers::campaigns(&state.store, p.workspace()).await?,
     ))
@@ -121,7 +118,7 @@ pub async fn list_campaigns(
 pub async fn list_opportunities(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<OpportunityList>, Error> {
+) -> Result<ApiJson<OpportunityList>, ErrorResponse> {
     Ok(ApiJson(
         customers::opportunities(&state.store, p.workspace()).await?,
     ))
@@ -136,7 +133,7 @@ pub async fn list_opportunities(
 pub async fn list_segments(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<SegmentList>, Error> {
+) -> Result<ApiJson<SegmentList>, ErrorResponse> {
     Ok(ApiJson(
         insights::segments(&state.store, p.workspace()).await?,
     ))
@@ -151,7 +148,7 @@ pub async fn list_segments(
 pub async fn list_journeys(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<JourneyList>, Error> {
+) -> Result<ApiJson<JourneyList>, ErrorResponse> {
     Ok(ApiJson(
         insights::journeys(&state.store, p.workspace()).await?,
     ))
@@ -166,7 +163,7 @@ pub async fn list_journeys(
 pub async fn list_cohorts(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<CohortList>, Error> {
+) -> Result<ApiJson<CohortList>, ErrorResponse> {
     Ok(ApiJson(
         insights::cohorts(&state.store, p.workspace()).await?,
     ))
@@ -181,7 +178,7 @@ pub async fn list_cohorts(
 pub async fn list_products(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<ProductList>, Error> {
+) -> Result<ApiJson<ProductList>, ErrorResponse> {
     Ok(ApiJson(
         insights::products(&state.store, p.workspace()).await?,
     ))

@@ -1,14 +1,14 @@
 //! Direct event routes (`/api/v1/events/track`, `/identify`, batch `/api/v1/events`): agent
 //! key, legacy `dsk_` key (X-API-Key) or JWT; all through the one ingestion pipeline.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 
-use crate::error::Error;
-use crate::events::direct::{self, BatchBody, BatchResponse, IdentifyBody, TrackBody};
-use crate::events::IngestResult;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, IngestAuth};
 use crate::state::AppState;
+use svc_domains::events::direct::{self, BatchBody, BatchResponse, IdentifyBody, TrackBody};
+use svc_domains::events::IngestResult;
 
 /// Record one customer action. `properties.timestamp` is the event time when the body has no
 /// `timestamp`; a repeated `messageId` within 24 hours is acknowledged with `duplicate: true`.
@@ -25,7 +25,7 @@ pub async fn track(
     State(state): State<AppState>,
     IngestAuth(principal): IngestAuth,
     ApiJson(body): ApiJson<TrackBody>,
-) -> Result<ApiJson<IngestResult>, Error> {
+) -> Result<ApiJson<IngestResult>, ErrorResponse> {
     let result = direct::ingest_one(
         &state.store,
         &state.realtime,
@@ -51,7 +51,7 @@ pub async fn identify(
     State(state): State<AppState>,
     IngestAuth(principal): IngestAuth,
     ApiJson(body): ApiJson<IdentifyBody>,
-) -> Result<ApiJson<IngestResult>, Error> {
+) -> Result<ApiJson<IngestResult>, ErrorResponse> {
     let result = direct::ingest_one(
         &state.store,
         &state.realtime,
@@ -77,7 +77,7 @@ pub async fn batch(
     State(state): State<AppState>,
     IngestAuth(principal): IngestAuth,
     ApiJson(body): ApiJson<BatchBody>,
-) -> Result<ApiJson<BatchResponse>, Error> {
+) -> Result<ApiJson<BatchResponse>, ErrorResponse> {
     let response =
         direct::ingest_batch(&state.store, &state.realtime, principal.workspace(), body).await?;
     Ok(ApiJson(response))

@@ -1,17 +1,18 @@
 //! `/api/v1/capabilities`: the capability gateway for agent keys (thin adapter over `gateway`).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use crate::error::Error;
-use crate::gateway::{self, CapabilityList, Envelope, InvokeRequest, Receipt, Usage};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath};
 use crate::state::AppState;
+use svc_core::error::Error;
+use svc_gateway::{self as gateway, CapabilityList, Envelope, InvokeRequest, Receipt, Usage};
 
 /// Capabilities the key may call, with the modes it may use, and the key itself.
 #[utoipa::path(get, path = "/api/v1/capabilities", tag = "capabilities",
@@ -46,8 +47,8 @@ pub async fn invoke(
     AgentKeyAuth(key): AgentKeyAuth,
     ApiPath(id): ApiPath<String>,
     ApiJson(req): ApiJson<InvokeRequest>,
-) -> Result<Response, Error> {
-    let request_id = context::request_id().unwrap_or_else(crate::plumbing::ids::request_id);
+) -> Result<Response, ErrorResponse> {
+    let request_id = context::request_id().unwrap_or_else(svc_core::plumbing::ids::request_id);
     let mut out = gateway::invoke(&state, &key, &id, req, request_id).await?;
     if let Some(msg) = out.stream.take() {
         state.realtime.publish(key.workspace_id(), msg);
@@ -86,7 +87,7 @@ pub async fn usage(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
     query: Result<Query<UsageQuery>, QueryRejection>,
-) -> Result<ApiJson<Usage>, Error> {
+) -> Result<ApiJson<Usage>, ErrorResponse> {
     let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     Ok(ApiJson(gateway::usage(&state.store, &key, q.limit).await?))
 }
@@ -104,7 +105,7 @@ pub async fn receipt(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
     ApiPath(request_id): ApiPath<String>,
-) -> Result<ApiJson<Receipt>, Error> {
+) -> Result<ApiJson<Receipt>, ErrorResponse> {
     Ok(ApiJson(
         gateway::receipt(&state.store, &key, &request_id).await?,
     ))

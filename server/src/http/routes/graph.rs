@@ -1,6 +1,7 @@
 //! `/v1/graph` (export; optional auth, demo data without credentials) and `/v1/graph/query`
 //! (JWT or agent key; writes for JWT users only).
 
+use crate::http::error::ErrorResponse;
 use std::collections::HashMap;
 
 use axum::body::{Body, Bytes};
@@ -10,15 +11,15 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
 
-use crate::auth::Principal;
-use crate::error::Error;
-use crate::graph_api::export::{self, ExportMode, GraphExport};
-use crate::graph_api::path::{self, GraphPath};
-use crate::graph_api::query::{self, Access, QueryRequest};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, OptionalAuth};
 use crate::state::AppState;
-use crate::store::WorkspaceId;
+use svc_core::auth::Principal;
+use svc_core::error::Error;
+use svc_core::store::WorkspaceId;
+use svc_domains::graph_api::export::{self, ExportMode, GraphExport};
+use svc_domains::graph_api::path::{self, GraphPath};
+use svc_domains::graph_api::query::{self, Access, QueryRequest};
 
 /// The workspace's entities and relationships (`mode=full`, the default) or all but the
 /// Touchpoints (`mode=summary`). Without credentials: a fixed demo graph (`demo: true`); an
@@ -34,7 +35,7 @@ pub async fn get_graph(
     State(state): State<AppState>,
     OptionalAuth(auth): OptionalAuth,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<Response, Error> {
+) -> Result<Response, ErrorResponse> {
     let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
     let mode = ExportMode::parse(params.get("mode").map(String::as_str))?;
     match auth {
@@ -52,7 +53,7 @@ async fn stream_export(
     state: &AppState,
     ws: WorkspaceId,
     mode: ExportMode,
-) -> Result<Response, Error> {
+) -> Result<Response, ErrorResponse> {
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
     let store = state.store.clone();
     let export = tokio::spawn(async move {
@@ -67,7 +68,7 @@ async fn stream_export(
         export
             .await
             .map_err(|e| Error::internal(format!("graph export task failed: {e}")))??;
-        return Err(Error::internal("the graph export produced nothing"));
+        return Err(Error::internal("the graph export produced nothing").into());
     };
     tokio::spawn(async move {
         if let Ok(Err(e)) = export.await {
@@ -105,9 +106,9 @@ pub async fn query_graph(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiJson(req): ApiJson<QueryRequest>,
-) -> Result<ApiJson<svc_query::QueryResult>, Error> {
+) -> Result<ApiJson<svc_query::QueryResult>, ErrorResponse> {
     let access = match &p {
-        Principal::User(s) if s.user.role == crate::accounts::Role::Owner => Access::Owner,
+        Principal::User(s) if s.user.role == svc_core::accounts::Role::Owner => Access::Owner,
         Principal::User(_) => Access::ReadWrite,
         Principal::Key(_) => Access::ReadOnly,
     };
@@ -138,7 +139,7 @@ pub async fn graph_path(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     params: Result<Query<HashMap<String, String>>, QueryRejection>,
-) -> Result<ApiJson<GraphPath>, Error> {
+) -> Result<ApiJson<GraphPath>, ErrorResponse> {
     let Query(params) = params.map_err(|e| Error::invalid_input(e.body_text()))?;
     let required = |name: &str| {
         params

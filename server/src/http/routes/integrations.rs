@@ -1,17 +1,18 @@
 //! `/api/v1/integrations`: connect, test and disconnect outside providers (JWT only).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use serde_json::Value as Json;
 
-use crate::error::{Code, Error};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::http::routes::playbooks::Deleted;
-use crate::integrations::{
-    self, CustomerioConfig, IntegrationList, IntegrationView, Kind, SmtpConfig, TestResult,
-    VoiceConfig,
-};
 use crate::state::AppState;
+use svc_core::error::{Code, Error};
+use svc_core::integration_kind::Kind;
+use svc_domains::integrations::{
+    self, CustomerioConfig, IntegrationList, IntegrationView, SmtpConfig, TestResult, VoiceConfig,
+};
 
 fn kind(name: &str) -> Result<Kind, Error> {
     Kind::parse(name).ok_or_else(|| {
@@ -38,7 +39,7 @@ fn kind(name: &str) -> Result<Kind, Error> {
 pub async fn list_integrations(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<ApiJson<IntegrationList>, Error> {
+) -> Result<ApiJson<IntegrationList>, ErrorResponse> {
     Ok(ApiJson(
         integrations::list(&state.store, &state.sealer, s.workspace).await?,
     ))
@@ -65,7 +66,7 @@ pub async fn put_integration(
     JwtUser(s): JwtUser,
     ApiPath(name): ApiPath<String>,
     ApiJson(body): ApiJson<Json>,
-) -> Result<ApiJson<IntegrationView>, Error> {
+) -> Result<ApiJson<IntegrationView>, ErrorResponse> {
     let kind = kind(&name)?;
     Ok(ApiJson(
         integrations::put(
@@ -94,7 +95,7 @@ pub async fn delete_integration(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiPath(name): ApiPath<String>,
-) -> Result<ApiJson<Deleted>, Error> {
+) -> Result<ApiJson<Deleted>, ErrorResponse> {
     let kind = kind(&name)?;
     integrations::delete(&state.store, s.workspace, kind).await?;
     Ok(ApiJson(Deleted { ok: true }))
@@ -117,7 +118,7 @@ pub async fn test_integration(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiPath(name): ApiPath<String>,
-) -> Result<ApiJson<TestResult>, Error> {
+) -> Result<ApiJson<TestResult>, ErrorResponse> {
     let kind = kind(&name)?;
     Ok(ApiJson(
         integrations::test(&state.store, &state.sealer, &state.http, s.workspace, kind).await?,

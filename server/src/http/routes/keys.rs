@@ -1,13 +1,13 @@
 //! `/api/v1/keys`: agent key management (JWT only) and whoami (agent key only).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
-use crate::keys::{self, CreateKey, CreateLegacyKey, CreatedKey, KeyList, KeyView, WhoAmI};
 use crate::state::AppState;
+use svc_core::keys::{self, CreateKey, CreateLegacyKey, CreatedKey, KeyList, KeyView, WhoAmI};
 
 /// Mint an agent key. The plaintext `key` is in this response only.
 #[utoipa::path(post, path = "/api/v1/keys", tag = "keys", request_body = CreateKey, responses(
@@ -20,7 +20,7 @@ pub async fn create_key(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiJson(req): ApiJson<CreateKey>,
-) -> Result<(StatusCode, ApiJson<CreatedKey>), Error> {
+) -> Result<(StatusCode, ApiJson<CreatedKey>), ErrorResponse> {
     let created = keys::create(&state.store, &state.usage, s.workspace, &s.user.id, req).await?;
     tracing::info!(key_id = %created.meta.id, "agent key created");
     Ok((StatusCode::CREATED, ApiJson(created)))
@@ -37,7 +37,7 @@ pub async fn create_legacy_key(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiJson(req): ApiJson<CreateLegacyKey>,
-) -> Result<(StatusCode, ApiJson<CreatedKey>), Error> {
+) -> Result<(StatusCode, ApiJson<CreatedKey>), ErrorResponse> {
     let created =
         keys::create_legacy(&state.store, &state.usage, s.workspace, &s.user.id, req).await?;
     tracing::info!(key_id = %created.meta.id, "legacy key created");
@@ -53,7 +53,7 @@ pub async fn create_legacy_key(
 pub async fn list_keys(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<ApiJson<KeyList>, Error> {
+) -> Result<ApiJson<KeyList>, ErrorResponse> {
     Ok(ApiJson(
         keys::list(&state.store, &state.usage, s.workspace).await?,
     ))
@@ -71,7 +71,7 @@ pub async fn revoke_key(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<KeyView>, Error> {
+) -> Result<ApiJson<KeyView>, ErrorResponse> {
     let revoked = keys::revoke(&state.store, &state.usage, s.workspace, &id).await?;
     tracing::info!(key_id = %revoked.id, "key revoked");
     Ok(ApiJson(revoked))

@@ -5,6 +5,7 @@
 //! an unsupported `MCP-Protocol-Version`) into the API's error envelope. JSON-RPC answers pass
 //! through untouched.
 
+use crate::http::error::ErrorResponse;
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
@@ -12,13 +13,13 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
-use crate::error::{Code, Error};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::AgentKeyAuth;
 use crate::http::MAX_BODY_BYTES;
 use crate::mcp::Caller;
 use crate::state::AppState;
+use svc_core::error::{Code, Error};
 
 /// What a client that accepts any media type (no `Accept`, or `*/*` as curl and most HTTP
 /// libraries send) is taken to name; rmcp requires both to be named.
@@ -48,7 +49,7 @@ pub async fn post(
     State(state): State<AppState>,
     AgentKeyAuth(key): AgentKeyAuth,
     request: Request,
-) -> Result<Response, Error> {
+) -> Result<Response, ErrorResponse> {
     check_origin(request.headers())?;
     let (parts, body) = request.into_parts();
     let body = axum::body::to_bytes(body, MAX_BODY_BYTES)
@@ -73,7 +74,7 @@ pub async fn post(
     request.extensions_mut().insert(Caller {
         state: state.clone(),
         key,
-        request_id: context::request_id().unwrap_or_else(crate::plumbing::ids::request_id),
+        request_id: context::request_id().unwrap_or_else(svc_core::plumbing::ids::request_id),
     });
     let response = state.mcp.handle(request).await;
     Ok(enveloped(response).await)
@@ -142,7 +143,7 @@ async fn enveloped(response: Response) -> Response {
         .await
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
-    let mut out = Error::new(code, text.trim().to_owned()).into_response();
+    let mut out = ErrorResponse(Error::new(code, text.trim().to_owned())).into_response();
     if let Some(allow) = allow {
         out.headers_mut().insert(header::ALLOW, allow);
     }
@@ -153,7 +154,7 @@ async fn enveloped(response: Response) -> Response {
 /// from the server's own origin. Non-browser clients send no `Origin` and are unaffected; the
 /// key header is what authenticates either way. (rmcp's own Origin check takes a fixed list;
 /// svcd's origin is whatever host it is reached by.)
-fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
+fn check_origin(headers: &HeaderMap) -> Result<(), ErrorResponse> {
     let Some(origin) = headers.get(header::ORIGIN) else {
         return Ok(());
     };
@@ -167,7 +168,8 @@ fn check_origin(headers: &HeaderMap) -> Result<(), Error> {
         (Some(o), Some(h)) if o.eq_ignore_ascii_case(h) => Ok(()),
         _ => Err(Error::forbidden(
             "cross-origin MCP requests are refused (the Origin header does not match this server)",
-        )),
+        )
+        .into()),
     }
 }
 

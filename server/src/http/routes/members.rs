@@ -1,14 +1,14 @@
 //! Workspace roles: invites (owners), accepting one (public, with the token), the member list.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use crate::accounts::TokenResponse;
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, JwtUser};
-use crate::members::{self, AcceptInvite, CreatedInvite, InviteRequest, MemberList};
 use crate::state::AppState;
+use svc_core::accounts::TokenResponse;
+use svc_core::members::{self, AcceptInvite, CreatedInvite, InviteRequest, MemberList};
 
 /// Invite an email into the workspace as a member. The one-time `token` is in this response
 /// only; the invitee accepts it at `POST /api/auth/accept-invite` within 7 days.
@@ -23,7 +23,7 @@ pub async fn invite(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiJson(req): ApiJson<InviteRequest>,
-) -> Result<(StatusCode, ApiJson<CreatedInvite>), Error> {
+) -> Result<(StatusCode, ApiJson<CreatedInvite>), ErrorResponse> {
     let created = members::invite(&state.store, &s, req).await?;
     Ok((StatusCode::CREATED, ApiJson(created)))
 }
@@ -39,7 +39,7 @@ pub async fn invite(
 pub async fn accept_invite(
     State(state): State<AppState>,
     ApiJson(req): ApiJson<AcceptInvite>,
-) -> Result<(StatusCode, ApiJson<TokenResponse>), Error> {
+) -> Result<(StatusCode, ApiJson<TokenResponse>), ErrorResponse> {
     let created = members::accept(&state.store, &state.jwt, req).await?;
     Ok((StatusCode::CREATED, ApiJson(created)))
 }
@@ -53,6 +53,6 @@ pub async fn accept_invite(
 pub async fn list_members(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<ApiJson<MemberList>, Error> {
+) -> Result<ApiJson<MemberList>, ErrorResponse> {
     Ok(ApiJson(members::list(&state.store, s.workspace).await?))
 }

@@ -1,15 +1,15 @@
 //! `/v1/models`: the workspace's score models (list; retrain now, JWT only).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, JwtUser};
-use crate::scoring::retrain::{self, RetrainReport};
-use crate::scoring::{self, trained};
 use crate::state::AppState;
+use svc_domains::scoring::retrain::{self, RetrainReport};
+use svc_domains::scoring::{self, trained};
 
 /// The workspace's score models.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -35,7 +35,7 @@ pub struct ModelList {
 pub async fn list_models(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<ModelList>, Error> {
+) -> Result<ApiJson<ModelList>, ErrorResponse> {
     let (current, models) = retrain::list(&state.store, p.workspace()).await?;
     Ok(ApiJson(ModelList {
         current,
@@ -67,13 +67,13 @@ pub async fn list_models(
 pub async fn retrain_models(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<ApiJson<RetrainReport>, Error> {
+) -> Result<ApiJson<RetrainReport>, ErrorResponse> {
     Ok(ApiJson(
         retrain::retrain(
             &state.store,
             &state.retrains,
             s.workspace,
-            crate::plumbing::clock::now(),
+            svc_core::plumbing::clock::now(),
         )
         .await?,
     ))

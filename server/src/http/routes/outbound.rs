@@ -1,17 +1,18 @@
 //! `GET /api/v1/outbox` (outbound records) and `POST /api/webhooks/voice/{workspace_id}/status`
 //! (the voice provider's signed status callback).
 
+use crate::http::error::ErrorResponse;
 use axum::body::Bytes;
 use axum::extract::{OriginalUri, Query, State};
 use axum::http::HeaderMap;
 use serde::Deserialize;
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
-use crate::outbound::{self, Outbox, State as OutboundState};
 use crate::state::AppState;
-use crate::workspaces;
+use svc_core::error::Error;
+use svc_core::workspaces;
+use svc_domains::outbound::{self, Outbox, State as OutboundState};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 pub struct OutboxQuery {
@@ -36,7 +37,7 @@ pub async fn outbox(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     query: Result<Query<OutboxQuery>, axum::extract::rejection::QueryRejection>,
-) -> Result<ApiJson<Outbox>, Error> {
+) -> Result<ApiJson<Outbox>, ErrorResponse> {
     let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     let ws = p.workspace();
     let status = match q.status.as_deref() {
@@ -51,7 +52,7 @@ pub async fn outbox(
     };
     let customer = match q.customer.filter(|c| !c.is_empty()) {
         None => None,
-        Some(c) if c.contains('@') => Some(crate::crm::resolve(&state.store, ws, c).await?),
+        Some(c) if c.contains('@') => Some(svc_domains::crm::resolve(&state.store, ws, c).await?),
         Some(c) => Some(c),
     };
     Ok(ApiJson(
@@ -89,7 +90,7 @@ pub async fn voice_status(
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     body: Bytes,
-) -> Result<axum::http::StatusCode, Error> {
+) -> Result<axum::http::StatusCode, ErrorResponse> {
     let ws = workspaces::parse_id(&workspace_id).ok_or_else(outbound::call_status::unverified)?;
     let params: Vec<(String, String)> = serde_urlencoded::from_bytes(&body)
         .map_err(|e| Error::invalid_input(format!("the form body does not parse: {e}")))?;

@@ -1,23 +1,24 @@
 //! `/v1/playbooks` (bearer token: JWT or agent key): specs, runs (started, paused, resumed,
 //! cancelled; executed by `playbooks::executor`), their leads and outcome reports.
 
+use crate::http::error::ErrorResponse;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Serialize;
 use serde_json::Value as Json;
 
-use crate::auth::Principal;
-use crate::error::{Code, Error};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
-use crate::playbooks::executor::{self, Control};
-use crate::playbooks::lead_source::RunRequest;
-use crate::playbooks::leads::{self, LeadList};
-use crate::playbooks::model_judge::Judging;
-use crate::playbooks::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
-use crate::playbooks::{self, PlaybookEnvelope, PlaybookList};
 use crate::state::AppState;
+use svc_agents::playbook_runs::executor::{self, Control};
+use svc_agents::playbook_runs::lead_source::RunRequest;
+use svc_agents::playbook_runs::leads::{self, LeadList};
+use svc_agents::playbook_runs::model_judge::Judging;
+use svc_agents::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
+use svc_core::auth::Principal;
+use svc_core::error::{Code, Error};
+use svc_domains::playbooks::{self, PlaybookEnvelope, PlaybookList};
 
 /// Who did it: the user of a session or the agent key.
 fn actor(p: &Principal) -> String {
@@ -29,7 +30,7 @@ fn actor(p: &Principal) -> String {
 
 /// What judging a run can use: the voice integration (the call channel) and the model.
 async fn judging(state: &AppState, p: &Principal) -> Result<Judging, Error> {
-    Judging::load(state, p.workspace()).await
+    Judging::load(&state.gateway, p.workspace()).await
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -46,7 +47,7 @@ pub struct Deleted {
 pub async fn list_playbooks(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<ApiJson<PlaybookList>, Error> {
+) -> Result<ApiJson<PlaybookList>, ErrorResponse> {
     Ok(ApiJson(playbooks::list(&state.store, p.workspace()).await?))
 }
 
@@ -65,7 +66,7 @@ pub async fn create_playbook(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiJson(body): ApiJson<Json>,
-) -> Result<(StatusCode, ApiJson<PlaybookEnvelope>), Error> {
+) -> Result<(StatusCode, ApiJson<PlaybookEnvelope>), ErrorResponse> {
     let playbook = playbooks::create(&state.store, p.workspace(), actor(&p), body).await?;
     Ok((StatusCode::CREATED, ApiJson(PlaybookEnvelope { playbook })))
 }
@@ -80,7 +81,7 @@ pub async fn get_playbook(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<PlaybookEnvelope>, Error> {
+) -> Result<ApiJson<PlaybookEnvelope>, ErrorResponse> {
     let playbook = playbooks::get(&state.store, p.workspace(), &id).await?;
     Ok(ApiJson(PlaybookEnvelope { playbook }))
 }
@@ -103,7 +104,7 @@ pub async fn update_playbook(
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
     ApiJson(body): ApiJson<Json>,
-) -> Result<ApiJson<PlaybookEnvelope>, Error> {
+) -> Result<ApiJson<PlaybookEnvelope>, ErrorResponse> {
     let playbook = playbooks::update(&state.store, p.workspace(), id, body).await?;
     Ok(ApiJson(PlaybookEnvelope { playbook }))
 }
@@ -120,7 +121,7 @@ pub async fn delete_playbook(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<Deleted>, Error> {
+) -> Result<ApiJson<Deleted>, ErrorResponse> {
     playbooks::delete(&state.store, p.workspace(), id).await?;
     Ok(ApiJson(Deleted { ok: true }))
 }
@@ -144,7 +145,7 @@ pub async fn start_run(
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
     body: Bytes,
-) -> Result<(StatusCode, ApiJson<RunEnvelope>), Error> {
+) -> Result<(StatusCode, ApiJson<RunEnvelope>), ErrorResponse> {
     let req = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest::default()
     } else {
@@ -156,7 +157,7 @@ pub async fn start_run(
             }
         })?
     };
-    let run = executor::start(&state, p.workspace(), id, actor(&p), req).await?;
+    let run = executor::start(&state.agents, p.workspace(), id, actor(&p), req).await?;
     Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))
 }
 
@@ -166,8 +167,8 @@ async fn control(
     id: String,
     run_id: String,
     action: Control,
-) -> Result<ApiJson<RunEnvelope>, Error> {
-    let run = executor::control(state, p.workspace(), id, run_id, action).await?;
+) -> Result<ApiJson<RunEnvelope>, ErrorResponse> {
+    let run = executor::control(&state.agents, p.workspace(), id, run_id, action).await?;
     Ok(ApiJson(RunEnvelope { run }))
 }
 
@@ -185,7 +186,7 @@ pub async fn pause_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<RunEnvelope>, Error> {
+) -> Result<ApiJson<RunEnvelope>, ErrorResponse> {
     control(&state, &p, id, run_id, Control::Pause).await
 }
 
@@ -203,7 +204,7 @@ pub async fn resume_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<RunEnvelope>, Error> {
+) -> Result<ApiJson<RunEnvelope>, ErrorResponse> {
     control(&state, &p, id, run_id, Control::Resume).await
 }
 
@@ -221,7 +222,7 @@ pub async fn cancel_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<RunEnvelope>, Error> {
+) -> Result<ApiJson<RunEnvelope>, ErrorResponse> {
     control(&state, &p, id, run_id, Control::Cancel).await
 }
 
@@ -238,7 +239,7 @@ pub async fn list_run_leads(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<LeadList>, Error> {
+) -> Result<ApiJson<LeadList>, ErrorResponse> {
     runs::get(&state.store, p.workspace(), &id, &run_id).await?;
     Ok(ApiJson(
         leads::list(&state.store, p.workspace(), &id, &run_id).await?,
@@ -256,7 +257,7 @@ pub async fn list_runs(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
-) -> Result<ApiJson<RunList>, Error> {
+) -> Result<ApiJson<RunList>, ErrorResponse> {
     Ok(ApiJson(runs::list(&state.store, p.workspace(), &id).await?))
 }
 
@@ -272,7 +273,7 @@ pub async fn get_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<RunEnvelope>, Error> {
+) -> Result<ApiJson<RunEnvelope>, ErrorResponse> {
     let run = runs::get(&state.store, p.workspace(), &id, &run_id).await?;
     Ok(ApiJson(RunEnvelope { run }))
 }
@@ -294,7 +295,7 @@ pub async fn report_outcomes(
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
     ApiJson(report): ApiJson<OutcomeReport>,
-) -> Result<ApiJson<OutcomeResult>, Error> {
+) -> Result<ApiJson<OutcomeResult>, ErrorResponse> {
     let judging = judging(&state, &p).await?;
     Ok(ApiJson(
         runs::record_outcome(&state.store, p.workspace(), id, run_id, report, &judging).await?,
@@ -316,7 +317,7 @@ pub async fn sync_run(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
-) -> Result<ApiJson<OutcomeResult>, Error> {
+) -> Result<ApiJson<OutcomeResult>, ErrorResponse> {
     let judging = judging(&state, &p).await?;
     Ok(ApiJson(
         runs::sync_attributed(&state.store, p.workspace(), id, run_id, &judging).await?,

@@ -1,15 +1,16 @@
 //! `/v1/reporting/*` and `/v1/messages` (bearer token: JWT or agent key).
 
+use crate::http::error::ErrorResponse;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
-use crate::reporting::{self, AssistantMessage, NewMessage, ReasoningList, Summary};
 use crate::state::AppState;
+use svc_agents::reporting::{self, AssistantMessage, NewMessage, ReasoningList, Summary};
+use svc_core::error::Error;
 
 /// Dashboard figures of the workspace (cached 30 s; a Customer, Opportunity or Touchpoint
 /// change shows at once). Never fails: an internal error answers every figure as zero.
@@ -62,7 +63,7 @@ pub async fn recent_reasoning(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     query: Result<Query<ReasoningQuery>, QueryRejection>,
-) -> Result<ApiJson<ReasoningList>, Error> {
+) -> Result<ApiJson<ReasoningList>, ErrorResponse> {
     let Query(q) = query.map_err(|e| {
         Error::invalid_input(format!("limit: must be an integer ({})", e.body_text()))
             .with_details(serde_json::json!({ "field": "limit" }))
@@ -92,7 +93,7 @@ pub async fn append_message(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiJson(m): ApiJson<NewMessage>,
-) -> Result<(StatusCode, ApiJson<AssistantMessage>), Error> {
+) -> Result<(StatusCode, ApiJson<AssistantMessage>), ErrorResponse> {
     let saved = reporting::append_message(&state.store, p.workspace(), m).await?;
     Ok((StatusCode::CREATED, ApiJson(saved)))
 }

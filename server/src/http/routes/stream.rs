@@ -6,6 +6,7 @@
 //! the 101 response reaches the client. A client that falls behind by more than the channel's
 //! capacity is closed with 1008 ("too slow") rather than slowing ingestion down.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -13,14 +14,13 @@ use axum::response::Response;
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::auth::{self, Principal};
-use crate::error::Error;
-use crate::events::stream_tickets::TICKET_TTL;
-use crate::events::StreamMessage;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
-use crate::store::Store;
+use svc_domains::events::stream_tickets::TICKET_TTL;
+use svc_domains::events::StreamMessage;
+use svc_core::auth::{self, Principal};
+use svc_core::store::Store;
 
 type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 
@@ -39,7 +39,7 @@ pub async fn stream(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     upgrade: WebSocketUpgrade,
-) -> Result<Response, Error> {
+) -> Result<Response, ErrorResponse> {
     let rx = state.realtime.subscribe(p.workspace());
     let store = state.store.clone();
     Ok(upgrade.on_upgrade(move |socket| {
@@ -67,7 +67,7 @@ impl Holder {
         let far = tokio::time::Instant::now() + std::time::Duration::from_secs(365 * 86_400);
         match &self.principal {
             Principal::User(s) => {
-                let left = s.expires_at - crate::plumbing::clock::now().unix_timestamp();
+                let left = s.expires_at - svc_core::plumbing::clock::now().unix_timestamp();
                 tokio::time::Instant::now()
                     + std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0))
             }
@@ -108,7 +108,7 @@ pub struct StreamTicket {
 pub async fn ticket(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
-) -> Result<(StatusCode, ApiJson<StreamTicket>), Error> {
+) -> Result<(StatusCode, ApiJson<StreamTicket>), ErrorResponse> {
     let ticket = state
         .stream_tickets
         .issue(p.workspace(), p, std::time::Instant::now())?;

@@ -1,12 +1,12 @@
 //! Liveness, readiness and metrics.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 use axum::http::header;
 use axum::response::IntoResponse;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::ApiJson;
 use crate::state::AppState;
@@ -31,7 +31,7 @@ pub async fn healthz() -> ApiJson<Status> {
     (status = 200, body = Status),
     (status = 503, body = ErrorBody),
 ))]
-pub async fn readyz(State(state): State<AppState>) -> Result<ApiJson<Status>, Error> {
+pub async fn readyz(State(state): State<AppState>) -> Result<ApiJson<Status>, ErrorResponse> {
     state.store.probe_write().await?;
     Ok(ApiJson(Status {
         status: "ready".to_owned(),

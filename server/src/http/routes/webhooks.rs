@@ -2,19 +2,19 @@
 //! workspace's webhook token; `/api/v1/webhooks/token` and `/api/v1/webhooks/{platform}/secret`
 //! (JWT only).
 
+use crate::http::error::ErrorResponse;
 use std::collections::HashMap;
 
 use axum::extract::{OriginalUri, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 
-use crate::error::Error;
-use crate::events::direct::{self, BatchResponse};
-use crate::events::webhook_secrets::{self, SecretStatus};
-use crate::events::{signatures, webhooks};
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, IngestWorkspace, JwtUser, RawJson};
-use crate::plumbing::clock;
 use crate::state::AppState;
+use svc_core::plumbing::clock;
+use svc_domains::events::direct::{self, BatchResponse};
+use svc_domains::events::webhook_secrets::{self, SecretStatus};
+use svc_domains::events::{signatures, webhooks};
 
 /// A platform's webhook delivery, normalized into marketing events (`generic`: the
 /// MarketingEvent shape `{type, action, customerId, properties}`, or `{events: [...]}`;
@@ -40,7 +40,7 @@ pub async fn receive(
     OriginalUri(uri): OriginalUri,
     headers: HeaderMap,
     body: RawJson,
-) -> Result<ApiJson<BatchResponse>, Error> {
+) -> Result<ApiJson<BatchResponse>, ErrorResponse> {
     webhooks::ensure_platform(&platform)?;
     let headers: HashMap<String, String> = headers
         .iter()
@@ -102,7 +102,7 @@ pub struct WebhookTokenView {
 pub async fn mint_token(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<(StatusCode, ApiJson<WebhookTokenView>), Error> {
+) -> Result<(StatusCode, ApiJson<WebhookTokenView>), ErrorResponse> {
     let token = webhooks::mint_token(&state.store, s.workspace, &s.user.id).await?;
     Ok((StatusCode::CREATED, ApiJson(WebhookTokenView { token })))
 }
@@ -132,7 +132,7 @@ pub async fn put_secret(
     JwtUser(s): JwtUser,
     ApiPath(platform): ApiPath<String>,
     ApiJson(body): ApiJson<SecretBody>,
-) -> Result<ApiJson<SecretStatus>, Error> {
+) -> Result<ApiJson<SecretStatus>, ErrorResponse> {
     let status = webhook_secrets::set(
         &state.store,
         &state.sealer,
@@ -158,7 +158,7 @@ pub async fn get_secret(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiPath(platform): ApiPath<String>,
-) -> Result<ApiJson<SecretStatus>, Error> {
+) -> Result<ApiJson<SecretStatus>, ErrorResponse> {
     Ok(ApiJson(
         webhook_secrets::status(&state.store, s.workspace, &platform).await?,
     ))
@@ -177,7 +177,7 @@ pub async fn delete_secret(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiPath(platform): ApiPath<String>,
-) -> Result<ApiJson<SecretStatus>, Error> {
+) -> Result<ApiJson<SecretStatus>, ErrorResponse> {
     Ok(ApiJson(
         webhook_secrets::delete(&state.store, s.workspace, &platform).await?,
     ))

@@ -1,12 +1,12 @@
 //! `/api/v1/workspace`: the caller's workspace settings.
 
+use crate::http::error::ErrorResponse;
 use axum::extract::State;
 
-use crate::error::Error;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, JwtUser};
 use crate::state::AppState;
-use crate::workspaces::{self, WorkspaceUpdate, WorkspaceView};
+use svc_core::workspaces::{self, WorkspaceUpdate, WorkspaceView};
 
 /// The workspace of the session.
 #[utoipa::path(get, path = "/api/v1/workspace", tag = "workspace", responses(
@@ -17,7 +17,7 @@ use crate::workspaces::{self, WorkspaceUpdate, WorkspaceView};
 pub async fn get_workspace(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-) -> Result<ApiJson<WorkspaceView>, Error> {
+) -> Result<ApiJson<WorkspaceView>, ErrorResponse> {
     Ok(ApiJson(workspaces::get(&state.store, s.workspace).await?))
 }
 
@@ -33,7 +33,7 @@ pub async fn put_workspace(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
     ApiJson(update): ApiJson<WorkspaceUpdate>,
-) -> Result<ApiJson<WorkspaceView>, Error> {
+) -> Result<ApiJson<WorkspaceView>, ErrorResponse> {
     Ok(ApiJson(
         workspaces::update(&state.store, s.workspace, update).await?,
     ))

@@ -1,0 +1,356 @@
+//! Reading one field of a JSON object body by the rules of SPEC.md's field tables (playbooks,
+//! brand context): out-of-bound numbers, over-long strings and wrong types are 400 naming the
+//! field and the bound; enum values outside their set read as "not given" (the caller keeps the
+//! old or default value).
+
+use serde_json::{json, Map, Value as Json};
+
+use crate::error::{Error, Result};
+
+/// Declares a closed set of wire strings as an enum with `as_str`, `parse` and `ALL`. Its OpenAPI
+/// schema is a string enum of exactly the wire values, named after the type or after the
+/// `as "Name"` given (component names must be unique in the document: a second type of the same
+/// name would silently replace the first).
+#[macro_export]
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $name:ident $(as $schema:literal)? { $($variant:ident = $text:literal),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum $name {
+            $( #[serde(rename = $text)] $variant, )+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+
+            pub fn parse(s: &str) -> Option<$name> {
+                match s { $($text => Some($name::$variant),)+ _ => None }
+            }
+
+            /// The wire values joined for error messages.
+            pub fn choices() -> String {
+                [$($text),+].join(", ")
+            }
+        }
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($text),+]))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn name() -> std::borrow::Cow<'static, str> {
+                std::borrow::Cow::Borrowed($crate::wire_enum!(@name $name $($schema)?))
+            }
+        }
+    };
+    (@name $name:ident) => { stringify!($name) };
+    (@name $name:ident $schema:literal) => { $schema };
+}
+
+/// What a body says about one field.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Given<T> {
+    Absent,
+    /// An explicit `null`: clears an optional field, means "not given" for the others.
+    Null,
+    Value(T),
+}
+
+impl<T> Given<T> {
+    /// The value, treating `null` like absence.
+    pub fn value(self) -> Option<T> {
+        match self {
+            Given::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Applies the field to an optional slot: a value sets it, `null` clears it.
+    pub fn apply_optional(self, slot: &mut Option<T>) {
+        match self {
+            Given::Absent => {}
+            Given::Null => *slot = None,
+            Given::Value(v) => *slot = Some(v),
+        }
+    }
+
+    /// Applies the field to a slot that always has a value: `null` leaves it as it is.
+    pub fn apply(self, slot: &mut T) {
+        if let Given::Value(v) = self {
+            *slot = v;
+        }
+    }
+}
+
+/// `path` names the field in errors (e.g. `strategy.hypothesis`).
+fn raw<'a>(obj: &'a Map<String, Json>, key: &str) -> Given<&'a Json> {
+    match obj.get(key) {
+        None => Given::Absent,
+        Some(Json::Null) => Given::Null,
+        Some(v) => Given::Value(v),
+    }
+}
+
+fn wrong_type(path: &str, what: &str, value: &Json) -> Error {
+    Error::invalid_input(format!("{path}: must be {what}"))
+        .with_details(json!({ "field": path, "expected": what, "value": short(value) }))
+}
+
+/// The offending value for `details`, cut so an error never echoes a huge body back.
+fn short(value: &Json) -> Json {
+    let text = value.to_string();
+    if text.chars().count() <= 80 {
+        value.clone()
+    } else {
+        Json::String(text.chars().take(80).collect::<String>() + "…")
+    }
+}
+
+/// A string of at most `max` characters (Unicode scalar values).
+pub fn text(obj: &Map<String, Json>, path: &str, key: &str, max: usize) -> Result<Given<String>> {
+    Ok(match raw(obj, key) {
+        Given::Absent => Given::Absent,
+        Given::Null => Given::Null,
+        Given::Value(Json::String(s)) => {
+            let n = s.chars().count();
+            if n > max {
+                return Err(Error::invalid_input(format!(
+                    "{path}: at most {max} characters (got {n})"
+                ))
+                .with_details(json!({ "field": path, "max_chars": max, "chars": n })));
+            }
+            Given::Value(s.clone())
+        }
+        Given::Value(other) => return Err(wrong_type(path, "a string", other)),
+    })
+}
+
+/// A whole number in `min..=max`.
+pub fn integer(
+    obj: &Map<String, Json>,
+    path: &str,
+    key: &str,
+    min: u32,
+    max: u32,
+) -> Result<Given<u32>> {
+    Ok(match raw(obj, key) {
+        Given::Absent => Given::Absent,
+        Given::Null => Given::Null,
+        Given::Value(v) => {
+            // 7.0 is the integer 7; 1.5, -1 and "5" are not integers of the range.
+            let n = v.as_u64().or_else(|| {
+                v.as_f64()
+                    .filter(|f| f.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(f))
+                    .map(|f| f as u64)
+            });
+            match n.and_then(|n| u32::try_from(n).ok()) {
+                Some(n) if (min..=max).contains(&n) => Given::Value(n),
+                _ => {
+                    return Err(Error::invalid_input(format!(
+                        "{path}: must be an integer from {min} to {max}"
+                    ))
+                    .with_details(
+                        json!({ "field": path, "min": min, "max": max, "value": short(v) }),
+                    ))
+                }
+            }
+        }
+    })
+}
+
+/// A finite number of at least `min`.
+pub fn number_at_least(
+    obj: &Map<String, Json>,
+    path: &str,
+    key: &str,
+    min: f64,
+) -> Result<Given<f64>> {
+    Ok(match raw(obj, key) {
+        Given::Absent => Given::Absent,
+        Given::Null => Given::Null,
+        Given::Value(v) => match v.as_f64() {
+            Some(f) if f.is_finite() && f >= min => Given::Value(f),
+            _ => {
+                return Err(Error::invalid_input(format!(
+                    "{path}: must be a number greater than or equal to {min}"
+                ))
+                .with_details(json!({ "field": path, "min": min, "value": short(v) })))
+            }
+        },
+    })
+}
+
+pub fn boolean(obj: &Map<String, Json>, path: &str, key: &str) -> Result<Given<bool>> {
+    Ok(match raw(obj, key) {
+        Given::Absent => Given::Absent,
+        Given::Null => Given::Null,
+        Given::Value(Json::Bool(b)) => Given::Value(*b),
+        Given::Value(other) => return Err(wrong_type(path, "true or false", other)),
+    })
+}
+
+/// A nested object (`leadSource`, `voice`, ...); `null` and absence read as no object.
+pub fn object<'a>(
+    obj: &'a Map<String, Json>,
+    path: &str,
+    key: &str,
+) -> Result<Option<&'a Map<String, Json>>> {
+    match raw(obj, key) {
+        Given::Value(Json::Object(m)) => Ok(Some(m)),
+        Given::Value(other) => Err(wrong_type(path, "an object", other)),
+        _ => Ok(None),
+    }
+}
+
+/// An enum value: one of its wire strings, else "not given" (SPEC.md: invalid enum values are
+/// ignored).
+pub fn choice<E>(
+    obj: &Map<String, Json>,
+    key: &str,
+    parse: impl Fn(&str) -> Option<E>,
+) -> Option<E> {
+    obj.get(key).and_then(Json::as_str).and_then(parse)
+}
+
+/// An array of at most `max_items` strings of at most `max_chars` characters each.
+pub fn string_list(
+    obj: &Map<String, Json>,
+    path: &str,
+    key: &str,
+    max_items: usize,
+    max_chars: usize,
+) -> Result<Given<Vec<String>>> {
+    Ok(match raw(obj, key) {
+        Given::Absent => Given::Absent,
+        Given::Null => Given::Null,
+        Given::Value(Json::Array(items)) => {
+            if items.len() > max_items {
+                return Err(Error::invalid_input(format!(
+                    "{path}: at most {max_items} items (got {})",
+                    items.len()
+                ))
+                .with_details(json!({ "field": path, "max_items": max_items })));
+            }
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                let item_path = format!("{path}[{i}]");
+                match item {
+                    Json::String(s) if s.chars().count() <= max_chars => out.push(s.clone()),
+                    Json::String(s) => {
+                        return Err(Error::invalid_input(format!(
+                            "{item_path}: at most {max_chars} characters (got {})",
+                            s.chars().count()
+                        ))
+                        .with_details(json!({ "field": item_path, "max_chars": max_chars })))
+                    }
+                    other => return Err(wrong_type(&item_path, "a string", other)),
+                }
+            }
+            Given::Value(out)
+        }
+        Given::Value(other) => return Err(wrong_type(path, "an array of strings", other)),
+    })
+}
+
+/// Deserializes an optional integer the way JSON Schema reads one: `154` and `154.0` are the
+/// same integer (a generated client may send either); a fraction or a value out of `T`'s range
+/// is refused.
+pub fn optional_integer<'de, D, T>(d: D) -> std::result::Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: TryFrom<u64>,
+{
+    use serde::de::Error as _;
+    use serde::Deserialize as _;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let whole = match (n.as_u64(), n.as_f64()) {
+        (Some(u), _) => Some(u),
+        // 2^64 itself is out of range (u64::MAX as f64 rounds up to it).
+        (None, Some(f)) if f >= 0.0 && f.fract() == 0.0 && f < u64::MAX as f64 => Some(f as u64),
+        _ => None,
+    };
+    whole
+        .and_then(|u| T::try_from(u).ok())
+        .map(Some)
+        .ok_or_else(|| {
+            D::Error::custom(format!("expected a non-negative integer in range, got {n}"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obj(v: Json) -> Map<String, Json> {
+        match v {
+            Json::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn text_bounds_count_characters_and_name_the_field() {
+        let o = obj(json!({"a": "é".repeat(200), "b": "x".repeat(201), "c": 5, "d": null}));
+        assert_eq!(
+            text(&o, "a", "a", 200).expect("ok"),
+            Given::Value("é".repeat(200))
+        );
+        let e = text(&o, "x.b", "b", 200).expect_err("too long");
+        assert!(
+            e.message.contains("x.b") && e.message.contains("200"),
+            "{}",
+            e.message
+        );
+        assert!(text(&o, "c", "c", 10).is_err());
+        assert_eq!(text(&o, "d", "d", 10).expect("null"), Given::Null);
+        assert_eq!(text(&o, "e", "e", 10).expect("absent"), Given::Absent);
+    }
+
+    #[test]
+    fn integers_are_whole_and_in_range() {
+        let o = obj(
+            json!({"ok": 50, "float_whole": 7.0, "frac": 1.5, "neg": -1, "big": 5001, "s": "5"}),
+        );
+        assert_eq!(
+            integer(&o, "ok", "ok", 1, 5000).expect("ok"),
+            Given::Value(50)
+        );
+        assert_eq!(
+            integer(&o, "f", "float_whole", 1, 10).expect("ok"),
+            Given::Value(7)
+        );
+        for k in ["frac", "neg", "big", "s"] {
+            let e = integer(&o, k, k, 1, 5000).expect_err(k);
+            assert!(e.message.contains("from 1 to 5000"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn numbers_lists_booleans_and_choices() {
+        let o = obj(
+            json!({"n": -0.5, "l": ["a", "b"], "long": ["x".repeat(61)], "b": "yes", "e": "nope", "g": "draft"}),
+        );
+        assert!(number_at_least(&o, "n", "n", 0.0).is_err());
+        assert_eq!(
+            string_list(&o, "l", "l", 12, 60).expect("ok"),
+            Given::Value(vec!["a".to_owned(), "b".to_owned()])
+        );
+        let e = string_list(&o, "s.long", "long", 12, 60).expect_err("long item");
+        assert!(e.message.starts_with("s.long[0]"), "{}", e.message);
+        assert!(boolean(&o, "b", "b").is_err());
+        let parse = |s: &str| (s == "draft").then_some(1);
+        assert_eq!(choice(&o, "e", parse), None);
+        assert_eq!(choice(&o, "g", parse), Some(1));
+    }
+}

@@ -1,0 +1,324 @@
+//! The server's only door to the engine: typed records, consistent reads
+//! ([`Store::read`], one snapshot of a workspace on the blocking pool) and atomic writes
+//! ([`Store::write`], one transaction on the engine's writer, which also keeps the graph-write
+//! generations that derived caches compare).
+//!
+//! Everything that touches `svc_engine` goes through here, so the rest of the server depends on
+//! this small surface instead of the engine's exact signatures, and nothing outside holds the
+//! engine handle. Engine calls block, so every async entry point hops onto the blocking pool.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+/// A workspace's share of a [`Store::write`] transaction (from [`Tx::workspace`]); domain code
+/// names it from here, never from the engine, because the store is the one way to get one.
+pub use svc_engine::WorkspaceTxn;
+pub use svc_engine::{EngineError, Record, RecordScan, Snapshot, WorkspaceId};
+use svc_engine::{Graph, GraphOptions, RecordKinds, ValidationReport, WriteTxn};
+
+use crate::error::{Error, Result};
+
+mod indexes;
+
+/// Records are plain serde types; this bound collects what the async wrappers need.
+pub trait StoredRecord: Record + Send + 'static {}
+impl<T: Record + Send + 'static> StoredRecord for T {}
+
+/// Handle to the open store. Cheap to clone. After [`Store::close`] every call fails with
+/// `unavailable`, and the database closes as soon as in-flight calls have finished.
+#[derive(Clone)]
+pub struct Store {
+    graph: Arc<RwLock<Option<Graph>>>,
+    generations: Arc<GraphGenerations>,
+    /// An index builder thread runs (`indexes`): at most one per store.
+    index_builder: Arc<AtomicBool>,
+    /// Index work was announced since the running builder last looked.
+    index_work: Arc<AtomicBool>,
+    /// Bumped after every credential revocation, so that what outlives one request (open
+    /// streams) checks its credential again at once.
+    revocations: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+/// Per-workspace count of committed writes that may have changed graph nodes. Caches of figures
+/// derived from the graph (reporting) compare it before serving: read the generation, then take
+/// the snapshot, and a cached value is current while the generation has not moved.
+///
+/// [`Store::write`] bumps it for every workspace its transaction opened with
+/// [`Tx::workspace`]. Over-counting (a write that touched only records) only costs a
+/// recomputation.
+#[derive(Debug, Default)]
+struct GraphGenerations {
+    by_workspace: Mutex<HashMap<WorkspaceId, u64>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens without the application's record types: enough for a store this build created
+    /// (tests, tools). A store of an older format keeps its old records undecoded until it is
+    /// opened with the registry ([`Store::open_with`]; the engine resumes the migration then).
+    pub fn open(path: &Path) -> Result<Store> {
+        Store::open_with(path, Store::default_read_model_bytes(), RecordKinds::new())
+    }
+
+    /// The engine's default bound on the read models' memory (`GraphOptions`).
+    pub fn default_read_model_bytes() -> usize {
+        GraphOptions::default().read_model_bytes
+    }
+
+    /// Opens with the read models' memory bound (`Config::read_model_bytes`) and the registry
+    /// of every record type the application stores, which re-encodes an older store's records
+    /// (the service's registry lives with its composition root, which knows every domain).
+    pub fn open_with(path: &Path, read_model_bytes: usize, records: RecordKinds) -> Result<Store> {
+        let store = Store::try_open_with(path, read_model_bytes, records)?;
+        // Resume index builds a restart interrupted. The first batch runs here, so a store
+        // with nothing pending (the usual case) starts no thread that could hold the engine
+        // while the caller closes it again.
+        if store
+            .engine()?
+            .build_indexes_step(svc_engine::catalog::BUILD_BATCH)?
+        {
+            store.spawn_index_builder();
+        }
+        Ok(store)
+    }
+
+    /// [`Store::open_with`] keeping the engine's error, so the operator's tools can tell a
+    /// store locked by a running service from a damaged one.
+    pub fn try_open(path: &Path, records: RecordKinds) -> std::result::Result<Store, EngineError> {
+        Store::try_open_with(path, Store::default_read_model_bytes(), records)
+    }
+
+    fn try_open_with(
+        path: &Path,
+        read_model_bytes: usize,
+        records: RecordKinds,
+    ) -> std::result::Result<Store, EngineError> {
+        let options = GraphOptions {
+            records,
+            read_model_bytes,
+            ..GraphOptions::default()
+        };
+        let graph = Graph::open(path, options)?;
+        Ok(Store {
+            graph: Arc::new(RwLock::new(Some(graph))),
+            generations: Arc::default(),
+            index_builder: Arc::default(),
+            index_work: Arc::default(),
+            revocations: Arc::new(tokio::sync::watch::Sender::new(0)),
+        })
+    }
+
+    /// Announces that a credential was revoked (after the revocation is durable).
+    pub fn note_revocation(&self) {
+        self.revocations.send_modify(|n| *n += 1);
+    }
+
+    /// Changes whenever a credential is revoked ([`Store::note_revocation`]).
+    pub fn revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.revocations.subscribe()
+    }
+
+    /// The workspace's graph-write generation (see [`GraphGenerations`]).
+    pub fn graph_generation(&self, ws: WorkspaceId) -> u64 {
+        self.generations
+            .by_workspace
+            .lock()
+            .get(&ws)
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Records that a committed write may have changed the workspace's graph.
+    fn note_graph_write(&self, ws: WorkspaceId) {
+        *self.generations.by_workspace.lock().entry(ws).or_insert(0) += 1;
+    }
+
+    /// The engine handle; it never leaves the store.
+    fn engine(&self) -> Result<Graph> {
+        self.graph
+            .read()
+            .clone()
+            .ok_or_else(|| Error::from(EngineError::Closed("the service is shutting down".into())))
+    }
+
+    /// The engine handle for the crate's unit tests, which inspect the engine directly.
+    /// The engine handle, for the unit tests of this crate and the crates above
+    /// (`test-support`); production code goes through the store.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn graph(&self) -> Result<Graph> {
+        self.engine()
+    }
+
+    /// Runs `f` on one consistent snapshot of `ws`, on the blocking pool: everything `f` reads
+    /// is as of one moment, whatever commits meanwhile.
+    pub async fn read<R, F>(&self, ws: WorkspaceId, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&Snapshot<'_>) -> Result<R> + Send + 'static,
+    {
+        let graph = self.engine()?;
+        blocking(move || f(&graph.snapshot(ws))).await
+    }
+
+    /// An online checkpoint of the whole store into `dest` (a new directory), for backups.
+    /// Blocks (the operator's tools call it on the blocking pool).
+    pub fn checkpoint(&self, dest: &Path) -> Result<()> {
+        Ok(self.engine()?.checkpoint(dest)?)
+    }
+
+    /// Checks every index and adjacency entry against the data (`svcd admin validate`).
+    /// Blocks, like [`Store::checkpoint`].
+    pub fn validate(&self) -> Result<ValidationReport> {
+        Ok(self.engine()?.validate()?)
+    }
+
+    /// Lets go of the engine: the database closes once calls still running have returned.
+    pub fn close(&self) {
+        if let Some(graph) = self.graph.write().take() {
+            graph.close();
+        }
+    }
+
+    pub async fn get<T: StoredRecord>(
+        &self,
+        ws: WorkspaceId,
+        id: impl Into<String>,
+    ) -> Result<Option<T>> {
+        // Point reads take microseconds (memtable or block cache): cheaper inline than the hop
+        // to the blocking pool and back.
+        Ok(self.engine()?.get_record::<T>(ws, &id.into())?)
+    }
+
+    pub async fn find<T: StoredRecord>(
+        &self,
+        ws: WorkspaceId,
+        index: &'static str,
+        value: impl Into<String>,
+    ) -> Result<Vec<T>> {
+        Ok(self.engine()?.find_records::<T>(ws, index, &value.into())?)
+    }
+
+    pub async fn scan<T: StoredRecord>(&self, ws: WorkspaceId, scan: RecordScan) -> Result<Vec<T>> {
+        let graph = self.engine()?;
+        blocking(move || Ok(graph.scan_records::<T>(ws, &scan)?)).await
+    }
+
+    /// Proves the store accepts durable writes (readiness): rewrites one small record.
+    pub async fn probe_write(&self) -> Result<()> {
+        let probe = Probe {
+            at: crate::plumbing::clock::now_rfc3339(),
+        };
+        self.write(move |tx| tx.put(WorkspaceId::GLOBAL, &probe))
+            .await
+    }
+
+    /// Runs `f` atomically on the engine's writer: its reads see every earlier commit, and its
+    /// writes commit together (durably) or, when it returns `Err`, not at all.
+    pub async fn write<R, F>(&self, f: F) -> Result<R>
+    where
+        R: Send + 'static,
+        F: FnOnce(&mut Tx<'_, '_>) -> Result<R> + Send + 'static,
+    {
+        // Awaited without a blocking-pool thread: the engine wakes this task once the group
+        // holding `f` is durable.
+        let (out, touched) = self
+            .engine()?
+            .write_async(move |txn: &mut WriteTxn<'_>| {
+                let mut touched = Vec::new();
+                let out = f(&mut Tx {
+                    txn,
+                    touched: &mut touched,
+                })?;
+                Ok::<_, Error>((out, touched))
+            })
+            .await?;
+        for ws in touched {
+            self.note_graph_write(ws);
+        }
+        Ok(out)
+    }
+}
+
+/// The readiness probe's record.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct Probe {
+    at: String,
+}
+
+impl Record for Probe {
+    const KIND: &'static str = "probe";
+    fn id(&self) -> String {
+        "readyz".to_owned()
+    }
+}
+
+/// A write transaction as the domain modules see it.
+#[derive(Debug)]
+pub struct Tx<'t, 'a> {
+    txn: &'t mut WriteTxn<'a>,
+    /// Workspaces whose graph this transaction opened (their generation moves on commit).
+    touched: &'t mut Vec<WorkspaceId>,
+}
+
+impl<'a> Tx<'_, 'a> {
+    pub fn get<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<Option<T>> {
+        Ok(self.txn.workspace(ws).get_record::<T>(id)?)
+    }
+
+    pub fn find<T: Record>(
+        &mut self,
+        ws: WorkspaceId,
+        index: &'static str,
+        value: &str,
+    ) -> Result<Vec<T>> {
+        Ok(self.txn.workspace(ws).find_records::<T>(index, value)?)
+    }
+
+    pub fn put<T: Record>(&mut self, ws: WorkspaceId, record: &T) -> Result<()> {
+        self.txn.workspace(ws).put_record(record)?;
+        Ok(())
+    }
+
+    pub fn delete<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<()> {
+        self.remove::<T>(ws, id).map(|_| ())
+    }
+
+    /// [`Tx::delete`], answering whether the record existed.
+    pub fn remove<T: Record>(&mut self, ws: WorkspaceId, id: &str) -> Result<bool> {
+        Ok(self.txn.workspace(ws).delete_record::<T>(id)?)
+    }
+
+    /// Graph and record operations on one workspace (event ingestion, merges, graph writes),
+    /// committed in the same batch as everything else of this transaction.
+    pub fn workspace(&mut self, ws: WorkspaceId) -> WorkspaceTxn<'_, 'a> {
+        if !self.touched.contains(&ws) {
+            self.touched.push(ws);
+        }
+        self.txn.workspace(ws)
+    }
+
+    /// Runs `f`; when it fails, every write it made is undone and the rest of the transaction
+    /// carries on (one bad item of a batch never spoils the good ones).
+    pub fn attempt<R>(&mut self, f: impl FnOnce(&mut Tx<'_, 'a>) -> Result<R>) -> Result<R> {
+        let touched = &mut *self.touched;
+        self.txn.attempt(|txn| f(&mut Tx { txn, touched }))
+    }
+}
+
+async fn blocking<R, F>(f: F) -> Result<R>
+where
+    R: Send + 'static,
+    F: FnOnce() -> Result<R> + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+}

@@ -1,0 +1,564 @@
+//! The one ingestion pipeline (SPEC.md "Events"; DESIGN.md §4).
+//!
+//! Every entry point (the `events.ingest` capability, the direct event routes, the batch route
+//! and the webhooks) turns its input into a [`MarketingEvent`] and passes it through the same
+//! steps: [`MarketingEvent::validate`] (shape, identity keys, timestamp, size) gives a
+//! [`ValidEvent`]; [`apply`] resolves identity and writes the customer, touchpoint, edges,
+//! campaign and the message-id dedupe record inside the caller's write transaction, so a caller
+//! (the gateway) can commit its own rows in the same atomic batch; [`announce`] broadcasts the
+//! committed result on the workspace's real-time channel. [`ingest`] and [`ingest_many`] run
+//! those steps in a write of their own.
+//!
+//! No HTTP types here: adapters live in `http::routes`.
+
+pub mod direct;
+pub mod realtime;
+pub mod signatures;
+pub mod stream_tickets;
+pub mod webhook_secrets;
+pub mod webhooks;
+
+pub use crate::graph_api::values::{json_object_to_properties, json_to_value, value_to_json};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+pub use svc_core::plumbing::clock::micros_rfc3339;
+use svc_core::store::WorkspaceTxn;
+use svc_engine::{
+    normalize_external_id, normalize_phone, EngineError, EventInput, GraphRead, GraphWrite,
+    IdentityKeys, NodeId, Properties, Record, Value,
+};
+use time::format_description::well_known::{Iso8601, Rfc3339};
+use time::OffsetDateTime;
+
+pub use realtime::{Realtime, StreamMessage};
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::clock;
+use svc_core::plumbing::ids;
+use svc_core::retention;
+use svc_core::store::{Store, WorkspaceId};
+
+/// Largest accepted event, as compact JSON (DESIGN.md §4).
+pub const MAX_EVENT_BYTES: usize = 32 * 1024;
+/// Longest accepted `messageId`.
+pub const MAX_MESSAGE_ID_CHARS: usize = 255;
+/// A repeated `messageId` within this window is a duplicate.
+pub const DEDUPE_WINDOW_SECS: i64 = 24 * 60 * 60;
+/// Longest event name, channel or campaign id (the engine's name limit).
+const MAX_NAME_BYTES: usize = svc_engine::schema::MAX_NAME_BYTES;
+/// Trait keys that identity resolution owns; they are set through the identity fields.
+const RESERVED_TRAITS: &[&str] = &["email", "phone", "externalId", "external_id", "lastSeen"];
+
+/// One marketing event as clients send it: the `events.ingest` input of SPEC.md plus the
+/// optional `messageId` (dedupe key) and `traits` (customer properties, set by identify).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct MarketingEvent {
+    /// Stable event name. Required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// A customer id (`cus_...`), an email, an E.164 phone or an external id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customer: Option<String>,
+    /// Canonical customer id (`cus_...`). Any other value is read as an external id.
+    #[serde(
+        default,
+        rename = "customerId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub customer_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub external_id: Option<String>,
+    /// Alias of `external_id`.
+    #[serde(
+        default,
+        rename = "externalId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub external_id_alias: Option<String>,
+    /// Free-form touchpoint properties.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub properties: Option<Map<String, Json>>,
+    /// Customer properties to set (identify); `null` removes one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub traits: Option<Map<String, Json>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// Campaign to link (Campaign nodes are keyed by it).
+    #[serde(
+        default,
+        rename = "campaignId",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub campaign_id: Option<String>,
+    /// ISO-8601 with a timezone; defaults to the time of receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
+    pub timestamp: Option<Json>,
+    /// Client-chosen id; a repeat within 24 hours in the workspace is a duplicate.
+    #[serde(default, rename = "messageId", skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+}
+
+/// An event that passed validation, ready for [`apply`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidEvent {
+    pub input: EventInput,
+    pub message_id: Option<String>,
+    /// Customer properties to set after resolution.
+    pub traits: Properties,
+}
+
+impl ValidEvent {
+    pub fn event_name(&self) -> &str {
+        &self.input.action
+    }
+}
+
+/// What ingesting one event did (the `events.ingest` result of SPEC.md, plus `duplicate`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+pub struct IngestResult {
+    pub customer_id: String,
+    pub touchpoint_id: String,
+    /// The customer was created by this event.
+    pub is_new: bool,
+    /// Nodes created or changed (customer, touchpoint, campaign).
+    pub nodes_mutated: u32,
+    /// When the service received the event (for a duplicate: the original), RFC 3339 UTC.
+    pub received_at: String,
+    /// A repeat of an earlier `messageId` within 24 hours: acknowledged, nothing written.
+    pub duplicate: bool,
+}
+
+/// The dedupe record of a `messageId`, written with the event it carried.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeenMessage {
+    message_id: String,
+    received_at: String,
+    received_at_us: i64,
+    customer_id: String,
+    touchpoint_id: String,
+}
+
+impl Record for SeenMessage {
+    const KIND: &'static str = "event_message";
+    fn id(&self) -> String {
+        self.message_id.clone()
+    }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![retention::bucket_index(&self.received_at)]
+    }
+}
+
+/// Past the dedupe window a record only takes space: the sweeper deletes it.
+impl retention::Expiring for SeenMessage {
+    const RETENTION: time::Duration = time::Duration::seconds(DEDUPE_WINDOW_SECS);
+    fn stored_at(&self) -> &str {
+        &self.received_at
+    }
+}
+
+/// Deletes the workspace's `messageId` records older than the 24-hour dedupe window at `now`
+/// (the sweeper's job); returns how many.
+pub async fn purge_seen_messages(
+    store: &Store,
+    ws: WorkspaceId,
+    now: OffsetDateTime,
+) -> Result<usize> {
+    retention::purge::<SeenMessage>(store, ws, now).await
+}
+
+impl MarketingEvent {
+    /// Reads an event from arbitrary JSON (e.g. a capability input); shape errors are
+    /// `invalid_input` naming the problem.
+    pub fn from_json(value: Json) -> Result<MarketingEvent> {
+        serde_json::from_value(value).map_err(|e| Error::invalid_input(format!("event: {e}")))
+    }
+
+    /// Checks the event and normalizes it for the engine. `now` is the default event time.
+    pub fn validate(self, now: OffsetDateTime) -> Result<ValidEvent> {
+        let size = serde_json::to_vec(&self)
+            .map_err(|e| Error::internal(format!("encoding an event: {e}")))?
+            .len();
+        if size > MAX_EVENT_BYTES {
+            return Err(Error::new(
+                Code::PayloadTooLarge,
+                format!("an event may be at most {MAX_EVENT_BYTES} bytes; this one is {size}"),
+            ));
+        }
+        let action = name_field("event", self.event.as_deref())?.ok_or_else(|| {
+            Error::invalid_input("event: the event name is required")
+                .with_details(serde_json::json!({ "field": "event" }))
+        })?;
+        let channel = name_field("channel", self.channel.as_deref())?;
+        let campaign_id = name_field("campaignId", self.campaign_id.as_deref())?;
+        let message_id = match present(self.message_id.as_deref()) {
+            None if self.message_id.is_some() => {
+                return Err(Error::invalid_field("messageId", "", "must not be empty"))
+            }
+            None => None,
+            Some(m) if m.chars().count() > MAX_MESSAGE_ID_CHARS => {
+                return Err(Error::invalid_field(
+                    "messageId",
+                    m,
+                    &format!("longer than {MAX_MESSAGE_ID_CHARS} characters"),
+                ))
+            }
+            Some(m) => Some(m.to_owned()),
+        };
+        let ts = match &self.timestamp {
+            None | Some(Json::Null) => micros(now)?,
+            Some(Json::String(s)) => micros(parse_timestamp(s)?)?,
+            Some(other) => {
+                return Err(Error::new(
+                    Code::InvalidTimestamp,
+                    format!("timestamp must be an ISO-8601 string with a timezone, not {other}"),
+                ))
+            }
+        };
+        let keys = self.identity_keys()?;
+        let properties = json_object_to_properties(self.properties.unwrap_or_default());
+        let traits = json_object_to_properties(self.traits.unwrap_or_default());
+        if let Some(reserved) = RESERVED_TRAITS.iter().find(|k| traits.contains_key(**k)) {
+            return Err(Error::invalid_field(
+                &format!("traits.{reserved}"),
+                reserved,
+                "identity keys and lastSeen are set through the event's own fields",
+            ));
+        }
+        Ok(ValidEvent {
+            input: EventInput {
+                keys,
+                action: action.to_owned(),
+                channel: channel.map(str::to_owned),
+                ts,
+                properties,
+                campaign_id: campaign_id.map(str::to_owned),
+            },
+            message_id,
+            traits,
+        })
+    }
+
+    /// The identity keys, with `customer` read per DESIGN.md §4: a customer id (`cus_<n>`),
+    /// else an email when it contains `@`, else an E.164 phone, else an external id. Explicit
+    /// fields win over what `customer` would fill.
+    fn identity_keys(&self) -> Result<IdentityKeys> {
+        let customer_id = present(self.customer_id.as_deref());
+        let email = present(self.email.as_deref());
+        let phone = present(self.phone.as_deref());
+        let external_id = present(self.external_id.as_deref());
+        let external_alias = present(self.external_id_alias.as_deref());
+        let customer = present(self.customer.as_deref());
+        if [
+            customer_id,
+            email,
+            phone,
+            external_id,
+            external_alias,
+            customer,
+        ]
+        .iter()
+        .all(Option::is_none)
+        {
+            return Err(Error::invalid_input(
+                "at least one identity key is required: customer, customerId, email, phone, \
+                 external_id or externalId",
+            ));
+        }
+        if let (Some(a), Some(b)) = (external_id, external_alias) {
+            if a != b {
+                return Err(Error::invalid_field(
+                    "externalId",
+                    b,
+                    "differs from external_id (they are aliases)",
+                ));
+            }
+        }
+        if let Some(e) = email {
+            if normalize_external_id(e).is_some() && !e.contains('@') {
+                return Err(Error::invalid_field("email", e, "not an email address"));
+            }
+        }
+        if let Some(p) = phone {
+            if normalize_external_id(p).is_some() && normalize_phone(p).is_none() {
+                return Err(Error::invalid_field(
+                    "phone",
+                    p,
+                    "not a phone number (E.164, or 7 to 15 digits)",
+                ));
+            }
+        }
+        let mut keys = IdentityKeys {
+            customer_id: None,
+            email: email.map(str::to_owned),
+            phone: phone.map(str::to_owned),
+            external_id: external_id.or(external_alias).map(str::to_owned),
+        };
+        if let Some(c) = customer_id {
+            match ids::parse_customer_id(c) {
+                Some(id) => keys.customer_id = Some(id),
+                // Not one of ours: the caller's own id for the customer.
+                None => {
+                    keys.external_id.get_or_insert_with(|| c.to_owned());
+                }
+            }
+        }
+        if let Some(c) = customer {
+            if let Some(id) = ids::parse_customer_id(c) {
+                keys.customer_id.get_or_insert(id);
+                // An unknown customer id falls back to being an external id.
+                keys.external_id.get_or_insert_with(|| c.to_owned());
+            } else if c.contains('@') {
+                keys.email.get_or_insert_with(|| c.to_owned());
+            } else if c.starts_with('+') && normalize_phone(c).is_some() {
+                keys.phone.get_or_insert_with(|| c.to_owned());
+            } else {
+                keys.external_id.get_or_insert_with(|| c.to_owned());
+            }
+        }
+        if keys.customer_id.is_none() && keys.normalized().is_empty() {
+            return Err(Error::invalid_input(
+                "no usable identity key: values such as \"\", \"null\", \"anonymous\" or \"0\" \
+                 never identify a customer",
+            ));
+        }
+        Ok(keys)
+    }
+}
+
+/// A trimmed, non-empty string field.
+fn present(v: Option<&str>) -> Option<&str> {
+    v.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// An optional name-like field: trimmed, empty means absent, at most the engine's name limit.
+fn name_field<'a>(field: &str, v: Option<&'a str>) -> Result<Option<&'a str>> {
+    match present(v) {
+        Some(s) if s.len() > MAX_NAME_BYTES => Err(Error::invalid_field(
+            field,
+            s,
+            &format!("longer than {MAX_NAME_BYTES} bytes"),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// ISO-8601 / RFC 3339 with a timezone (`Z` or an offset); anything else is
+/// `invalid_timestamp`.
+pub fn parse_timestamp(s: &str) -> Result<OffsetDateTime> {
+    let s = s.trim();
+    OffsetDateTime::parse(s, &Rfc3339)
+        .or_else(|_| OffsetDateTime::parse(s, &Iso8601::DEFAULT))
+        .map_err(|_| {
+            Error::new(
+                Code::InvalidTimestamp,
+                format!("timestamp must be ISO-8601 with a timezone (e.g. 2026-01-31T09:30:00Z), got {s:?}"),
+            )
+            .with_details(serde_json::json!({ "field": "timestamp", "value": s }))
+        })
+}
+
+/// Microseconds since the Unix epoch (the engine's time unit).
+pub fn micros(t: OffsetDateTime) -> Result<i64> {
+    i64::try_from(t.unix_timestamp_nanos() / 1000)
+        .map_err(|_| Error::new(Code::InvalidTimestamp, "timestamp out of range"))
+}
+
+/// Engine refusals of the event's content are the client's fault.
+fn input_error(e: EngineError) -> Error {
+    match e {
+        EngineError::Invalid { what, detail } => Error::invalid_input(format!("{what}: {detail}")),
+        EngineError::NoIdentity => Error::invalid_input(
+            "the event names no known customer id and carries no other usable identity key",
+        ),
+        other => Error::from(other),
+    }
+}
+
+/// Runs the pipeline's write step for one event inside the caller's transaction: read-only
+/// check, `messageId` dedupe, identity resolution, customer/touchpoint/campaign writes, traits,
+/// and the dedupe record. On `Err` the caller must abort its transaction (returning the error
+/// from the write closure does that).
+pub fn apply(
+    w: &mut WorkspaceTxn<'_, '_>,
+    ev: &ValidEvent,
+    received_at: OffsetDateTime,
+) -> Result<IngestResult> {
+    crate::graph_api::ensure_writable(w)?;
+    let received_us = micros(received_at)?;
+    if let Some(mid) = &ev.message_id {
+        if let Some(seen) = w.get_record::<SeenMessage>(mid)? {
+            if received_us.saturating_sub(seen.received_at_us) < DEDUPE_WINDOW_SECS * 1_000_000 {
+                return Ok(IngestResult {
+                    customer_id: seen.customer_id,
+                    touchpoint_id: seen.touchpoint_id,
+                    is_new: false,
+                    nodes_mutated: 0,
+                    received_at: seen.received_at,
+                    duplicate: true,
+                });
+            }
+        }
+    }
+    // An event about an opportunity (crate::pipeline::sources) also writes the pipeline.
+    let opportunity = crate::pipeline::sources::change_of(ev)?;
+    let followed = match &opportunity {
+        Some(change) => crate::pipeline::owner_for_event(w, change)?,
+        None => None,
+    };
+    let outcome = match followed {
+        Some(owner) => {
+            let mut input = ev.input.clone();
+            input.keys = svc_engine::IdentityKeys {
+                customer_id: Some(owner),
+                ..svc_engine::IdentityKeys::default()
+            };
+            w.record_event(&input)
+        }
+        None => w.record_event(&ev.input),
+    }
+    .map_err(input_error)?;
+    let mut nodes_mutated = outcome.nodes_mutated;
+    if let Some(change) = &opportunity {
+        // The generic stage-change event is its own history record.
+        let history = (ev.input.action == crate::pipeline::STAGE_CHANGED
+            || ev.input.action == crate::pipeline::CREATED)
+            .then_some(outcome.touchpoint_id);
+        let applied = crate::pipeline::apply(w, outcome.customer_id, change, ev.input.ts, history)?;
+        nodes_mutated += applied.nodes_mutated;
+    }
+    if set_traits(w, outcome.customer_id, &ev.traits)? && !outcome.customer_written {
+        nodes_mutated += 1;
+    }
+    let result = IngestResult {
+        customer_id: ids::customer_id(outcome.customer_id),
+        touchpoint_id: ids::touchpoint_id(outcome.touchpoint_id),
+        is_new: outcome.is_new,
+        nodes_mutated,
+        received_at: clock::rfc3339(received_at),
+        duplicate: false,
+    };
+    if let Some(mid) = &ev.message_id {
+        w.put_record(&SeenMessage {
+            message_id: mid.clone(),
+            received_at: result.received_at.clone(),
+            received_at_us: received_us,
+            customer_id: result.customer_id.clone(),
+            touchpoint_id: result.touchpoint_id.clone(),
+        })?;
+    }
+    Ok(result)
+}
+
+/// Sets each trait that differs from the customer's current value; true when any changed.
+fn set_traits(w: &mut WorkspaceTxn<'_, '_>, customer: NodeId, traits: &Properties) -> Result<bool> {
+    if traits.is_empty() {
+        return Ok(false);
+    }
+    let node = w
+        .node(customer)?
+        .ok_or_else(|| Error::internal(format!("customer {customer} vanished while ingesting")))?;
+    let mut changed = false;
+    for (key, value) in traits {
+        let current = node.properties.get(key);
+        let differs = match value {
+            Value::Null => current.is_some(),
+            v => current != Some(v),
+        };
+        if differs {
+            w.set_node_property(customer, key, value.clone())
+                .map_err(input_error)?;
+            changed = true;
+        }
+    }
+    Ok(changed)
+}
+
+/// The real-time message for a committed, non-duplicate result.
+pub fn stream_message(ev: &ValidEvent, result: &IngestResult) -> Option<StreamMessage> {
+    (!result.duplicate).then(|| StreamMessage {
+        kind: "touchpoint.created".to_owned(),
+        customer_id: result.customer_id.clone(),
+        touchpoint_id: result.touchpoint_id.clone(),
+        event: ev.input.action.clone(),
+        ts: micros_rfc3339(ev.input.ts),
+    })
+}
+
+/// Broadcasts a committed result to the workspace's real-time channel (duplicates are not
+/// announced again). Call only after the write has committed.
+pub fn announce(realtime: &Realtime, ws: WorkspaceId, ev: &ValidEvent, result: &IngestResult) {
+    if let Some(msg) = stream_message(ev, result) {
+        realtime.publish(ws, msg);
+    }
+}
+
+/// Ingests one event in a write of its own, then announces it.
+pub async fn ingest(
+    store: &Store,
+    realtime: &Realtime,
+    ws: WorkspaceId,
+    ev: ValidEvent,
+) -> Result<IngestResult> {
+    let received_at = clock::now();
+    let (ev, result) = store
+        .write(move |tx| {
+            let result = apply(&mut tx.workspace(ws), &ev, received_at)?;
+            Ok((ev, result))
+        })
+        .await?;
+    announce(realtime, ws, &ev, &result);
+    Ok(result)
+}
+
+/// Ingests events in order in one durable write: each item succeeds or fails on its own (a
+/// failed item's writes are undone, the others commit), so a bad item never blocks the good
+/// ones. Items that already failed validation keep their place and error.
+pub async fn ingest_many(
+    store: &Store,
+    realtime: &Realtime,
+    ws: WorkspaceId,
+    items: Vec<Result<ValidEvent>>,
+) -> Result<Vec<Result<IngestResult>>> {
+    let received_at = clock::now();
+    let mut out: Vec<Option<Result<IngestResult>>> = Vec::with_capacity(items.len());
+    let mut valid: Vec<(usize, ValidEvent)> = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        match item {
+            Ok(ev) => {
+                valid.push((i, ev));
+                out.push(None);
+            }
+            Err(e) => out.push(Some(Err(e))),
+        }
+    }
+    let (valid, applied) = store
+        .write(move |tx| {
+            let applied: Vec<Result<IngestResult>> = valid
+                .iter()
+                .map(|(_, ev)| tx.attempt(|tx| apply(&mut tx.workspace(ws), ev, received_at)))
+                .collect();
+            Ok((valid, applied))
+        })
+        .await?;
+    for ((i, ev), result) in valid.into_iter().zip(applied) {
+        if let Ok(r) = &result {
+            announce(realtime, ws, &ev, r);
+        }
+        if let Some(slot) = out.get_mut(i) {
+            *slot = Some(result);
+        }
+    }
+    Ok(out
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(Error::internal("batch item lost its result"))))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests;

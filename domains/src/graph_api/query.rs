@@ -1,0 +1,182 @@
+//! `POST /v1/graph/query`: the Cypher subset of svc-query over the caller's workspace.
+//!
+//! Read-only-ness is decided from the parsed tree. Agent keys only ever get the read path
+//! (`run_read` over a snapshot, a handle with no write methods); a writing statement from a key
+//! is refused before anything runs. JWT users' writing statements run through `run_write`
+//! inside one write transaction, which is aborted when the query fails part-way.
+
+use serde::Deserialize;
+use serde_json::{Map, Value as Json};
+use svc_engine::ErrorKind;
+use svc_query::{Limits, Params, QueryError, QueryResult};
+
+use super::ensure_writable;
+use super::values::json_to_value;
+use svc_core::error::{Code, Error, Result};
+use svc_core::store::{Store, WorkspaceId};
+
+/// The request body.
+#[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueryRequest {
+    /// One statement of the subset (MATCH / WHERE / RETURN, aggregations, writes for JWT users).
+    #[schema(min_length = 1)]
+    pub query: String,
+    /// Values of `$name` parameters.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub params: Option<Map<String, Json>>,
+}
+
+/// Whether the caller may change the graph (JWT users) or only read it (agent keys); owners
+/// may also create and drop indexes (`graph_api::schema`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    ReadOnly,
+    ReadWrite,
+    Owner,
+}
+
+/// A query failure as the API reports it: 400 `invalid_query` with the query's own code and,
+/// for errors in the text, line and column; 403 `write_not_allowed` for writes on the read
+/// path; storage failures stay internal.
+pub fn query_error(e: QueryError) -> Error {
+    let query_code = e.code();
+    match e {
+        QueryError::WriteNotAllowed { .. } => Error::new(
+            Code::WriteNotAllowed,
+            "queries that write (CREATE, MERGE, SET, REMOVE, DELETE) need a dashboard session \
+             (JWT); API keys may only read",
+        ),
+        // Storage faults and an unavailable store are the service's, not the query's.
+        QueryError::Engine(inner)
+            if matches!(inner.kind(), ErrorKind::Fault | ErrorKind::Unavailable) =>
+        {
+            Error::from(inner)
+        }
+        other => {
+            let mut details = serde_json::json!({ "query_code": query_code });
+            if let Some(p) = other.position() {
+                details["line"] = p.line.into();
+                details["column"] = p.column.into();
+            }
+            Error::new(Code::InvalidQuery, other.to_string()).with_details(details)
+        }
+    }
+}
+
+/// Parses and runs `req` on workspace `ws`.
+pub async fn run(
+    store: &Store,
+    ws: WorkspaceId,
+    access: Access,
+    req: QueryRequest,
+) -> Result<QueryResult> {
+    if let Some(cmd) = svc_query::parse_schema(&req.query).map_err(query_error)? {
+        return super::schema::run(store, ws, access, cmd).await;
+    }
+    let stmt = svc_query::parse(&req.query).map_err(query_error)?;
+    let params: Params = req
+        .params
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(k, v)| (k, json_to_value(v)))
+        .collect();
+    let limits = Limits::default();
+    if stmt.is_read_only() {
+        return store
+            .read(ws, move |snap| {
+                svc_query::run_read(snap, &stmt, &params, &limits).map_err(query_error)
+            })
+            .await;
+    }
+    if access == Access::ReadOnly {
+        return Err(query_error(QueryError::WriteNotAllowed { clause: "write" }));
+    }
+    store
+        .write(move |tx| {
+            let mut w = tx.workspace(ws);
+            ensure_writable(&w)?;
+            svc_query::run_write(&mut w, &stmt, &params, &limits).map_err(query_error)
+        })
+        .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(q: &str) -> QueryRequest {
+        QueryRequest {
+            query: q.to_owned(),
+            params: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn writes_need_read_write_access_and_failed_writes_leave_nothing() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let ws = WorkspaceId(5);
+        let err = run(
+            &store,
+            ws,
+            Access::ReadOnly,
+            req("CREATE (:Customer {name: 'x'})"),
+        )
+        .await
+        .expect_err("refused");
+        assert_eq!(err.code, Code::WriteNotAllowed);
+        run(
+            &store,
+            ws,
+            Access::ReadWrite,
+            req("CREATE (:Customer {name: 'x'})"),
+        )
+        .await
+        .expect("created");
+        // The second clause fails at run time: the first clause's CREATE must not persist.
+        let err = run(
+            &store,
+            ws,
+            Access::ReadWrite,
+            req("CREATE (:Customer {name: 'y'}) WITH 1 AS one RETURN 1 / 0"),
+        )
+        .await
+        .expect_err("fails");
+        assert_eq!(err.code, Code::InvalidQuery);
+        let mut count = req("MATCH (c:Customer) RETURN count(c) AS n");
+        let r = run(&store, ws, Access::ReadOnly, count.clone())
+            .await
+            .expect("count");
+        assert_eq!(
+            serde_json::to_value(&r.rows).expect("json"),
+            serde_json::json!([[1]])
+        );
+        count.params = Some(Map::from_iter([("n".to_owned(), Json::from("x"))]));
+        count.query = "MATCH (c:Customer {name: $n}) RETURN c.name AS name".into();
+        let r = run(&store, ws, Access::ReadOnly, count)
+            .await
+            .expect("params");
+        assert_eq!(r.columns, vec!["name"]);
+    }
+
+    #[tokio::test]
+    async fn syntax_errors_carry_line_and_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let err = run(
+            &store,
+            WorkspaceId(5),
+            Access::ReadOnly,
+            req("MATCH (n)\nRETURN n.name AS"),
+        )
+        .await
+        .expect_err("syntax");
+        assert_eq!(err.code, Code::InvalidQuery);
+        let d = err.details.expect("details");
+        assert_eq!(d["query_code"], "syntax_error");
+        assert_eq!(d["line"], 2);
+        assert!(d["column"].as_u64().is_some_and(|c| c > 1));
+    }
+}
