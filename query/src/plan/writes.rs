@@ -124,6 +124,14 @@ impl Planner<'_> {
         path: &PathPattern,
         create: &mut CreatePattern,
     ) -> Result<(), QueryError> {
+        // `CREATE (a)` of a bound `a` would create nothing.
+        if let (Some(v), true) = (&path.start.variable, path.hops.is_empty()) {
+            if self.lookup(v).is_some() {
+                return Err(QueryError::semantic(format!(
+                    "variable `{v}` is already bound; CREATE ({v}) would create nothing"
+                )));
+            }
+        }
         let mut prev = self.plan_create_node(&path.start, create)?;
         for (rel, node) in &path.hops {
             let next = self.plan_create_node(node, create)?;
@@ -185,9 +193,6 @@ impl Planner<'_> {
         if let Some(v) = &np.variable {
             if let Some(slot) = self.lookup(v) {
                 if !np.labels.is_empty() || !np.properties.is_empty() {
-                    if create.nodes.iter().any(|n| n.slot == slot && !n.bound) {
-                        return Ok(slot);
-                    }
                     return Err(QueryError::semantic(format!("variable `{v}` is already bound; it cannot be given labels or properties here")));
                 }
                 if !create.nodes.iter().any(|n| n.slot == slot) {
