@@ -18,10 +18,9 @@ impl Planner<'_> {
             let mut names: Vec<&String> = self.scope.iter().map(|(n, _)| n).collect();
             names.sort();
             names.dedup();
-            if names.is_empty() {
-                return Err(QueryError::semantic(
-                    "RETURN * / WITH * with no variables in scope",
-                ));
+            // `WITH *` over no variables keeps the rows; `RETURN *` would return nothing.
+            if names.is_empty() && !is_with {
+                return Err(QueryError::semantic("RETURN * with no variables in scope"));
             }
             items.extend(
                 names
