@@ -27,7 +27,14 @@ impl Planner<'_> {
                 let matcher = self.plan_pattern(leaf, std::slice::from_ref(&m.pattern), None)?;
                 let scope_after = std::mem::replace(&mut self.scope, scope_before);
                 let mut create = CreatePattern::default();
-                self.plan_create_path(&m.pattern, &mut create)?;
+                // An undirected MERGE matches either way and creates left to right.
+                let mut directed = m.pattern.clone();
+                for (rel, _) in &mut directed.hops {
+                    if rel.direction == RelDirection::Both {
+                        rel.direction = RelDirection::Right;
+                    }
+                }
+                self.plan_create_path(&directed, &mut create)?;
                 // Use the matcher's slots for the variables so both branches fill the same row.
                 remap_create_slots(&mut create, &self.scope, &scope_after, &bound_before);
                 self.scope = scope_after;
