@@ -42,6 +42,9 @@ pub struct Snapshot<'g> {
     models: &'g ReadModels,
     /// The workspace's read model when the snapshot was taken (see `readmodel`).
     model: Option<Arc<Version>>,
+    /// Its view for the batch executor, made on first use (the touched set then is a superset
+    /// of the commits this snapshot sees, which is all exactness needs).
+    view: std::sync::OnceLock<Option<crate::readmodel::ModelView>>,
 }
 
 impl std::fmt::Debug for Snapshot<'_> {
@@ -64,6 +67,7 @@ impl<'g> Snapshot<'g> {
             ws,
             models,
             model: models.current(ws),
+            view: std::sync::OnceLock::new(),
         }
     }
 
@@ -361,7 +365,9 @@ impl GraphRead for Snapshot<'_> {
         }
     }
     fn model_view(&self) -> Option<crate::readmodel::ModelView> {
-        self.model().map(Version::view)
+        self.view
+            .get_or_init(|| self.model().map(Version::view))
+            .clone()
     }
     fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
         match self.model() {

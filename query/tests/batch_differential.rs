@@ -48,10 +48,13 @@ fn case_queries() -> Vec<(String, String, Params)> {
     out
 }
 
-/// Random reads over the fixture's labels, types and properties (a fixed seed: the same
-/// queries every run).
+/// Random reads over the fixture's labels, types and properties (a fixed seed, so the same
+/// queries every run, unless `SVC_BATCH_SEED` gives another).
 fn random_queries(n: usize) -> Vec<String> {
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut state = std::env::var("SVC_BATCH_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15u64);
     let mut next = move |k: usize| {
         state ^= state << 13;
         state ^= state >> 7;
@@ -72,6 +75,15 @@ fn random_queries(n: usize) -> Vec<String> {
         "(a)--(b)",
         "(a:Opportunity)-[:AT_STAGE]->(b:Stage)",
         "(a:Customer)-[:OWNS]->(b:Opportunity)-[:AT_STAGE]->(s:Stage)",
+        "(a:Customer)-[r:HAS_TOUCHPOINT]->(b:Touchpoint)",
+        "(a)-[r1]->(b)<-[r2]-(c)",
+        "(a:Customer)-[:REFERRED]->(b)-[:REFERRED]->(c)",
+        "(a)-[:REFERRED]-(b)-[:REFERRED]-(c)",
+        "(a:Customer), (b:Campaign)",
+        "(a:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) MATCH (t)-[:INFLUENCED_BY]->(b)",
+        "(a:Lead)",
+        "(b:Campaign)<-[:INFLUENCED_BY]-(a)",
+        "(a:Customer)-[:REFERRED*1..2]->(b)",
     ];
     let a_props = [
         "name", "score", "city", "channel", "action", "amount", "ts", "email",
@@ -118,7 +130,14 @@ fn random_queries(n: usize) -> Vec<String> {
             );
         }
         let p = pick(&mut next, &a_props);
-        let tail = match next(11) {
+        let tail = match next(14) {
+            11 if has_b => "RETURN a.name AS x, b.name AS y ORDER BY x, y".to_owned(),
+            12 if has_b => {
+                "RETURN count(DISTINCT b), count(b), collect(DISTINCT a.name)".to_owned()
+            }
+            13 if pat.contains("[r") => {
+                "RETURN count(*), collect(DISTINCT type(r)) AS ts".to_owned()
+            }
             0 => "RETURN count(*)".to_owned(),
             1 => format!("RETURN a.{p} AS k, count(*) AS n"),
             2 => format!("RETURN DISTINCT a.{p}"),
@@ -217,7 +236,12 @@ fn all_queries() -> Vec<(String, Statement, Params)> {
         let s = parse(&q).unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
         out.push((name, s, params));
     }
-    for q in random_queries(400) {
+    // `SVC_BATCH_RANDOM=N` runs N random reads instead of 400 (a longer hunt for differences).
+    let n = std::env::var("SVC_BATCH_RANDOM")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    for q in random_queries(n) {
         if let Ok(s) = parse(&q) {
             if s.is_read_only() {
                 out.push((q, s, Params::new()));

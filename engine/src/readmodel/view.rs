@@ -230,6 +230,19 @@ pub enum ColumnView<'a> {
 }
 
 impl ColumnView<'_> {
+    /// Whether row `row` has no value (or is past the column's end).
+    #[inline]
+    pub fn is_absent(&self, row: usize) -> bool {
+        match self {
+            ColumnView::Strings { codes, .. } => codes.get(row).is_none_or(|c| *c == NO_CODE),
+            ColumnView::Integers { values, absent, .. } => {
+                row >= values.len() || (!absent.is_empty() && absent.contains(row as u32))
+            }
+            ColumnView::Floats(v) => v.get(row).is_none_or(|f| f.is_nan()),
+            ColumnView::Values(v) => v.get(row).is_none_or(Option::is_none),
+        }
+    }
+
     /// The value of one row (None: absent).
     pub fn get(&self, row: usize) -> Option<Value> {
         match self {

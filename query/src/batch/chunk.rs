@@ -28,6 +28,8 @@ pub(super) struct Dict {
     index: RefCell<HashMap<Vec<u8>, u32, super::ops::Fx>>,
     /// Codes of null, false and true once met (predicates give little else).
     small: std::cell::Cell<[u32; 3]>,
+    /// Codes of strings, by the string itself (no key bytes to build).
+    strs: RefCell<HashMap<String, u32, super::ops::Fx>>,
 }
 
 impl Dict {
@@ -36,6 +38,7 @@ impl Dict {
         let slot = match v {
             Val::Null => Some(0),
             Val::Bool(b) => Some(1 + usize::from(b)),
+            Val::Str(s) => return self.code_str(s),
             _ => None,
         };
         if let Some(i) = slot {
@@ -47,6 +50,17 @@ impl Dict {
             return small[i] - 1;
         }
         self.code_slow(v)
+    }
+
+    fn code_str(&self, s: String) -> u32 {
+        if let Some(c) = self.strs.borrow().get(s.as_str()) {
+            return *c;
+        }
+        let mut vals = self.vals.borrow_mut();
+        let c = vals.len() as u32;
+        self.strs.borrow_mut().insert(s.clone(), c);
+        vals.push(Val::Str(s));
+        c
     }
 
     fn code_slow(&self, v: Val) -> u32 {

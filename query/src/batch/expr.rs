@@ -118,6 +118,11 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base rows of the label at index `li` of `labels`.
+    pub(super) fn label_rows(&self, li: usize) -> &'a [u32] {
+        self.labels.get(li).map_or(&[], |l| l.rows())
+    }
+
     /// Index into `labels` of a label given by name (plans' names are looked up once).
     #[inline]
     fn label_index(&self, name: &str) -> Option<usize> {
@@ -474,7 +479,11 @@ impl BExpr {
         let mut scratch = vec![Val::Null; tmp + 1];
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
+        let identity_kind = matches!(&*kind, Kind::Prop { .. });
         let mut run = |v: Val| -> Result<u32, QueryError> {
+            if identity_kind {
+                return Ok(dict.code(v));
+            }
             if let Some(sh) = short {
                 return Ok(dict.code(sh.apply(v)?));
             }
