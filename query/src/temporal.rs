@@ -1,7 +1,7 @@
 //! Cypher's temporal types: `date`, `localtime`, `time`, `localdatetime`, `datetime` and
 //! `duration`, with Neo4j's semantics (construction from maps and ISO 8601 strings, accessors,
 //! ordering, arithmetic with durations, truncation, `duration.between`), calendar and zone
-//! rules from `jiff` (IANA zones from the system's tzdata).
+//! rules from `jiff` (IANA zones from its bundled database, never the machine's).
 //!
 //! A datetime in UTC at microsecond precision is the engine's `DateTime` value (what the
 //! store holds and indexes); any other datetime (an offset, a named zone, nanoseconds) is a

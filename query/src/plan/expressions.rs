@@ -86,6 +86,12 @@ impl Planner<'_> {
                 let level = self.locals.borrow().iter().rposition(|n| n == v);
                 CExpr::Local(level.unwrap_or_default())
             }
+            Expr::Variable(v) if self.post_aggregate.get() => {
+                return Err(QueryError::semantic(format!(
+                    "`{v}` is read next to an aggregate but is not a grouping key (return it, \
+                     or an expression of it, as an item of its own)"
+                )))
+            }
             Expr::Variable(v) => match self.lookup(v) {
                 Some(s) => CExpr::Slot(s),
                 None => {
@@ -144,15 +150,20 @@ impl Planner<'_> {
                                 args.len()
                             )));
                         }
-                        // Aggregates do not nest.
-                        let arg = if percentile {
-                            CExpr::List(vec![
-                                self.compile(&args[0], &[], &mut None)?,
-                                self.compile(&args[1], &[], &mut None)?,
-                            ])
-                        } else {
-                            self.compile(&args[0], &[], &mut None)?
-                        };
+                        // Aggregates do not nest; their arguments read the rows being grouped.
+                        let was = self.post_aggregate.replace(false);
+                        let arg = (|| -> Result<CExpr, QueryError> {
+                            Ok(if percentile {
+                                CExpr::List(vec![
+                                    self.compile(&args[0], &[], &mut None)?,
+                                    self.compile(&args[1], &[], &mut None)?,
+                                ])
+                            } else {
+                                self.compile(&args[0], &[], &mut None)?
+                            })
+                        })();
+                        self.post_aggregate.set(was);
+                        let arg = arg?;
                         (kind, *distinct, Some(arg))
                     }
                     _ => (AggKind::Count, false, None),
@@ -461,6 +472,7 @@ impl Planner<'_> {
             next_hidden: 0,
             kinds: self.kinds.clone(),
             in_predicate: std::cell::Cell::new(false),
+            post_aggregate: std::cell::Cell::new(false),
         }
     }
 

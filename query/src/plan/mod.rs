@@ -71,6 +71,7 @@ pub(crate) fn plan(
         next_hidden: 0,
         kinds: std::collections::HashMap::new(),
         in_predicate: std::cell::Cell::new(false),
+        post_aggregate: std::cell::Cell::new(false),
     };
     if !stmt.unions.is_empty() {
         return plan_union(p, stmt);
@@ -198,6 +199,8 @@ struct Planner<'a> {
     kinds: std::collections::HashMap<usize, VarKind>,
     /// Set while compiling a WHERE predicate: the one place a bare pattern may stand.
     in_predicate: std::cell::Cell<bool>,
+    /// Set while compiling what an aggregating projection computes around its aggregates.
+    post_aggregate: std::cell::Cell<bool>,
 }
 
 /// What a variable holds, where the planner knows it.

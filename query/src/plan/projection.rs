@@ -18,10 +18,9 @@ impl Planner<'_> {
             let mut names: Vec<&String> = self.scope.iter().map(|(n, _)| n).collect();
             names.sort();
             names.dedup();
-            if names.is_empty() {
-                return Err(QueryError::semantic(
-                    "RETURN * / WITH * with no variables in scope",
-                ));
+            // `WITH *` over no variables keeps the rows; `RETURN *` would return nothing.
+            if names.is_empty() && !is_with {
+                return Err(QueryError::semantic("RETURN * with no variables in scope"));
             }
             items.extend(
                 names
@@ -71,8 +70,11 @@ impl Planner<'_> {
                 for (name, e) in items.iter().filter(|(_, e)| e.contains_aggregate()) {
                     let replace: Vec<(&Expr, usize)> =
                         key_exprs.iter().map(|(x, s)| (x, *s)).collect();
-                    let c = self.compile(e, &replace, &mut collector)?;
-                    outer.push((name.clone(), c));
+                    // Outside its aggregates, the item may only read the grouping keys.
+                    let was = self.post_aggregate.replace(true);
+                    let c = self.compile(e, &replace, &mut collector);
+                    self.post_aggregate.set(was);
+                    outer.push((name.clone(), c?));
                 }
                 let mut specs = collector.map(|c| c.specs).unwrap_or_default();
                 // compile() numbered the aggregate slots from next_slot; reserve them now.

@@ -27,7 +27,14 @@ impl Planner<'_> {
                 let matcher = self.plan_pattern(leaf, std::slice::from_ref(&m.pattern), None)?;
                 let scope_after = std::mem::replace(&mut self.scope, scope_before);
                 let mut create = CreatePattern::default();
-                self.plan_create_path(&m.pattern, &mut create)?;
+                // An undirected MERGE matches either way and creates left to right.
+                let mut directed = m.pattern.clone();
+                for (rel, _) in &mut directed.hops {
+                    if rel.direction == RelDirection::Both {
+                        rel.direction = RelDirection::Right;
+                    }
+                }
+                self.plan_create_path(&directed, &mut create)?;
                 // Use the matcher's slots for the variables so both branches fill the same row.
                 remap_create_slots(&mut create, &self.scope, &scope_after, &bound_before);
                 self.scope = scope_after;
@@ -124,6 +131,14 @@ impl Planner<'_> {
         path: &PathPattern,
         create: &mut CreatePattern,
     ) -> Result<(), QueryError> {
+        // `CREATE (a)` of a bound `a` would create nothing.
+        if let (Some(v), true) = (&path.start.variable, path.hops.is_empty()) {
+            if self.lookup(v).is_some() {
+                return Err(QueryError::semantic(format!(
+                    "variable `{v}` is already bound; CREATE ({v}) would create nothing"
+                )));
+            }
+        }
         let mut prev = self.plan_create_node(&path.start, create)?;
         for (rel, node) in &path.hops {
             let next = self.plan_create_node(node, create)?;
@@ -185,9 +200,6 @@ impl Planner<'_> {
         if let Some(v) = &np.variable {
             if let Some(slot) = self.lookup(v) {
                 if !np.labels.is_empty() || !np.properties.is_empty() {
-                    if create.nodes.iter().any(|n| n.slot == slot && !n.bound) {
-                        return Ok(slot);
-                    }
                     return Err(QueryError::semantic(format!("variable `{v}` is already bound; it cannot be given labels or properties here")));
                 }
                 if !create.nodes.iter().any(|n| n.slot == slot) {

@@ -27,8 +27,9 @@ fn main() -> ExitCode {
     };
     let threads = svc_tck::threads();
     let records = runner.run_all(&scenarios, threads);
-    println!("{}", svc_tck::report::summary(&records));
+    let summary = svc_tck::report::summary(&records);
     if check_only || only.is_some() {
+        println!("{summary}");
         for r in &records {
             if let svc_tck::Outcome::Fail(k, why) = &r.outcome {
                 println!("{} {}: {}: {why}", r.id, r.name, k.label());
@@ -37,7 +38,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let baseline = root.join("baseline.txt");
+    eprintln!("{summary}");
     let docs = root.join("..").join("docs").join("cypher.md");
+    // Both files are written before anything more is printed: a closed stdout (`| head`)
+    // must not leave one of them stale.
     for (path, text) in [
         (&baseline, svc_tck::report::baseline_text(&records)),
         (&docs, svc_tck::report::markdown(&records)),
@@ -46,7 +50,13 @@ fn main() -> ExitCode {
             eprintln!("tck-report: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
-        println!("wrote {}", path.display());
     }
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stdout(),
+        "wrote {} and {}",
+        baseline.display(),
+        docs.display()
+    );
     ExitCode::SUCCESS
 }
