@@ -68,6 +68,8 @@ fn json_value(v: &ResultValue, out: &mut String) {
         // The corpus returns properties, never whole entities: ids differ between engines.
         ResultValue::Node(n) => json_str(&format!("node {}", n.id), out),
         ResultValue::Relationship(r) => json_str(&format!("relationship {}", r.id), out),
+        ResultValue::Path(p) => json_str(&format!("path of {} hops", p.relationships.len()), out),
+        ResultValue::Temporal(t) => json_str(&t.text, out),
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use svc_engine::{Edge, EdgeId, GraphRead, Node, NodeId};
 
-use crate::ast::BinaryOp;
+use crate::ast::{BinaryOp, Quantifier};
 use crate::error::QueryError;
 use crate::functions::{call_pure, Func};
 use crate::result::Limits;
@@ -35,30 +35,238 @@ pub(crate) enum CExpr {
     Func(Func, Vec<CExpr>),
     /// Whether the node in the slot carries every label (used for pattern labels on bound nodes).
     HasLabels(Box<CExpr>, Vec<String>),
+    /// A variable bound inside the expression (a comprehension's, a list predicate's, ...),
+    /// by its nesting level: `Cx::locals[level]`.
+    Local(usize),
+    /// `list[from..to]`
+    Slice(Box<CExpr>, Option<Box<CExpr>>, Option<Box<CExpr>>),
+    /// `[x IN list WHERE predicate | projection]`, `x` at local level `level`.
+    Comprehension {
+        level: usize,
+        list: Box<CExpr>,
+        predicate: Option<Box<CExpr>>,
+        projection: Option<Box<CExpr>>,
+    },
+    Quantified {
+        quantifier: Quantifier,
+        level: usize,
+        list: Box<CExpr>,
+        predicate: Box<CExpr>,
+    },
+    /// `reduce(acc = init, x IN list | expr)`: `acc` at `level`, `x` at `level + 1`.
+    Reduce {
+        level: usize,
+        init: Box<CExpr>,
+        list: Box<CExpr>,
+        expr: Box<CExpr>,
+    },
+    Case {
+        operand: Option<Box<CExpr>>,
+        whens: Vec<(CExpr, CExpr)>,
+        else_: Option<Box<CExpr>>,
+    },
+    /// A named path from its elements, in pattern order.
+    Path(Vec<(PathPart, CExpr)>),
+    /// A pattern expression or pattern comprehension: a plan run per row.
+    SubQuery(std::sync::Arc<SubQuery>),
+}
+
+/// A pattern run for each row: its plan starts from an `Argument` leaf holding the row.
+#[derive(Debug)]
+pub(crate) struct SubQuery {
+    pub plan: crate::plan::Plan,
+    pub arg: usize,
+    /// Row width the plan needs.
+    pub width: usize,
+    /// Outer slots the pattern reads (its bound variables).
+    pub reads: Vec<usize>,
+    /// Local variables (comprehensions) copied into slots of the plan's rows: (level, slot).
+    pub locals: Vec<(usize, usize)>,
+    pub kind: SubQueryKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum SubQueryKind {
+    /// Whether the pattern matches.
+    Exists,
+    /// The projection of each match.
+    Collect(CExpr),
+}
+
+/// What an element of a named path holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PathPart {
+    Node,
+    Rel,
+    /// A variable-length relationship: a list of relationships.
+    Rels,
 }
 
 impl CExpr {
-    /// Slots the expression reads.
-    pub(crate) fn slots(&self, out: &mut Vec<usize>) {
+    /// The direct sub-expressions.
+    pub(crate) fn children(&self) -> Vec<&CExpr> {
         match self {
-            CExpr::Const(_) => {}
-            CExpr::Slot(s) => out.push(*s),
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => vec![],
             CExpr::Prop(e, _)
             | CExpr::Not(e)
             | CExpr::Neg(e)
             | CExpr::IsNull(e, _)
-            | CExpr::HasLabels(e, _) => e.slots(out),
+            | CExpr::HasLabels(e, _) => vec![e],
             CExpr::Index(a, b)
             | CExpr::And(a, b)
             | CExpr::Or(a, b)
             | CExpr::Xor(a, b)
-            | CExpr::Bin(_, a, b) => {
-                a.slots(out);
-                b.slots(out);
-            }
-            CExpr::List(items) | CExpr::Func(_, items) => items.iter().for_each(|e| e.slots(out)),
-            CExpr::Map(entries) => entries.iter().for_each(|(_, e)| e.slots(out)),
+            | CExpr::Bin(_, a, b) => vec![a, b],
+            CExpr::List(items) | CExpr::Func(_, items) => items.iter().collect(),
+            CExpr::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
+            CExpr::Path(parts) => parts.iter().map(|(_, e)| e).collect(),
+            CExpr::Slice(a, b, c) => std::iter::once(&**a)
+                .chain(b.as_deref())
+                .chain(c.as_deref())
+                .collect(),
+            CExpr::Comprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => std::iter::once(&**list)
+                .chain(predicate.as_deref())
+                .chain(projection.as_deref())
+                .collect(),
+            CExpr::Quantified {
+                list, predicate, ..
+            } => vec![list, predicate],
+            CExpr::Reduce {
+                init, list, expr, ..
+            } => vec![init, list, expr],
+            CExpr::Case {
+                operand,
+                whens,
+                else_,
+            } => operand
+                .as_deref()
+                .into_iter()
+                .chain(whens.iter().flat_map(|(w, t)| [w, t]))
+                .chain(else_.as_deref())
+                .collect(),
         }
+    }
+
+    /// The same expression with each direct sub-expression replaced by `f` of it.
+    pub(crate) fn map_children(&self, f: &mut dyn FnMut(&CExpr) -> CExpr) -> CExpr {
+        let mut b = |x: &CExpr| Box::new(f(x));
+        match self {
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Local(_) | CExpr::SubQuery(_) => self.clone(),
+            CExpr::Prop(e, k) => CExpr::Prop(b(e), k.clone()),
+            CExpr::Not(e) => CExpr::Not(b(e)),
+            CExpr::Neg(e) => CExpr::Neg(b(e)),
+            CExpr::IsNull(e, n) => CExpr::IsNull(b(e), *n),
+            CExpr::HasLabels(e, l) => CExpr::HasLabels(b(e), l.clone()),
+            CExpr::Index(x, y) => {
+                let x = b(x);
+                CExpr::Index(x, b(y))
+            }
+            CExpr::And(x, y) => {
+                let x = b(x);
+                CExpr::And(x, b(y))
+            }
+            CExpr::Or(x, y) => {
+                let x = b(x);
+                CExpr::Or(x, b(y))
+            }
+            CExpr::Xor(x, y) => {
+                let x = b(x);
+                CExpr::Xor(x, b(y))
+            }
+            CExpr::Bin(op, x, y) => {
+                let x = b(x);
+                CExpr::Bin(*op, x, b(y))
+            }
+            CExpr::List(items) => CExpr::List(items.iter().map(&mut *f).collect()),
+            CExpr::Func(g, items) => CExpr::Func(*g, items.iter().map(&mut *f).collect()),
+            CExpr::Map(entries) => {
+                CExpr::Map(entries.iter().map(|(k, x)| (k.clone(), f(x))).collect())
+            }
+            CExpr::Path(parts) => CExpr::Path(parts.iter().map(|(k, x)| (*k, f(x))).collect()),
+            CExpr::Slice(x, from, to) => {
+                let x = b(x);
+                let from = from.as_deref().map(&mut b);
+                CExpr::Slice(x, from, to.as_deref().map(&mut b))
+            }
+            CExpr::Comprehension {
+                level,
+                list,
+                predicate,
+                projection,
+            } => {
+                let list = b(list);
+                let predicate = predicate.as_deref().map(&mut b);
+                CExpr::Comprehension {
+                    level: *level,
+                    list,
+                    predicate,
+                    projection: projection.as_deref().map(&mut b),
+                }
+            }
+            CExpr::Quantified {
+                quantifier,
+                level,
+                list,
+                predicate,
+            } => {
+                let list = b(list);
+                CExpr::Quantified {
+                    quantifier: *quantifier,
+                    level: *level,
+                    list,
+                    predicate: b(predicate),
+                }
+            }
+            CExpr::Reduce {
+                level,
+                init,
+                list,
+                expr,
+            } => {
+                let init = b(init);
+                let list = b(list);
+                CExpr::Reduce {
+                    level: *level,
+                    init,
+                    list,
+                    expr: b(expr),
+                }
+            }
+            CExpr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                let operand = operand.as_deref().map(&mut b);
+                let whens = whens.iter().map(|(w, t)| (f(w), f(t))).collect();
+                CExpr::Case {
+                    operand,
+                    whens,
+                    else_: else_.as_deref().map(|x| Box::new(f(x))),
+                }
+            }
+        }
+    }
+
+    /// Slots the expression reads.
+    pub(crate) fn slots(&self, out: &mut Vec<usize>) {
+        match self {
+            CExpr::Slot(s) => out.push(*s),
+            CExpr::SubQuery(sq) => out.extend(&sq.reads),
+            other => other.children().into_iter().for_each(|c| c.slots(out)),
+        }
+    }
+
+    /// Whether the expression reads a local variable (so it cannot be evaluated on its own).
+    pub(crate) fn has_locals(&self) -> bool {
+        matches!(self, CExpr::Local(_))
+            || matches!(self, CExpr::SubQuery(sq) if !sq.locals.is_empty())
+            || self.children().into_iter().any(CExpr::has_locals)
     }
 
     pub(crate) fn slot_list(&self) -> Vec<usize> {
@@ -82,6 +290,8 @@ pub(crate) struct Cx<'g> {
     pub stage_input: RefCell<Vec<Row>>,
     /// Per-operator (rows, nanoseconds) when profiling.
     pub profile: Option<RefCell<Vec<(u64, u64)>>>,
+    /// Values of the variables bound inside expressions, by nesting level.
+    locals: RefCell<Vec<Val>>,
 }
 
 /// Loaded entities kept per query before the cache is dropped and refilled.
@@ -105,6 +315,7 @@ impl<'g> Cx<'g> {
             args: RefCell::new(Vec::new()),
             stage_input: RefCell::new(Vec::new()),
             profile: profile.then(|| RefCell::new(vec![(0, 0); operators])),
+            locals: RefCell::new(Vec::new()),
         }
     }
 
@@ -167,6 +378,53 @@ impl<'g> Cx<'g> {
     }
 }
 
+impl Cx<'_> {
+    fn bind(&self, level: usize, v: Val) {
+        let mut l = self.locals.borrow_mut();
+        if l.len() <= level {
+            l.resize(level + 1, Val::Null);
+        }
+        l[level] = v;
+    }
+
+    fn local(&self, level: usize) -> Result<Val, QueryError> {
+        self.locals
+            .borrow()
+            .get(level)
+            .cloned()
+            .ok_or_else(|| QueryError::semantic("a local variable was read outside its scope"))
+    }
+}
+
+/// The elements of a list operand; None for null.
+fn list_operand(v: Val, what: &str) -> Result<Option<Vec<Val>>, QueryError> {
+    match v {
+        Val::Null => Ok(None),
+        Val::List(l) => Ok(Some(l)),
+        other => Err(QueryError::type_err(format!(
+            "{what} needs a list, got a {}",
+            other.type_name()
+        ))),
+    }
+}
+
+/// A slice bound: an integer, negative from the end, clamped to the list.
+fn slice_bound(v: Option<Val>, len: i64, default: i64) -> Result<Option<usize>, QueryError> {
+    let i = match v {
+        None => default,
+        Some(Val::Null) => return Ok(None),
+        Some(Val::Int(i)) => i,
+        Some(other) => {
+            return Err(QueryError::type_err(format!(
+                "a list slice bound must be an integer, got a {}",
+                other.type_name()
+            )))
+        }
+    };
+    let i = if i < 0 { len.saturating_add(i) } else { i };
+    Ok(Some(i.clamp(0, len) as usize))
+}
+
 fn deleted(what: &str) -> QueryError {
     QueryError::semantic(format!("the {what} was deleted earlier in this query"))
 }
@@ -187,7 +445,13 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 None => return Err(deleted("relationship")),
             },
             Val::Map(mut m) => m.remove(key).unwrap_or(Val::Null),
-            Val::DateTime(t) => datetime_field(t, key)?,
+            v @ (Val::DateTime(_)
+            | Val::Zoned(_)
+            | Val::Date(_)
+            | Val::LocalTime(_)
+            | Val::Time(..)
+            | Val::LocalDateTime(_)
+            | Val::Duration(_)) => crate::temporal::field(&v, key)?,
             other => {
                 return Err(QueryError::type_err(format!(
                     "cannot read property {key} of a {}",
@@ -288,6 +552,202 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 )))
             }
         },
+        CExpr::Local(level) => cx.local(*level)?,
+        CExpr::SubQuery(sq) => {
+            let mut r = row.to_vec();
+            if r.len() < sq.width {
+                r.resize(sq.width, Val::Null);
+            }
+            for (level, slot) in &sq.locals {
+                r[*slot] = cx.local(*level)?;
+            }
+            {
+                let mut args = cx.args.borrow_mut();
+                if args.len() <= sq.arg {
+                    args.resize(sq.arg + 1, Vec::new());
+                }
+                args[sq.arg] = r;
+            }
+            let mut op = crate::exec::build(&sq.plan, sq.width, false);
+            match &sq.kind {
+                SubQueryKind::Exists => Val::Bool(op.next(cx)?.is_some()),
+                SubQueryKind::Collect(projection) => {
+                    let mut out = Vec::new();
+                    while let Some(r) = op.next(cx)? {
+                        cx.tick()?;
+                        if out.len() >= cx.limits.max_buffered_rows {
+                            return Err(QueryError::BufferLimit(cx.limits.max_buffered_rows));
+                        }
+                        out.push(eval(projection, &r, cx)?);
+                    }
+                    Val::List(out)
+                }
+            }
+        }
+        CExpr::Path(parts) => {
+            let mut nodes: Vec<NodeId> = Vec::new();
+            let mut rels: Vec<EdgeId> = Vec::new();
+            for (kind, x) in parts {
+                let v = eval(x, row, cx)?;
+                let edges = match (kind, v) {
+                    (_, Val::Null) => return Ok(Val::Null),
+                    (PathPart::Node, Val::Node(n)) => {
+                        if nodes.is_empty() {
+                            nodes.push(n);
+                        }
+                        continue;
+                    }
+                    (PathPart::Rel, Val::Rel(r)) => vec![r],
+                    (PathPart::Rels, Val::List(l)) => l
+                        .into_iter()
+                        .filter_map(|x| match x {
+                            Val::Rel(r) => Some(r),
+                            _ => None,
+                        })
+                        .collect(),
+                    (_, other) => {
+                        return Err(QueryError::type_err(format!(
+                            "a path cannot hold a {}",
+                            other.type_name()
+                        )))
+                    }
+                };
+                // Each relationship leads from the path's last node to its other end.
+                for r in edges {
+                    let edge = cx.edge(r)?.ok_or_else(|| deleted("relationship"))?;
+                    let at = nodes.last().copied().unwrap_or(edge.start);
+                    nodes.push(if edge.start == at {
+                        edge.end
+                    } else {
+                        edge.start
+                    });
+                    rels.push(r);
+                }
+            }
+            Val::Path(nodes, rels)
+        }
+        CExpr::Slice(list, from, to) => {
+            let Some(items) = list_operand(eval(list, row, cx)?, "slicing")? else {
+                return Ok(Val::Null);
+            };
+            let len = items.len() as i64;
+            let from = from.as_ref().map(|x| eval(x, row, cx)).transpose()?;
+            let to = to.as_ref().map(|x| eval(x, row, cx)).transpose()?;
+            match (slice_bound(from, len, 0)?, slice_bound(to, len, len)?) {
+                (Some(a), Some(b)) if a < b => Val::List(items[a..b].to_vec()),
+                (Some(_), Some(_)) => Val::List(Vec::new()),
+                _ => Val::Null,
+            }
+        }
+        CExpr::Comprehension {
+            level,
+            list,
+            predicate,
+            projection,
+        } => {
+            let Some(items) = list_operand(eval(list, row, cx)?, "a list comprehension")? else {
+                return Ok(Val::Null);
+            };
+            let mut out = Vec::with_capacity(items.len());
+            for item in items {
+                cx.tick()?;
+                cx.bind(*level, item.clone());
+                if let Some(p) = predicate {
+                    if eval(p, row, cx)?.truthy()? != Some(true) {
+                        continue;
+                    }
+                }
+                out.push(match projection {
+                    Some(p) => eval(p, row, cx)?,
+                    None => item,
+                });
+            }
+            Val::List(out)
+        }
+        CExpr::Quantified {
+            quantifier,
+            level,
+            list,
+            predicate,
+        } => {
+            let Some(items) = list_operand(eval(list, row, cx)?, quantifier_name(*quantifier))?
+            else {
+                return Ok(Val::Null);
+            };
+            let (mut trues, mut falses, mut nulls) = (0usize, 0usize, 0usize);
+            for item in items {
+                cx.tick()?;
+                cx.bind(*level, item);
+                match eval(predicate, row, cx)?.truthy()? {
+                    Some(true) => trues += 1,
+                    Some(false) => falses += 1,
+                    None => nulls += 1,
+                }
+                // Stop as soon as the answer is known.
+                let decided = match quantifier {
+                    Quantifier::All => falses > 0,
+                    Quantifier::Any | Quantifier::None => trues > 0,
+                    Quantifier::Single => trues > 1,
+                };
+                if decided {
+                    break;
+                }
+            }
+            let decided = match quantifier {
+                Quantifier::All => (falses > 0).then_some(false),
+                Quantifier::Any => (trues > 0).then_some(true),
+                Quantifier::None => (trues > 0).then_some(false),
+                Quantifier::Single => (trues > 1).then_some(false),
+            };
+            match decided {
+                Some(b) => Val::Bool(b),
+                None if nulls > 0 => Val::Null,
+                None => Val::Bool(match quantifier {
+                    Quantifier::All | Quantifier::None => true,
+                    Quantifier::Any => false,
+                    Quantifier::Single => trues == 1,
+                }),
+            }
+        }
+        CExpr::Reduce {
+            level,
+            init,
+            list,
+            expr,
+        } => {
+            let mut acc = eval(init, row, cx)?;
+            let Some(items) = list_operand(eval(list, row, cx)?, "reduce()")? else {
+                return Ok(Val::Null);
+            };
+            for item in items {
+                cx.tick()?;
+                cx.bind(*level, acc);
+                cx.bind(level + 1, item);
+                acc = eval(expr, row, cx)?;
+            }
+            acc
+        }
+        CExpr::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            let subject = operand.as_ref().map(|o| eval(o, row, cx)).transpose()?;
+            for (w, t) in whens {
+                let v = eval(w, row, cx)?;
+                let hit = match &subject {
+                    Some(s) => equals(s, &v) == Some(true),
+                    None => v == Val::Bool(true),
+                };
+                if hit {
+                    return eval(t, row, cx);
+                }
+            }
+            match else_ {
+                Some(e) => eval(e, row, cx)?,
+                None => Val::Null,
+            }
+        }
         CExpr::Func(f, args) => {
             let args = args
                 .iter()
@@ -301,20 +761,13 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
     })
 }
 
-fn datetime_field(t: i64, key: &str) -> Result<Val, QueryError> {
-    let dt = time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(t) * 1000)
-        .map_err(|_| QueryError::type_err("datetime out of range"))?;
-    Ok(match key {
-        "year" => Val::Int(i64::from(dt.year())),
-        "month" => Val::Int(i64::from(u8::from(dt.month()))),
-        "day" => Val::Int(i64::from(dt.day())),
-        "hour" => Val::Int(i64::from(dt.hour())),
-        "minute" => Val::Int(i64::from(dt.minute())),
-        "second" => Val::Int(i64::from(dt.second())),
-        "epochMillis" => Val::Int(t.div_euclid(1000)),
-        "epochSeconds" => Val::Int(t.div_euclid(1_000_000)),
-        _ => return Err(QueryError::type_err(format!("datetime has no field {key}"))),
-    })
+fn quantifier_name(q: Quantifier) -> &'static str {
+    match q {
+        Quantifier::All => "all()",
+        Quantifier::Any => "any()",
+        Quantifier::None => "none()",
+        Quantifier::Single => "single()",
+    }
 }
 
 /// Functions that need the graph; everything else is pure.
@@ -384,6 +837,10 @@ fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
     })
 }
 
+fn is_nan(v: &Val) -> bool {
+    matches!(v, Val::Float(f) if f.is_nan())
+}
+
 fn overflow() -> QueryError {
     QueryError::Arithmetic("integer overflow".into())
 }
@@ -394,6 +851,12 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
     Ok(match op {
         BinaryOp::Eq => equals(&a, &b).map_or(Val::Null, Val::Bool),
         BinaryOp::Ne => equals(&a, &b).map_or(Val::Null, |x| Val::Bool(!x)),
+        // Every ordering comparison with NaN is false.
+        BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+            if is_nan(&a) && b.as_f64().is_some() || is_nan(&b) && a.as_f64().is_some() =>
+        {
+            Val::Bool(false)
+        }
         BinaryOp::Lt => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o == Less)),
         BinaryOp::Le => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o != Greater)),
         BinaryOp::Gt => compare(&a, &b).map_or(Val::Null, |o| Val::Bool(o == Greater)),
@@ -431,6 +894,15 @@ pub(crate) fn binary(op: BinaryOp, a: Val, b: Val) -> Result<Val, QueryError> {
             }),
             _ => Val::Null,
         },
+        BinaryOp::Add | BinaryOp::Sub if crate::temporal::add(&a, &b, 1).is_some() => {
+            let sign = if op == BinaryOp::Add { 1 } else { -1 };
+            crate::temporal::add(&a, &b, sign).unwrap_or(Ok(Val::Null))?
+        }
+        BinaryOp::Mul | BinaryOp::Div
+            if crate::temporal::scale(&a, &b, op == BinaryOp::Div).is_some() =>
+        {
+            crate::temporal::scale(&a, &b, op == BinaryOp::Div).unwrap_or(Ok(Val::Null))?
+        }
         BinaryOp::Add => match (a, b) {
             (Val::Null, _) | (_, Val::Null) => Val::Null,
             (Val::Int(x), Val::Int(y)) => Val::Int(x.checked_add(y).ok_or_else(overflow)?),

@@ -50,6 +50,8 @@ pub(crate) struct Token {
     pub tok: Tok,
     /// Byte offset of the token's first character in the query text.
     pub offset: usize,
+    /// Byte offset just past the token's last character.
+    pub end: usize,
 }
 
 /// Punctuation, longest first so that `<=` wins over `<`.
@@ -100,12 +102,14 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, QueryError> {
             tokens.push(Token {
                 tok: Tok::Eof,
                 offset,
+                end: offset,
             });
             return Ok(tokens);
         }
         match token(rest) {
             Ok((r, tok)) => {
-                tokens.push(Token { tok, offset });
+                let end = text.len() - r.len();
+                tokens.push(Token { tok, offset, end });
                 rest = r;
             }
             Err(e) => return Err(lex_error(text, e)),
@@ -207,12 +211,42 @@ fn quoted_name(input: &str) -> LexResult<'_, Tok> {
 }
 
 // number = digits [ "." digits ] [ ("e" | "E") ["+" | "-"] digits ]   (a "." must be followed by a digit)
+// hex = "0x" hexdigits; octal = "0o" octdigits   (as decimal digits in the token)
 fn number(input: &str) -> LexResult<'_, Tok> {
-    let (rest, text) = recognize(tuple((
-        digit1,
-        opt(pair(char('.'), digit1)),
-        opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
-    )))(input)?;
+    for (prefix, radix) in [("0x", 16), ("0X", 16), ("0o", 8)] {
+        let Some(body) = input.strip_prefix(prefix) else {
+            continue;
+        };
+        let len = body
+            .find(|c: char| !c.is_digit(radix))
+            .unwrap_or(body.len());
+        let (digits, rest) = body.split_at(len);
+        if digits.is_empty() || rest.starts_with(is_word_start) || rest.starts_with(is_word_char) {
+            return fail(input, format!("invalid {prefix} number literal"));
+        }
+        return match u128::from_str_radix(digits, radix) {
+            Ok(v) => Ok((rest, Tok::Integer(v.to_string()))),
+            Err(_) => fail(
+                input,
+                format!("integer literal {prefix}{digits} is out of range"),
+            ),
+        };
+    }
+    // `.5` is a float too (`..` and `.name` are punctuation).
+    let fraction_only =
+        input.starts_with('.') && input[1..].starts_with(|c: char| c.is_ascii_digit());
+    let (rest, text) = if fraction_only {
+        recognize(tuple((
+            pair(char('.'), digit1),
+            opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
+        )))(input)?
+    } else {
+        recognize(tuple((
+            digit1,
+            opt(pair(char('.'), digit1)),
+            opt(tuple((one_of("eE"), opt(one_of("+-")), digit1))),
+        )))(input)?
+    };
     if rest.starts_with(is_word_start) {
         return fail(rest, "a number must not run into a name");
     }

@@ -26,16 +26,33 @@
 //!
 //! `MATCH` / `OPTIONAL MATCH` (node and relationship patterns with labels, types `:A|B`,
 //! directions, undirected `--`, inline property maps, chains, comma-separated patterns,
-//! bounded variable length `*min..max`), `WHERE` (comparisons, `AND OR XOR NOT`, `IN`,
-//! `STARTS WITH`, `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`, arithmetic, label predicates
-//! `n:Label`), `WITH` (with `WHERE`), `UNWIND`, `RETURN` (`DISTINCT`, aliases, `*`,
-//! `count sum avg min max collect`, `count(DISTINCT x)`, `count(*)`), `ORDER BY`, `SKIP`,
-//! `LIMIT`, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE` (with
-//! `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`. Functions:
-//! `id labels type keys properties startNode endNode size length coalesce toLower toUpper trim
-//! toString toInteger toFloat abs round floor ceil head last datetime`. Anything else (`CALL`,
-//! `LOAD CSV`, `FOREACH`, `UNION`, `CASE`, subqueries, comprehensions, named paths,
-//! constraints, `=~`) is refused with `unsupported` and its position.
+//! variable length `*min..max` and unbounded `*`, named paths `p = ...`), `WHERE`
+//! (comparisons, chained comparisons `1 < x < 3`, `AND OR XOR NOT`, `IN`, `STARTS WITH`,
+//! `ENDS WITH`, `CONTAINS`, `IS [NOT] NULL`, arithmetic, label predicates `n:Label`, pattern
+//! predicates `(a)-->(b)`, `exists(...)`, `EXISTS { ... }` subqueries), `WITH` (with `WHERE`),
+//! `UNWIND`, `RETURN` (`DISTINCT`, aliases, `*`, `count sum avg min max collect
+//! percentileDisc percentileCont`, `count(DISTINCT x)`, `count(*)`; an unaliased column is
+//! named by its text as written), `ORDER BY`, `SKIP`, `LIMIT`, `UNION` / `UNION ALL` of
+//! read-only queries, parameters `$name`, `EXPLAIN`, `PROFILE`; writes `CREATE`, `MERGE`
+//! (with `ON CREATE SET` / `ON MATCH SET`), `SET`, `REMOVE`, `DELETE`, `DETACH DELETE`.
+//! Expressions: `CASE` (simple and generic), list comprehensions `[x IN l WHERE p | e]`,
+//! pattern comprehensions `[(a)-->(b) WHERE p | e]`, list predicates `all any none single`,
+//! `reduce`, slices `l[a..b]`, hexadecimal and octal integers. Functions: `id labels type keys
+//! properties startNode endNode nodes relationships size length coalesce toLower toUpper trim
+//! ltrim rtrim toString toInteger toFloat toBoolean abs round floor ceil sign sqrt exp log log10
+//! sin cos tan asin acos atan atan2 degrees radians pi e rand head last tail reverse range split
+//! substring replace left right`, and the temporal ones (module `temporal`): `date localtime
+//! time localdatetime datetime` (from nothing, a string, a map or another temporal; with
+//! `.transaction`, `.statement`, `.realtime` and `.truncate`), `datetime.fromepoch[millis]`,
+//! `duration` (from a map or a string), `duration.between`, `duration.inMonths`, `inDays`,
+//! `inSeconds`; temporal values compare, order, add and subtract durations and have Cypher's
+//! accessors (`d.year`, `dt.timezone`, `dur.days`, ...). Only a UTC datetime at microsecond
+//! precision can be stored as a property (the store's `DateTime`); the other temporal values
+//! live in queries and results only (results carry them as their ISO 8601 text).
+//! Anything else (`CALL`, `LOAD CSV`, `FOREACH`, `COUNT { }` and `COLLECT { }` subqueries,
+//! named paths in `CREATE` / `MERGE`, writes in a `UNION`, constraints, `=~`) is refused with
+//! `unsupported` and its position. The openCypher TCK runs against this crate in `tck/`
+//! (`docs/cypher.md` for what passes).
 //!
 //! Schema commands are parsed apart, by [`parse_schema`] (which answers `None` for any other
 //! statement), and run by the caller against the store's index catalog:
@@ -82,8 +99,9 @@
 //! # Budgets
 //!
 //! [`Limits`]: 2 s of wall-clock time, 10,000 result rows, variable-length relationships of at
-//! most 10 hops (an unbounded `*` is refused), and at most 1,000,000 rows held by any one
-//! operator. Exceeding one is an error, never a silent truncation. Planning counts against the
+//! most 10 hops (an unbounded `*` is accepted; a path longer than the budget, when one is
+//! found, is a `hop_limit` error), and at most 1,000,000 rows held by any one operator.
+//! Exceeding one is an error, never a silent truncation. Planning counts against the
 //! time budget. A statement holds at most [`MAX_PATTERN_ELEMENTS`] node and relationship
 //! patterns and [`MAX_CLAUSES`] clauses (`query_too_large`), so every pass over a plan (they
 //! recurse over its nesting) stays well inside a 2 MiB thread stack.
@@ -106,6 +124,7 @@ pub mod model;
 mod parser;
 mod plan;
 pub mod result;
+mod temporal;
 mod value;
 mod write;
 
@@ -117,7 +136,8 @@ pub use error::{Position, QueryError};
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use result::{
-    Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultRelationship, ResultValue,
+    Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
+    ResultTemporal, ResultValue,
 };
 pub use svc_engine::{GraphRead, GraphWrite};
 
@@ -136,6 +156,7 @@ pub fn run_read<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     if let Some(clause) = stmt.first_write_clause() {
         return Err(QueryError::WriteNotAllowed { clause });
     }
@@ -171,6 +192,7 @@ pub fn run_write<G: GraphWrite>(
     params: &Params,
     limits: &Limits,
 ) -> Result<QueryResult, QueryError> {
+    temporal::begin_statement();
     let start = Instant::now();
     let deadline = start + limits.time;
     let planned = plan::plan(&*g, stmt, params, limits, deadline)?;
@@ -189,6 +211,18 @@ pub fn run_write<G: GraphWrite>(
     ))
 }
 
+/// Plans a statement without running it: the errors it raises before running anything
+/// (unknown variables, static type errors, ...), what the TCK calls compile time.
+pub fn check<G: GraphRead>(
+    g: &G,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+) -> Result<(), QueryError> {
+    temporal::begin_statement();
+    plan::plan(g, stmt, params, limits, Instant::now() + limits.time).map(|_| ())
+}
+
 /// The plan a statement would run with, without running it.
 pub fn explain<G: GraphRead>(
     g: &G,
@@ -196,6 +230,7 @@ pub fn explain<G: GraphRead>(
     params: &Params,
     limits: &Limits,
 ) -> Result<PlanTree, QueryError> {
+    temporal::begin_statement();
     let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
 }

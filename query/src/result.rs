@@ -52,6 +52,31 @@ pub enum ResultValue {
     Map(BTreeMap<String, ResultValue>),
     Node(ResultNode),
     Relationship(ResultRelationship),
+    Path(ResultPath),
+    /// A date, time, local time, local datetime, datetime with an offset or zone, or duration:
+    /// JSON its ISO 8601 text, as Cypher's `toString` writes it.
+    Temporal(ResultTemporal),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultTemporal {
+    /// `date`, `localtime`, `time`, `localdatetime`, `datetime` or `duration`.
+    pub type_name: &'static str,
+    pub text: String,
+}
+
+/// A UTC datetime in Cypher's text form (`2015-07-21T21:40Z`: seconds only when not zero).
+pub fn cypher_datetime_text(micros: i64) -> String {
+    crate::temporal::to_text(&crate::value::Val::DateTime(micros))
+        .unwrap_or_else(|| micros.to_string())
+}
+
+/// A path: `{"nodes": [...], "relationships": [...]}`, the relationships between consecutive
+/// nodes (a relationship's `start` and `end` tell its direction along the path).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ResultPath {
+    pub nodes: Vec<ResultNode>,
+    pub relationships: Vec<ResultRelationship>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -120,6 +145,8 @@ impl Serialize for ResultValue {
             }
             ResultValue::Node(n) => n.serialize(s),
             ResultValue::Relationship(r) => r.serialize(s),
+            ResultValue::Path(p) => p.serialize(s),
+            ResultValue::Temporal(t) => s.serialize_str(&t.text),
         }
     }
 }

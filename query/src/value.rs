@@ -22,6 +22,16 @@ pub(crate) enum Val {
     Map(BTreeMap<String, Val>),
     Node(NodeId),
     Rel(EdgeId),
+    /// A path: its nodes in order, and the relationships between them (one fewer).
+    Path(Vec<NodeId>, Vec<EdgeId>),
+    Date(jiff::civil::Date),
+    LocalTime(jiff::civil::Time),
+    /// A time of day with its offset from UTC in seconds.
+    Time(jiff::civil::Time, i32),
+    LocalDateTime(jiff::civil::DateTime),
+    /// A datetime that is not UTC at microsecond precision (those are `DateTime`).
+    Zoned(Box<jiff::Zoned>),
+    Duration(crate::temporal::Duration),
 }
 
 impl Val {
@@ -37,6 +47,13 @@ impl Val {
             Val::Map(_) => "map",
             Val::Node(_) => "node",
             Val::Rel(_) => "relationship",
+            Val::Path(..) => "path",
+            Val::Date(_) => "date",
+            Val::LocalTime(_) => "localtime",
+            Val::Time(..) => "time",
+            Val::LocalDateTime(_) => "localdatetime",
+            Val::Zoned(_) => "datetime",
+            Val::Duration(_) => "duration",
         }
     }
 
@@ -95,13 +112,26 @@ pub(crate) fn to_property(v: &Val) -> Result<Value, QueryError> {
         Val::Float(f) => Value::Float(*f),
         Val::Str(s) => Value::String(s.clone()),
         Val::DateTime(t) => Value::DateTime(*t),
+        // The store keeps UTC datetimes to the microsecond; an offset, a zone or nanoseconds
+        // would be lost, so such a value is refused rather than changed.
+        Val::Zoned(_) => return Err(QueryError::type_err(
+            "a datetime with an offset, a time zone or nanoseconds cannot be stored; store its \
+                 UTC instant with datetime({datetime: x, timezone: 'Z'})",
+        )),
         Val::List(l) => Value::List(l.iter().map(to_property).collect::<Result<_, _>>()?),
         Val::Map(m) => Value::Map(
             m.iter()
                 .map(|(k, v)| Ok((k.clone(), to_property(v)?)))
                 .collect::<Result<_, QueryError>>()?,
         ),
-        Val::Node(_) | Val::Rel(_) => {
+        Val::Node(_)
+        | Val::Rel(_)
+        | Val::Path(..)
+        | Val::Date(_)
+        | Val::LocalTime(_)
+        | Val::Time(..)
+        | Val::LocalDateTime(_)
+        | Val::Duration(_) => {
             return Err(QueryError::type_err(format!(
                 "a {} cannot be stored as a property value",
                 v.type_name()
@@ -115,6 +145,9 @@ pub(crate) fn to_property(v: &Val) -> Result<Value, QueryError> {
 pub(crate) fn equals(a: &Val, b: &Val) -> Option<bool> {
     match (a, b) {
         (Val::Null, _) | (_, Val::Null) => None,
+        _ if is_temporal_or_duration(a) && is_temporal_or_duration(b) => {
+            crate::temporal::equals(a, b).or(Some(false))
+        }
         (Val::List(x), Val::List(y)) => {
             if x.len() != y.len() {
                 return Some(false);
@@ -165,6 +198,9 @@ pub(crate) fn equals(a: &Val, b: &Val) -> Option<bool> {
 /// null (unknown) for anything else, including any null operand.
 pub(crate) fn compare(a: &Val, b: &Val) -> Option<Ordering> {
     match (a, b) {
+        _ if is_temporal_or_duration(a) && is_temporal_or_duration(b) => {
+            crate::temporal::compare(a, b)
+        }
         (Val::Int(x), Val::Int(y)) => Some(x.cmp(y)),
         (Val::Str(x), Val::Str(y)) => Some(x.cmp(y)),
         (Val::Bool(x), Val::Bool(y)) => Some(x.cmp(y)),
@@ -185,6 +221,10 @@ pub(crate) fn compare(a: &Val, b: &Val) -> Option<Ordering> {
     }
 }
 
+fn is_temporal_or_duration(v: &Val) -> bool {
+    crate::temporal::is_temporal(v) || matches!(v, Val::Duration(_))
+}
+
 /// Rank of each type in ORDER BY's total order (ascending; null sorts last).
 fn order_rank(v: &Val) -> u8 {
     match v {
@@ -192,11 +232,17 @@ fn order_rank(v: &Val) -> u8 {
         Val::Node(_) => 1,
         Val::Rel(_) => 2,
         Val::List(_) => 3,
-        Val::DateTime(_) => 4,
+        Val::Path(..) => 3,
+        Val::DateTime(_) | Val::Zoned(_) => 4,
+        Val::LocalDateTime(_) => 9,
+        Val::Date(_) => 10,
+        Val::Time(..) => 11,
+        Val::LocalTime(_) => 12,
+        Val::Duration(_) => 13,
         Val::Str(_) => 5,
         Val::Bool(_) => 6,
         Val::Int(_) | Val::Float(_) => 7,
-        Val::Null => 8,
+        Val::Null => 20,
     }
 }
 
@@ -207,6 +253,13 @@ pub(crate) fn order(a: &Val, b: &Val) -> Ordering {
     if ra != rb {
         return ra.cmp(&rb);
     }
+    if is_temporal_or_duration(a)
+        && is_temporal_or_duration(b)
+        && !matches!((a, b), (Val::DateTime(_), Val::DateTime(_)))
+    {
+        return crate::temporal::compare(a, b)
+            .unwrap_or_else(|| crate::temporal::to_text(a).cmp(&crate::temporal::to_text(b)));
+    }
     match (a, b) {
         (Val::Int(x), Val::Int(y)) => x.cmp(y),
         (Val::Str(x), Val::Str(y)) => x.cmp(y),
@@ -214,6 +267,9 @@ pub(crate) fn order(a: &Val, b: &Val) -> Ordering {
         (Val::DateTime(x), Val::DateTime(y)) => x.cmp(y),
         (Val::Node(x), Val::Node(y)) => x.cmp(y),
         (Val::Rel(x), Val::Rel(y)) => x.cmp(y),
+        (Val::Path(a, r), Val::Path(b, s)) => a.cmp(b).then_with(|| r.cmp(s)),
+        (Val::Path(..), _) => Ordering::Greater,
+        (_, Val::Path(..)) => Ordering::Less,
         (Val::List(x), Val::List(y)) => {
             for (p, q) in x.iter().zip(y) {
                 match order(p, q) {
@@ -296,6 +352,27 @@ pub(crate) fn write_key(v: &Val, out: &mut Vec<u8>) {
         Val::Rel(r) => {
             out.push(9);
             out.extend_from_slice(&r.0.to_be_bytes());
+        }
+        Val::Date(_)
+        | Val::LocalTime(_)
+        | Val::Time(..)
+        | Val::LocalDateTime(_)
+        | Val::Zoned(_)
+        | Val::Duration(_) => {
+            out.push(11);
+            write_key(
+                &Val::Str(crate::temporal::to_text(v).unwrap_or_default()),
+                out,
+            );
+        }
+        Val::Path(nodes, rels) => {
+            out.push(10);
+            out.extend_from_slice(&(nodes.len() as u64).to_be_bytes());
+            nodes
+                .iter()
+                .for_each(|n| out.extend_from_slice(&n.0.to_be_bytes()));
+            rels.iter()
+                .for_each(|r| out.extend_from_slice(&r.0.to_be_bytes()));
         }
     }
 }

@@ -444,6 +444,14 @@ fn delete<G: GraphWrite>(
                 delete(item, detach, g, stats)?;
             }
         }
+        Val::Path(nodes, rels) => {
+            for r in rels {
+                delete(Val::Rel(r), detach, g, stats)?;
+            }
+            for n in nodes {
+                delete(Val::Node(n), detach, g, stats)?;
+            }
+        }
         other => {
             return Err(QueryError::type_err(format!(
                 "cannot delete a {}",

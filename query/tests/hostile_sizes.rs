@@ -95,3 +95,76 @@ fn the_largest_accepted_statements_run_on_a_server_sized_stack() {
             .expect("no stack overflow");
     });
 }
+
+/// A bounded fuzz run in every `cargo test` (issue 29): random statements built from a repeated
+/// fragment, long chains, wide lists, long clause lists and deep nesting among them, through
+/// the same check as the `parse_amplified` fuzz target (parse or fail cleanly; what parses
+/// prints and runs on a 2 MiB stack). The seed is printed, and `SVC_FUZZ_SEED` replays one.
+#[test]
+fn random_amplified_statements_never_take_the_thread_down() {
+    const PREFIXES: &[&str] = &[
+        "MATCH (a)",
+        "MATCH (a:Customer)",
+        "OPTIONAL MATCH (a)",
+        "UNWIND [1, 2] AS x",
+        "RETURN ",
+        "MATCH p = (a)",
+        "WITH 1 AS x",
+        "MATCH (a) WHERE ",
+    ];
+    const FRAGMENTS: &[&str] = &[
+        "-->()",
+        "<-[:T]-(b)",
+        "-[*1..2]->()",
+        ", (n)",
+        ", (:Touchpoint)-->()",
+        " WITH a",
+        " WITH a ORDER BY a.x LIMIT 3",
+        " OPTIONAL MATCH (a)-->()",
+        " UNWIND [1] AS y",
+        "[",
+        "(",
+        "NOT ",
+        "-",
+        " + 1",
+        " AND true",
+        ".p",
+        "[0]",
+        "{k: ",
+        " CASE WHEN true THEN ",
+        "[x IN [1] | ",
+        "any(x IN [1] WHERE ",
+        " UNION RETURN 1 AS x",
+    ];
+    const SUFFIXES: &[&str] = &[" RETURN 1", " RETURN a", "1", "", " RETURN count(*)", ")"];
+    let seed: u64 = std::env::var("SVC_FUZZ_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(1, |d| d.as_nanos() as u64)
+                | 1
+        });
+    println!("SVC_FUZZ_SEED={seed}");
+    let mut state = seed;
+    let mut next = |n: usize| {
+        // xorshift64*
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % n
+    };
+    let (model, _) = svc_query::fuzzing::fixture_models();
+    for _ in 0..150 {
+        let counts = [1, 2, 10, 63, 64, 65, 127, 128, 200, 256, 257, 1_000, 5_000];
+        let count = counts[next(counts.len())] as u16;
+        let mut data = count.to_le_bytes().to_vec();
+        data.extend_from_slice(PREFIXES[next(PREFIXES.len())].as_bytes());
+        data.push(0xFF);
+        data.extend_from_slice(FRAGMENTS[next(FRAGMENTS.len())].as_bytes());
+        data.push(0xFF);
+        data.extend_from_slice(SUFFIXES[next(SUFFIXES.len())].as_bytes());
+        svc_query::fuzzing::check_parse_amplified(&data, &model);
+    }
+}

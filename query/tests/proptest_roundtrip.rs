@@ -69,14 +69,74 @@ fn expr() -> impl Strategy<Value = Expr> {
                 }
             }),
             (
-                prop::sample::select(vec!["count", "sum", "toLower", "coalesce", "f"]),
+                prop::sample::select(vec![
+                    "count", "sum", "toLower", "coalesce", "f", "all", "reduce"
+                ]),
                 any::<bool>(),
-                prop::collection::vec(inner, 0..3)
+                prop::collection::vec(inner.clone(), 0..3)
             )
                 .prop_map(|(n, distinct, args)| Expr::Call {
                     name: n.to_string(),
                     distinct,
                     args
+                }),
+            (
+                inner.clone(),
+                prop::option::of(inner.clone()),
+                prop::option::of(inner.clone())
+            )
+                .prop_map(|(e, a, b)| Expr::Slice(
+                    Box::new(e),
+                    a.map(Box::new),
+                    b.map(Box::new)
+                )),
+            (
+                name(),
+                inner.clone(),
+                prop::option::of(inner.clone()),
+                prop::option::of(inner.clone())
+            )
+                .prop_map(|(variable, list, p, q)| Expr::Comprehension {
+                    variable,
+                    list: Box::new(list),
+                    predicate: p.map(Box::new),
+                    projection: q.map(Box::new),
+                }),
+            (
+                prop::sample::select(vec![
+                    Quantifier::All,
+                    Quantifier::Any,
+                    Quantifier::None,
+                    Quantifier::Single
+                ]),
+                name(),
+                inner.clone(),
+                inner.clone()
+            )
+                .prop_map(|(quantifier, variable, list, p)| Expr::Quantified {
+                    quantifier,
+                    variable,
+                    list: Box::new(list),
+                    predicate: Box::new(p),
+                }),
+            (name(), inner.clone(), name(), inner.clone(), inner.clone()).prop_map(
+                |(accumulator, init, variable, list, e)| Expr::Reduce {
+                    accumulator,
+                    init: Box::new(init),
+                    variable,
+                    list: Box::new(list),
+                    expr: Box::new(e),
+                }
+            ),
+            (
+                prop::option::of(inner.clone()),
+                prop::collection::vec((inner.clone(), inner.clone()), 1..3),
+                prop::option::of(inner)
+            )
+                .prop_map(|(operand, whens, else_)| Expr::Case {
+                    operand: operand.map(Box::new),
+                    whens,
+                    else_: else_.map(Box::new),
                 }),
         ]
     })
@@ -127,8 +187,16 @@ fn rel() -> impl Strategy<Value = RelPattern> {
 }
 
 fn path() -> impl Strategy<Value = PathPattern> {
-    (node(), prop::collection::vec((rel(), node()), 0..3))
-        .prop_map(|(start, hops)| PathPattern { start, hops })
+    (node(), prop::collection::vec((rel(), node()), 0..3)).prop_map(|(start, hops)| PathPattern {
+        variable: None,
+        start,
+        hops,
+    })
+}
+
+/// A MATCH pattern, which may be a named path.
+fn match_path() -> impl Strategy<Value = PathPattern> {
+    (prop::option::of(name()), path()).prop_map(|(variable, p)| PathPattern { variable, ..p })
 }
 
 fn projection() -> impl Strategy<Value = Projection> {
@@ -136,8 +204,11 @@ fn projection() -> impl Strategy<Value = Projection> {
         any::<bool>(),
         any::<bool>(),
         prop::collection::vec(
-            (expr(), prop::option::of(name()))
-                .prop_map(|(expr, alias)| ProjectionItem { expr, alias }),
+            (expr(), prop::option::of(name())).prop_map(|(expr, alias)| ProjectionItem {
+                expr,
+                alias,
+                text: None,
+            }),
             1..3,
         ),
         prop::collection::vec(
@@ -177,7 +248,7 @@ fn reading_clause() -> impl Strategy<Value = Clause> {
     prop_oneof![
         (
             any::<bool>(),
-            prop::collection::vec(path(), 1..3),
+            prop::collection::vec(match_path(), 1..3),
             prop::option::of(expr())
         )
             .prop_map(|(optional, patterns, where_)| Clause::Match(Match {
@@ -231,7 +302,11 @@ fn statement() -> impl Strategy<Value = Statement> {
             if !clauses.last().is_some_and(Clause::is_write) {
                 clauses.push(Clause::Return(ret));
             }
-            Statement { mode, clauses }
+            Statement {
+                mode,
+                clauses,
+                unions: Vec::new(),
+            }
         })
 }
 

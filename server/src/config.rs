@@ -46,6 +46,10 @@ pub struct Config {
     /// Most bytes the engine's in-memory read models of all workspaces may hold together
     /// (about 84 MB per million nodes; 0 turns them off: scans read RocksDB).
     pub read_model_bytes: usize,
+    /// Which addresses integrations may reach (public only unless ranges are allowed).
+    pub outbound: crate::integrations::Destinations,
+    /// Start even when the data directory is open to other users (`plumbing::data_dir`).
+    pub allow_open_data_dir: bool,
 }
 
 impl std::fmt::Debug for Config {
@@ -77,6 +81,8 @@ impl std::fmt::Debug for Config {
             .field("tls_key", &self.tls_key)
             .field("cors_origins", &self.cors_origins)
             .field("read_model_bytes", &self.read_model_bytes)
+            .field("outbound", &self.outbound)
+            .field("allow_open_data_dir", &self.allow_open_data_dir)
             .finish()
     }
 }
@@ -104,6 +110,8 @@ impl Config {
             tls_key: None,
             cors_origins: Vec::new(),
             read_model_bytes: crate::store::Store::default_read_model_bytes(),
+            outbound: crate::integrations::Destinations::public_only(),
+            allow_open_data_dir: false,
         }
     }
 

@@ -76,6 +76,15 @@ struct ServeArgs {
     /// million nodes); 0 turns them off (scans and counts then read RocksDB).
     #[arg(long, env = "SVC_READ_MODEL_MB", default_value_t = 512)]
     read_model_mb: usize,
+    /// Non-public address ranges integrations may reach, comma-separated (`127.0.0.1/32`,
+    /// `10.0.0.0/8`), or `private` for every loopback, private and link-local range. By default
+    /// integrations reach public addresses only (a hosted, multi-tenant deployment).
+    #[arg(long, env = "SVC_OUTBOUND_ALLOW", default_value = "")]
+    outbound_allow: String,
+    /// Start even when the data directory is open to other users (by default svcd refuses a
+    /// data directory with any group or world permission, as PostgreSQL does).
+    #[arg(long, env = "SVC_ALLOW_OPEN_DATA_DIR")]
+    allow_open_data_dir: bool,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -85,6 +94,8 @@ enum Format {
 }
 
 fn main() -> ExitCode {
+    // Everything svcd creates (the store's files, backups, sockets) is the service's alone.
+    rustix::process::umask(rustix::fs::Mode::from_bits_truncate(0o077));
     let args = match Cli::parse().command {
         Command::Serve(args) => args,
         Command::Admin(args) => return svc_server::admin::cli::main(args),
@@ -101,7 +112,17 @@ fn main() -> ExitCode {
     config.tls_key = args.tls_key;
     config.cors_origins = args.cors_origins;
     config.read_model_bytes = args.read_model_mb << 20;
+    config.allow_open_data_dir = args.allow_open_data_dir;
     svc_server::telemetry::init(config.log_format);
+    match svc_server::integrations::Destinations::parse_allow_list(&args.outbound_allow) {
+        Ok(ranges) => {
+            config.outbound = svc_server::integrations::Destinations::allowing(ranges);
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "SVC_OUTBOUND_ALLOW");
+            return ExitCode::FAILURE;
+        }
+    }
     if let Err(e) = svc_server::http::cors::parse_origins(&config.cors_origins) {
         tracing::error!(error = %e, "SVC_CORS_ORIGINS");
         return ExitCode::FAILURE;

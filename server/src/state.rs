@@ -69,9 +69,7 @@ impl AppState {
     pub async fn open(config: Config) -> Result<AppState> {
         let cfg = config.clone();
         let (store, jwt_secret, sealer) = tokio::task::spawn_blocking(move || -> Result<_> {
-            std::fs::create_dir_all(&cfg.data_dir).map_err(|e| {
-                Error::internal(format!("creating {}: {e}", cfg.data_dir.display()))
-            })?;
+            crate::plumbing::data_dir::prepare(&cfg.data_dir, cfg.allow_open_data_dir)?;
             let secret = match &cfg.jwt_secret {
                 Some(s) if s.len() >= MIN_JWT_SECRET_BYTES => s.clone(),
                 Some(_) => {
@@ -92,7 +90,7 @@ impl AppState {
         .await
         .map_err(|e| Error::internal(format!("open task failed: {e}")))??;
 
-        let http = crate::integrations::HttpClient::new()?;
+        let http = crate::integrations::HttpClient::new(config.outbound.clone())?;
         // Nothing is being sent yet: outbound actions a stop interrupted become `unknown`.
         crate::outbound::recover(&store).await?;
         let public_url = config.public_url.clone().unwrap_or_else(|| {

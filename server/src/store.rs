@@ -37,6 +37,9 @@ pub struct Store {
     index_builder: Arc<AtomicBool>,
     /// Index work was announced since the running builder last looked.
     index_work: Arc<AtomicBool>,
+    /// Bumped after every credential revocation, so that what outlives one request (open
+    /// streams) checks its credential again at once.
+    revocations: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 /// Per-workspace count of committed writes that may have changed graph nodes. Caches of figures
@@ -103,7 +106,18 @@ impl Store {
             generations: Arc::default(),
             index_builder: Arc::default(),
             index_work: Arc::default(),
+            revocations: Arc::new(tokio::sync::watch::Sender::new(0)),
         })
+    }
+
+    /// Announces that a credential was revoked (after the revocation is durable).
+    pub fn note_revocation(&self) {
+        self.revocations.send_modify(|n| *n += 1);
+    }
+
+    /// Changes whenever a credential is revoked ([`Store::note_revocation`]).
+    pub fn revocations(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.revocations.subscribe()
     }
 
     /// The workspace's graph-write generation (see [`GraphGenerations`]).

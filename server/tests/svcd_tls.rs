@@ -75,7 +75,10 @@ fn svcd_serves_https_with_the_given_certificate() {
 #[cfg(unix)]
 #[test]
 fn svcd_refuses_to_start_with_an_unreadable_certificate() {
+    use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
+    // A private data directory, so the certificate is what svcd refuses.
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).expect("chmod");
     let out = Command::new(env!("CARGO_BIN_EXE_svcd"))
         .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
         .arg(dir.path())

@@ -88,11 +88,29 @@ pub fn reader_grants() -> Vec<String> {
         .collect()
 }
 
-/// The test config: defaults, but a short usage flush so persistence is observable quickly.
+/// The test config: defaults, but a short usage flush so persistence is observable quickly,
+/// and loopback allowed as a destination, since the tests' providers listen there (as a
+/// self-hoster with a local model would allow it).
 pub fn test_config(dir: &std::path::Path) -> Config {
     let mut config = Config::new(dir);
     config.usage_flush_interval = Duration::from_millis(200);
+    config.outbound = local_destinations();
     config
+}
+
+/// Makes `dir` (when it exists) the service's alone, as svcd requires of its data directory;
+/// temporary directories are created 0755 here.
+pub fn private_dir(dir: &std::path::Path) {
+    use std::os::unix::fs::PermissionsExt;
+    if dir.exists() {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).expect("chmod 700");
+    }
+}
+
+/// Public addresses and loopback: where the tests' local providers listen.
+pub fn local_destinations() -> svc_server::integrations::Destinations {
+    use svc_server::integrations::Destinations;
+    Destinations::allowing(Destinations::parse_allow_list("127.0.0.0/8,::1").expect("ranges"))
 }
 
 impl TestServer {
@@ -104,6 +122,7 @@ impl TestServer {
 
     /// Starts on `dir` with `config` (whose data_dir should be inside `dir`).
     pub async fn start_with(dir: TempDir, config: Config) -> TestServer {
+        private_dir(&config.data_dir);
         let state = AppState::open(config.clone()).await.expect("open state");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await

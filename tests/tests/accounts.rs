@@ -449,3 +449,49 @@ async fn agent_keys_cannot_use_workspace_or_session_routes() {
     }
     s.stop().await;
 }
+
+/// Issue 29: each sign-up and sign-in costs an argon2 hash, so one address gets a bounded
+/// number per minute whatever emails it names (the per-email login limit does not stop a spray
+/// of different emails).
+#[tokio::test]
+async fn sign_ups_and_sign_ins_are_limited_per_address() {
+    let s = TestServer::start().await;
+    let mut statuses = Vec::new();
+    for i in 0..12 {
+        let resp = s
+            .post("/api/auth/register")
+            .json(
+                &json!({"email": format!("burst-{i}-{}@example.com", unique()),
+                          "password": "long enough password", "name": "Burst"}),
+            )
+            .send()
+            .await
+            .expect("register");
+        if resp.status() == StatusCode::TOO_MANY_REQUESTS {
+            assert!(resp.headers().get("retry-after").is_some());
+        }
+        statuses.push(resp.status().as_u16());
+    }
+    assert_eq!(
+        statuses.iter().filter(|s| **s == 201).count(),
+        10,
+        "{statuses:?}"
+    );
+    assert_eq!(statuses[10..], [429, 429], "{statuses:?}");
+
+    let mut refused = 0;
+    for i in 0..32 {
+        let resp = s
+            .post("/api/auth/login")
+            .json(&json!({"email": format!("nobody-{i}@example.com"), "password": "guess guess"}))
+            .send()
+            .await
+            .expect("login");
+        match resp.status() {
+            StatusCode::UNAUTHORIZED => {}
+            StatusCode::TOO_MANY_REQUESTS => refused += 1,
+            other => panic!("unexpected {other}"),
+        }
+    }
+    assert_eq!(refused, 2, "30 attempts per minute from one address");
+}

@@ -657,3 +657,45 @@ async fn cookies_are_secure_over_tls_and_assets_are_immutable() {
         .expect("missing");
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
 }
+
+/// Issue 29: a page of another site cannot sign its visitor in (login CSRF): the browser's
+/// `Sec-Fetch-Site` or `Origin` gives it away, and nothing is answered but a refusal.
+#[tokio::test]
+async fn sign_in_refuses_cross_site_posts() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let form = [
+        ("email", a.email.as_str()),
+        ("password", a.password.as_str()),
+    ];
+    let host = s.url("/").trim_end_matches('/').to_owned();
+    for (name, value) in [
+        ("origin", "https://evil.example"),
+        ("sec-fetch-site", "cross-site"),
+        ("sec-fetch-site", "same-site"),
+    ] {
+        let resp = no_redirect
+            .post(s.url("/app/login"))
+            .header(name, value)
+            .form(&form)
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(resp.status(), StatusCode::FORBIDDEN, "{name}: {value}");
+        assert!(resp.headers().get("set-cookie").is_none());
+    }
+    for (name, value) in [("origin", host.as_str()), ("sec-fetch-site", "same-origin")] {
+        let resp = no_redirect
+            .post(s.url("/app/login"))
+            .header(name, value)
+            .form(&form)
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(resp.status(), StatusCode::SEE_OTHER, "{name}: {value}");
+    }
+}

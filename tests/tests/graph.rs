@@ -624,3 +624,36 @@ async fn members_and_a_read_only_workspace_cannot_change_indexes() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{err}");
     assert_eq!(str_at(&err, "/error/code"), "read_only_workspace");
 }
+
+/// Issue 29: the statements that took svcd down (a 25 KB chain of `-->()` overflowed a worker's
+/// stack) or held a core past the budget (thousands of comma-separated patterns) are refused
+/// with 400 `query_too_large` and a position, and the service keeps answering.
+#[tokio::test]
+async fn hostile_query_sizes_are_refused_and_the_service_stays_up() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.key_with_grants(&a, &["graph:read"]).await.plaintext;
+    for q in [
+        format!("MATCH (a){} RETURN 1", "-->()".repeat(5_000)),
+        format!("MATCH (a){} RETURN 1", "-->()".repeat(4_000)),
+        format!(
+            "MATCH {} RETURN 1",
+            (0..4_000)
+                .map(|i| format!("(n{i})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        format!("MATCH (a) {}RETURN a", "WITH a ".repeat(5_000)),
+    ] {
+        let (status, v) = query(&s, &key, &q, json!({})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+        assert_eq!(
+            v["error"]["details"]["query_code"], "query_too_large",
+            "{v}"
+        );
+        assert!(v["error"]["details"]["line"].is_number(), "{v}");
+    }
+    let (status, _) = read(s.get("/healthz").send().await.expect("healthz")).await;
+    assert_eq!(status, StatusCode::OK);
+    query_ok(&s, &key, "MATCH (n) RETURN count(n) AS n", json!({})).await;
+}

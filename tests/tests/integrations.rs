@@ -9,7 +9,8 @@ use reqwest::{Method, StatusCode};
 use serde_json::{json, Map, Value};
 use svc_integration_tests::providers::{HttpProvider, SmtpSink};
 use svc_integration_tests::{
-    all_files, contains_bytes, expect_error, get_ok, read, Account, TestServer,
+    all_files, contains_bytes, expect_error, get_ok, local_destinations, read, test_config,
+    Account, TestServer,
 };
 use svc_server::integrations::{
     self, customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind, SmtpConfig,
@@ -334,7 +335,9 @@ async fn smtp_send_delivers_one_multipart_message_with_its_headers_over_starttls
             "<mailto:unsubscribe@acme.test>".to_owned(),
         )],
     };
-    let sent = smtp::send(&cfg, &email).await.expect("sent");
+    let sent = smtp::send(&cfg, &local_destinations(), &email)
+        .await
+        .expect("sent");
     assert_eq!(sent.message_id, "req_abc123@svc.local");
     assert!(sent.response.starts_with("250"), "{}", sent.response);
 
@@ -377,7 +380,9 @@ async fn smtp_send_delivers_one_multipart_message_with_its_headers_over_starttls
 
     // A wrong password is a provider error with the relay's code, and nothing is delivered.
     let wrong = smtp_config(&sink, "not-the-password");
-    let e = smtp::send(&wrong, &email).await.expect_err("refused");
+    let e = smtp::send(&wrong, &local_destinations(), &email)
+        .await
+        .expect_err("refused");
     assert_eq!(e.status, Some(535), "{e:?}");
     assert!(!e.message.contains("not-the-password"), "{}", e.message);
     assert_eq!(sink.messages().len(), 1);
@@ -407,7 +412,7 @@ async fn voice_test_place_call_and_status_signature() {
             Config::Voice(c) => c,
             other => panic!("{other:?}"),
         };
-    let http = HttpClient::new().expect("client");
+    let http = HttpClient::new(local_destinations()).expect("client");
     let callback = "https://svc.example/api/webhooks/voice/ws_1/status";
     let before = provider.received().len();
     let call = voice::place_call(&http, &cfg, "+14155550199", "Hi <Ann> & co.", callback)
@@ -503,7 +508,7 @@ async fn customerio_test_identify_and_track() {
             Config::Customerio(c) => c,
             other => panic!("{other:?}"),
         };
-    let http = HttpClient::new().expect("client");
+    let http = HttpClient::new(local_destinations()).expect("client");
     let before = provider.received().len();
     let mut attributes = Map::new();
     attributes.insert("email".into(), json!("ann@example.com"));
@@ -571,4 +576,79 @@ async fn the_loaders_read_what_the_routes_stored() {
     );
     state.shutdown().await.expect("shutdown");
     drop(dir);
+}
+
+/// Issue 29: with the default rule (public addresses only) no integration reaches the inside
+/// network: address literals in any spelling are refused when saved, and a name that resolves
+/// to loopback is refused when a connection is made, so the local provider never sees a request
+/// and nothing it would answer is reflected. The tests above show the allowed case (the
+/// harness allows loopback, as a self-hoster would).
+#[tokio::test]
+async fn integrations_cannot_reach_inside_addresses_by_default() {
+    let provider = HttpProvider::start().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = test_config(dir.path());
+    config.outbound = svc_server::integrations::Destinations::public_only();
+    let s = TestServer::start_with(dir, config).await;
+    let a = s.account().await;
+    let port = reqwest::Url::parse(provider.voice_config()["base_url"].as_str().expect("url"))
+        .expect("url")
+        .port()
+        .expect("port");
+    for base in [
+        "http://169.254.169.254/latest".to_owned(),
+        "http://[fd00:ec2::254]".to_owned(),
+        "http://10.0.0.1".to_owned(),
+        format!("http://2130706433:{port}"),
+        format!("http://0x7f.1:{port}"),
+        format!("http://127.1:{port}"),
+    ] {
+        let mut body = provider.voice_config();
+        body["base_url"] = json!(base);
+        let (status, e) = put(&s, &a, "voice", &body).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{base}: {e}");
+        assert_eq!(
+            e["error"]["details"]["reason"], "destination_not_allowed",
+            "{e}"
+        );
+    }
+    let (status, e) = put(
+        &s,
+        &a,
+        "smtp",
+        &json!({"host": "127.0.0.1", "port": 25, "from": "a@b.io"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{e}");
+
+    // A name is stored, and refused on the address it resolves to.
+    let mut body = provider.voice_config();
+    body["base_url"] = json!(format!("http://localhost:{port}"));
+    put_ok(&s, &a, "voice", &body).await;
+    let before = provider.received().len();
+    let failed = test_kind(&s, &a, "voice").await;
+    assert_eq!(failed["ok"], false, "{failed}");
+    let message = failed["message"].as_str().expect("message");
+    assert!(message.contains("non-public address"), "{message}");
+    assert_eq!(
+        provider.received().len(),
+        before,
+        "the inside service was contacted"
+    );
+    put_ok(
+        &s,
+        &a,
+        "smtp",
+        &json!({"host": "localhost", "port": 25, "from": "a@b.io"}),
+    )
+    .await;
+    let failed = test_kind(&s, &a, "smtp").await;
+    assert_eq!(failed["ok"], false, "{failed}");
+    assert!(
+        failed["message"]
+            .as_str()
+            .expect("m")
+            .contains("non-public address"),
+        "{failed}"
+    );
 }

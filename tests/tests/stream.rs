@@ -186,3 +186,64 @@ async fn a_browser_ticket_opens_the_stream_once() {
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     s.stop().await;
 }
+
+async fn revoke(s: &TestServer, owner: &str, key_id: &str) {
+    let resp = s
+        .request(reqwest::Method::DELETE, &format!("/api/v1/keys/{key_id}"))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .expect("revoke");
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
+/// Issue 29: revoking a key ends the streams it opened at once, and a ticket minted for it
+/// before the revocation opens nothing afterwards.
+#[tokio::test]
+async fn revocation_closes_open_streams_and_voids_their_tickets() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.reader_key(&a).await;
+    let other = s.reader_key(&a).await;
+    let mut by_header = connect(&s, Some(&key.plaintext)).await.expect("connect");
+    let ticket = ticket_for(&s, &key.plaintext).await;
+    let mut unaffected = connect(&s, Some(&other.plaintext)).await.expect("other");
+
+    revoke(&s, &a.token, &key.id).await;
+    // The server closes the stream with 1008 and says why; nothing more arrives.
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match by_header.next().await {
+                Some(Ok(Message::Close(Some(frame)))) => return Some(frame),
+                Some(Ok(_)) => continue,
+                _ => return None,
+            }
+        }
+    })
+    .await
+    .expect("closed within 5 s")
+    .expect("a close frame");
+    assert_eq!(u16::from(closed.code), 1008);
+    assert!(closed.reason.contains("revoked"), "{}", closed.reason);
+
+    match connect_with_ticket(&s, ticket["ticket"].as_str().expect("ticket")).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 401);
+        }
+        other => panic!("a revoked key's ticket opened a stream: {other:?}"),
+    }
+
+    // The other key's stream still receives its workspace's events.
+    let resp = s
+        .post("/api/v1/events/track")
+        .bearer_auth(&a.token)
+        .json(&json!({"action": "after", "email": "r@x.io"}))
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(resp.status(), StatusCode::OK);
+    let msg = next_json(&mut unaffected, Duration::from_secs(5))
+        .await
+        .expect("still open");
+    assert_eq!(msg["event"], "after");
+}

@@ -18,11 +18,24 @@ async fn health_and_readiness() {
 }
 
 #[tokio::test]
-async fn every_response_has_a_fresh_request_id() {
+async fn every_response_has_a_fresh_request_id_and_nosniff() {
     let s = TestServer::start().await;
     let mut seen = std::collections::HashSet::new();
-    for path in ["/healthz", "/healthz", "/nope", "/api/v1/keys"] {
+    for path in [
+        "/healthz",
+        "/healthz",
+        "/nope",
+        "/api/v1/keys",
+        "/app/login",
+    ] {
         let resp = s.get(path).send().await.expect("request");
+        assert_eq!(
+            resp.headers()
+                .get("x-content-type-options")
+                .and_then(|v| v.to_str().ok()),
+            Some("nosniff"),
+            "{path}"
+        );
         let id = resp
             .headers()
             .get("x-request-id")

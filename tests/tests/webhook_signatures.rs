@@ -269,6 +269,21 @@ async fn each_platform_signature_is_enforced_and_refusals_write_nothing() {
         let (status, v) = read(post(&s, &path, &good, None).await).await;
         assert_eq!(status, StatusCode::OK, "{p}: {v}");
         assert_eq!(v["accepted"], json!(1), "{p}: {v}");
+        // The same signed delivery replayed inside the tolerance is recognised, even for the
+        // generic platform whose event carries no messageId (issue 29).
+        let (status, again) = read(post(&s, &path, &good, None).await).await;
+        assert_eq!(status, StatusCode::OK, "{p}: {again}");
+        let first = &v["results"][0]["result"];
+        let replay = &again["results"][0]["result"];
+        assert_eq!(
+            replay["duplicate"],
+            json!(true),
+            "{p} replay ingested again: {again}"
+        );
+        assert_eq!(
+            replay["touchpoint_id"], first["touchpoint_id"],
+            "{p}: {again}"
+        );
     }
     assert_eq!(customer_count(&s, &a).await, PLATFORMS.len());
 

@@ -13,6 +13,15 @@ pub(crate) use print::is_reserved;
 pub struct Statement {
     pub mode: Mode,
     pub clauses: Vec<Clause>,
+    /// `UNION [ALL]` and the clauses of each further query (read-only queries only).
+    pub unions: Vec<UnionPart>,
+}
+
+/// One query after `UNION` (`all`: `UNION ALL`, keeping duplicates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnionPart {
+    pub all: bool,
+    pub clauses: Vec<Clause>,
 }
 
 /// Whether to run the query, only plan it, or run it and measure each operator.
@@ -48,6 +57,36 @@ impl Clause {
                 | Clause::Remove(_)
                 | Clause::Delete(_)
         )
+    }
+
+    /// The expressions the clause holds (for walks over a subquery's body).
+    pub fn exprs(&self) -> Vec<&Expr> {
+        fn projection(p: &Projection) -> Vec<&Expr> {
+            p.items
+                .iter()
+                .map(|i| &i.expr)
+                .chain(p.order_by.iter().map(|s| &s.expr))
+                .chain(p.skip.as_ref())
+                .chain(p.limit.as_ref())
+                .collect()
+        }
+        match self {
+            Clause::Match(m) => m
+                .patterns
+                .iter()
+                .flat_map(PathPattern::property_exprs)
+                .chain(m.where_.as_ref())
+                .collect(),
+            Clause::Unwind(u) => vec![&u.expr],
+            Clause::With(w) => {
+                let mut out = projection(&w.projection);
+                out.extend(w.where_.as_ref());
+                out
+            }
+            Clause::Return(p) => projection(p),
+            // Write clauses never stand in a subquery.
+            _ => Vec::new(),
+        }
     }
 
     /// The clause keyword, for messages.
@@ -99,10 +138,33 @@ pub struct Projection {
     pub limit: Option<Expr>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct ProjectionItem {
     pub expr: Expr,
     pub alias: Option<String>,
+    /// The expression as written, for the column name of an unaliased RETURN item
+    /// (`RETURN cOuNt( * )` names its column `cOuNt( * )`); None when built in code.
+    pub text: Option<String>,
+}
+
+impl ProjectionItem {
+    /// The item's column name: its alias, else its text as written, else its printed form.
+    pub fn column_name(&self) -> String {
+        match (&self.alias, &self.text, &self.expr) {
+            (Some(a), _, _) => a.clone(),
+            (None, _, Expr::Variable(v)) => v.clone(),
+            (None, Some(t), _) => t.clone(),
+            (None, None, e) => e.to_string(),
+        }
+    }
+}
+
+/// Items are equal when they compute the same expression under the same column name (the
+/// printer writes a text that differs from the printed expression as an alias).
+impl PartialEq for ProjectionItem {
+    fn eq(&self, other: &Self) -> bool {
+        self.expr == other.expr && self.column_name() == other.column_name()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -163,6 +225,8 @@ pub struct Delete {
 /// `(a)-[r]->(b)<-(c)...`: a start node and a chain of hops.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathPattern {
+    /// `p = (a)-->(b)`: the path's variable.
+    pub variable: Option<String>,
     pub start: NodePattern,
     pub hops: Vec<(RelPattern, NodePattern)>,
 }
@@ -182,6 +246,29 @@ pub struct RelPattern {
     /// `*min..max`; `None` for a single hop.
     pub length: Option<VarLength>,
     pub properties: Vec<(String, Expr)>,
+}
+
+impl PathPattern {
+    /// The expressions of the pattern's property maps.
+    pub fn property_exprs(&self) -> Vec<&Expr> {
+        let mut out: Vec<&Expr> = self.start.properties.iter().map(|(_, e)| e).collect();
+        for (rel, node) in &self.hops {
+            out.extend(rel.properties.iter().map(|(_, e)| e));
+            out.extend(node.properties.iter().map(|(_, e)| e));
+        }
+        out
+    }
+
+    /// The variables the pattern names (nodes, relationships, the path).
+    pub fn variables(&self) -> Vec<&str> {
+        let mut out: Vec<&str> = self.variable.as_deref().into_iter().collect();
+        out.extend(self.start.variable.as_deref());
+        for (rel, node) in &self.hops {
+            out.extend(rel.variable.as_deref());
+            out.extend(node.variable.as_deref());
+        }
+        out
+    }
 }
 
 /// Direction as written, left to right.
@@ -270,6 +357,71 @@ pub enum Expr {
         expr: Box<Expr>,
         labels: Vec<String>,
     },
+    /// `list[from..to]` (either bound may be left out).
+    Slice(Box<Expr>, Option<Box<Expr>>, Option<Box<Expr>>),
+    /// `[x IN list WHERE predicate | projection]`
+    Comprehension {
+        variable: String,
+        list: Box<Expr>,
+        predicate: Option<Box<Expr>>,
+        projection: Option<Box<Expr>>,
+    },
+    /// `all(x IN list WHERE predicate)`, `any`, `none`, `single`
+    Quantified {
+        quantifier: Quantifier,
+        variable: String,
+        list: Box<Expr>,
+        predicate: Box<Expr>,
+    },
+    /// `reduce(acc = init, x IN list | expr)`
+    Reduce {
+        accumulator: String,
+        init: Box<Expr>,
+        variable: String,
+        list: Box<Expr>,
+        expr: Box<Expr>,
+    },
+    /// A pattern as an expression, `(a)-[:R]->(b)`: whether it matches (with `size()`, how
+    /// many times).
+    Pattern(Box<PathPattern>),
+    /// `[p = (a)-->(b) WHERE predicate | projection]`
+    PatternComprehension {
+        pattern: Box<PathPattern>,
+        predicate: Option<Box<Expr>>,
+        projection: Box<Expr>,
+    },
+    /// `EXISTS { (a)-->(b) WHERE ... }` (`short`: written as a pattern) or
+    /// `EXISTS { MATCH ... [WITH ...] [RETURN ...] }`: whether the read-only subquery has a row.
+    Exists {
+        clauses: Vec<Clause>,
+        short: bool,
+    },
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END`
+    Case {
+        operand: Option<Box<Expr>>,
+        whens: Vec<(Expr, Expr)>,
+        else_: Option<Box<Expr>>,
+    },
+}
+
+/// The list predicates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Quantifier {
+    All,
+    Any,
+    None,
+    Single,
+}
+
+impl Quantifier {
+    pub fn keyword(self) -> &'static str {
+        match self {
+            Quantifier::All => "all",
+            Quantifier::Any => "any",
+            Quantifier::None => "none",
+            Quantifier::Single => "single",
+        }
+    }
 }
 
 /// Binding strength, loosest first. Used by the parser's levels and by the printer.
@@ -336,7 +488,15 @@ impl Expr {
             Expr::Unary(UnaryOp::Not, _) => prec::NOT,
             Expr::Unary(_, _) => prec::UNARY,
             Expr::IsNull { .. } => prec::PREDICATE,
-            Expr::Property(..) | Expr::Index(..) | Expr::HasLabels { .. } => prec::POSTFIX,
+            Expr::Property(..) | Expr::Index(..) | Expr::Slice(..) | Expr::HasLabels { .. } => {
+                prec::POSTFIX
+            }
+            // A pattern is parenthesised as any operand: `(a)-->(b) - 1` would read its `-` as
+            // the start of another relationship.
+            Expr::Pattern(_) => 0,
+            // A negative integer literal (only -9223372036854775808 is parsed as one) prints
+            // with its sign.
+            Expr::Literal(Literal::Int(i)) if *i < 0 => prec::UNARY,
             _ => prec::ATOM,
         }
     }
@@ -363,20 +523,63 @@ impl Expr {
     /// Visits this expression and every sub-expression, parents first.
     pub fn walk(&self, f: &mut dyn FnMut(&Expr)) {
         f(self);
+        for c in self.children() {
+            c.walk(f);
+        }
+    }
+
+    /// The direct sub-expressions (for walks that must not recurse).
+    pub fn children(&self) -> Vec<&Expr> {
         match self {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
+            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => vec![],
             Expr::Property(e, _)
             | Expr::Unary(_, e)
             | Expr::IsNull { expr: e, .. }
-            | Expr::HasLabels { expr: e, .. } => e.walk(f),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-                a.walk(f);
-                b.walk(f);
+            | Expr::HasLabels { expr: e, .. } => vec![e],
+            Expr::Index(a, b) | Expr::Binary(_, a, b) => vec![a, b],
+            Expr::List(items) | Expr::Call { args: items, .. } => items.iter().collect(),
+            Expr::Map(entries) => entries.iter().map(|(_, e)| e).collect(),
+            Expr::Slice(a, b, c) => std::iter::once(&**a)
+                .chain(b.as_deref())
+                .chain(c.as_deref())
+                .collect(),
+            Expr::Comprehension {
+                list,
+                predicate,
+                projection,
+                ..
+            } => std::iter::once(&**list)
+                .chain(predicate.as_deref())
+                .chain(projection.as_deref())
+                .collect(),
+            Expr::Quantified {
+                list, predicate, ..
+            } => vec![list, predicate],
+            Expr::Reduce {
+                init, list, expr, ..
+            } => vec![init, list, expr],
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => operand
+                .as_deref()
+                .into_iter()
+                .chain(whens.iter().flat_map(|(w, t)| [w, t]))
+                .chain(else_.as_deref())
+                .collect(),
+            Expr::Pattern(p) => p.property_exprs(),
+            Expr::Exists { clauses, .. } => clauses.iter().flat_map(Clause::exprs).collect(),
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => {
+                let mut out = pattern.property_exprs();
+                out.extend(predicate.as_deref());
+                out.push(projection);
+                out
             }
-            Expr::List(items) | Expr::Call { args: items, .. } => {
-                items.iter().for_each(|e| e.walk(f))
-            }
-            Expr::Map(entries) => entries.iter().for_each(|(_, e)| e.walk(f)),
         }
     }
 }

@@ -166,8 +166,111 @@ impl Display for Expr {
             Expr::Index(e, i) => write!(f, "{}[{i}]", Operand(e, prec::POSTFIX)),
             Expr::List(items) => {
                 f.write_char('[')?;
-                join(f, items, ", ")?;
+                // `[x IN list]` would read back as a list comprehension.
+                match items.first() {
+                    Some(first @ Expr::Binary(BinaryOp::In, a, _))
+                        if matches!(**a, Expr::Variable(_)) =>
+                    {
+                        write!(f, "({first})")?;
+                        if items.len() > 1 {
+                            f.write_str(", ")?;
+                            join(f, &items[1..], ", ")?;
+                        }
+                    }
+                    _ => join(f, items, ", ")?,
+                }
                 f.write_char(']')
+            }
+            Expr::Slice(e, from, to) => {
+                write!(f, "{}[", Operand(e, prec::POSTFIX))?;
+                if let Some(x) = from {
+                    x.fmt(f)?;
+                }
+                f.write_str("..")?;
+                if let Some(x) = to {
+                    x.fmt(f)?;
+                }
+                f.write_char(']')
+            }
+            Expr::Comprehension {
+                variable,
+                list,
+                predicate,
+                projection,
+            } => {
+                write!(f, "[{} IN {list}", Var(variable))?;
+                if let Some(p) = predicate {
+                    write!(f, " WHERE {p}")?;
+                }
+                if let Some(p) = projection {
+                    write!(f, " | {p}")?;
+                }
+                f.write_char(']')
+            }
+            Expr::Quantified {
+                quantifier,
+                variable,
+                list,
+                predicate,
+            } => write!(
+                f,
+                "{}({} IN {list} WHERE {predicate})",
+                quantifier.keyword(),
+                Var(variable)
+            ),
+            Expr::Reduce {
+                accumulator,
+                init,
+                variable,
+                list,
+                expr,
+            } => write!(
+                f,
+                "reduce({} = {init}, {} IN {list} | {expr})",
+                Var(accumulator),
+                Var(variable)
+            ),
+            Expr::Pattern(p) => p.fmt(f),
+            Expr::Exists { clauses, short } => {
+                f.write_str("EXISTS { ")?;
+                match (short, clauses.as_slice()) {
+                    (true, [Clause::Match(m)]) => {
+                        join(f, &m.patterns, ", ")?;
+                        if let Some(w) = &m.where_ {
+                            write!(f, " WHERE {w}")?;
+                        }
+                    }
+                    _ => join(f, clauses, " ")?,
+                }
+                f.write_str(" }")
+            }
+            Expr::PatternComprehension {
+                pattern,
+                predicate,
+                projection,
+            } => {
+                write!(f, "[{pattern}")?;
+                if let Some(p) = predicate {
+                    write!(f, " WHERE {p}")?;
+                }
+                write!(f, " | {projection}]")
+            }
+            Expr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                f.write_str("CASE")?;
+                if let Some(o) = operand {
+                    write!(f, " {o}")?;
+                }
+                for (w, t) in whens {
+                    write!(f, " WHEN {w} THEN {t}")?;
+                }
+                if let Some(e) = else_ {
+                    write!(f, " ELSE {e}")?;
+                }
+                f.write_str(" END")
             }
             Expr::Map(entries) => write_map(f, entries),
             Expr::Unary(UnaryOp::Not, e) => write!(f, "NOT {}", Operand(e, prec::NOT)),
@@ -176,7 +279,16 @@ impl Display for Expr {
             Expr::Binary(op, l, r) => {
                 let p = op.precedence();
                 // Left-associative: the right operand needs parentheses at equal precedence.
-                write!(f, "{} {} {}", Operand(l, p), op.symbol(), Operand(r, p + 1))
+                // Comparisons chain (`a < b < c` is `a < b AND b < c`), so a comparison as the
+                // left operand of another needs them too.
+                let left = if p == prec::COMPARISON { p + 1 } else { p };
+                write!(
+                    f,
+                    "{} {} {}",
+                    Operand(l, left),
+                    op.symbol(),
+                    Operand(r, p + 1)
+                )
             }
             Expr::IsNull { expr, negated } => {
                 write!(
@@ -191,11 +303,27 @@ impl Display for Expr {
                 distinct,
                 args,
             } => {
-                write!(f, "{}(", Name(name))?;
+                // A namespaced name (`date.truncate`) prints its words joined by dots.
+                if name.contains('.') && name.split('.').all(is_plain_word) {
+                    write!(f, "{name}(")?;
+                } else {
+                    write!(f, "{}(", Name(name))?;
+                }
                 if *distinct {
                     f.write_str("DISTINCT ")?;
                 }
-                join(f, args, ", ")?;
+                // `all(x IN l ...)` and `reduce(a = b, ...)` read back as list predicates.
+                match args.split_first() {
+                    Some((first @ Expr::Binary(BinaryOp::In | BinaryOp::Eq, a, _), rest))
+                        if matches!(**a, Expr::Variable(_)) =>
+                    {
+                        write!(f, "({first})")?;
+                        for x in rest {
+                            write!(f, ", {x}")?;
+                        }
+                    }
+                    _ => join(f, args, ", ")?,
+                }
                 f.write_char(')')
             }
             Expr::CountStar => f.write_str("count(*)"),
@@ -285,6 +413,9 @@ impl Display for RelPattern {
 
 impl Display for PathPattern {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if let Some(v) = &self.variable {
+            write!(f, "{} = ", Var(v))?;
+        }
         self.start.fmt(f)?;
         for (rel, node) in &self.hops {
             write!(f, "{rel}{node}")?;
@@ -295,9 +426,11 @@ impl Display for PathPattern {
 
 impl Display for ProjectionItem {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        self.expr.fmt(f)?;
-        if let Some(a) = &self.alias {
-            write!(f, " AS {}", Var(a))?;
+        let printed = self.expr.to_string();
+        f.write_str(&printed)?;
+        let name = self.column_name();
+        if self.alias.is_some() || (name != printed && !matches!(self.expr, Expr::Variable(_))) {
+            write!(f, " AS {}", Var(&name))?;
         }
         Ok(())
     }
@@ -436,7 +569,12 @@ impl Display for Statement {
             Mode::Explain => f.write_str("EXPLAIN ")?,
             Mode::Profile => f.write_str("PROFILE ")?,
         }
-        join(f, &self.clauses, " ")
+        join(f, &self.clauses, " ")?;
+        for u in &self.unions {
+            f.write_str(if u.all { " UNION ALL " } else { " UNION " })?;
+            join(f, &u.clauses, " ")?;
+        }
+        Ok(())
     }
 }
 

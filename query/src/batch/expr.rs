@@ -709,7 +709,7 @@ fn pure(e: &CExpr) -> bool {
                     | Func::Ceil
                     | Func::Head
                     | Func::Last
-                    | Func::DateTime
+                    | Func::Temporal(_)
             ) && items.iter().all(pure)
         }
         _ => false,

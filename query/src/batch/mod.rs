@@ -73,6 +73,7 @@ fn children(plan: &Plan) -> Vec<&Plan> {
         | Op::ScanFilter { input, .. } => vec![input],
         Op::Optional { input, inner, .. } => vec![input, inner],
         Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => vec![fallback],
+        Op::Union { inputs, .. } => inputs.iter().map(|(p, _)| p).collect(),
     }
 }
 
@@ -230,6 +231,13 @@ impl Analysis {
             Op::Distinct { input, slots } => {
                 slots.iter().for_each(|s| self.mark(*s));
                 self.walk(input, depth);
+            }
+            Op::Union { inputs, out } => {
+                out.iter().for_each(|s| self.mark(*s));
+                for (p, slots) in inputs {
+                    slots.iter().for_each(|s| self.mark(*s));
+                    self.walk(p, depth);
+                }
             }
             Op::Sort { input, keys } => {
                 keys.iter().for_each(|(e, _)| self.expr(e));
@@ -556,6 +564,7 @@ impl<'p> Compiler<'p> {
                 })
             }
             Op::StageInput
+            | Op::Union { .. }
             | Op::Distinct { .. }
             | Op::Sort { .. }
             | Op::TopK { .. }

@@ -17,6 +17,8 @@ pub(crate) enum AggState {
     },
     Extreme(Option<Val>),
     Collect(Vec<Val>),
+    /// The numbers seen, the percentile asked for, and whether it is `percentileDisc`.
+    Percentile(Vec<Val>, f64, bool),
 }
 
 impl AggState {
@@ -31,6 +33,9 @@ impl AggState {
             AggKind::Avg => AggState::Avg { sum: 0.0, n: 0 },
             AggKind::Min | AggKind::Max => AggState::Extreme(None),
             AggKind::Collect => AggState::Collect(Vec::new()),
+            AggKind::PercentileDisc | AggKind::PercentileCont => {
+                AggState::Percentile(Vec::new(), 0.0, kind == AggKind::PercentileDisc)
+            }
         }
     }
 
@@ -91,12 +96,60 @@ impl AggState {
                 }
             }
             AggState::Collect(items) => items.push(v),
+            AggState::Percentile(values, p, _) => {
+                let Val::List(mut pair) = v else {
+                    return Ok(());
+                };
+                let (Some(q), Some(x)) = (pair.pop(), pair.pop()) else {
+                    return Ok(());
+                };
+                let q = match q.as_f64() {
+                    Some(q) if (0.0..=1.0).contains(&q) => q,
+                    _ => {
+                        return Err(QueryError::Arithmetic(format!(
+                            "a percentile must be a number between 0 and 1, got {}",
+                            crate::temporal::to_text(&q).unwrap_or_else(|| format!("{q:?}"))
+                        )))
+                    }
+                };
+                *p = q;
+                match x {
+                    Val::Null => {}
+                    Val::Int(_) | Val::Float(_) => values.push(x),
+                    other => {
+                        return Err(QueryError::type_err(format!(
+                            "a percentile of a {}",
+                            other.type_name()
+                        )))
+                    }
+                }
+            }
         }
         Ok(())
     }
 
     pub(crate) fn finish(self) -> Val {
         match self {
+            AggState::Percentile(mut values, p, disc) => {
+                if values.is_empty() {
+                    return Val::Null;
+                }
+                values.sort_by(order);
+                let n = values.len();
+                if disc {
+                    let i = ((p * n as f64).ceil() as usize)
+                        .saturating_sub(1)
+                        .min(n - 1);
+                    return values.swap_remove(i);
+                }
+                let pos = p * (n - 1) as f64;
+                let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+                let (a, b) = (
+                    values[lo].as_f64().unwrap_or(0.0),
+                    values[hi.min(n - 1)].as_f64().unwrap_or(0.0),
+                );
+                Val::Float(a + (b - a) * (pos - lo as f64))
+            }
             AggState::Count(n) => Val::Int(n),
             AggState::Sum {
                 int,

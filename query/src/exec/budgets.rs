@@ -68,33 +68,69 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
                 .map(|(k, x)| Ok((k.clone(), to_result(x, cx)?)))
                 .collect::<Result<_, QueryError>>()?,
         ),
-        Val::Node(id) => match cx.node(*id)? {
-            Some(n) => ResultValue::Node(ResultNode {
-                id: n.id.0,
-                labels: n.labels.clone(),
-                properties: n
-                    .properties
-                    .iter()
-                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
-                    .collect(),
-            }),
+        Val::Node(id) => match result_node(*id, cx)? {
+            Some(n) => ResultValue::Node(n),
             None => ResultValue::Null,
         },
-        Val::Rel(id) => match cx.edge(*id)? {
-            Some(e) => ResultValue::Relationship(ResultRelationship {
-                id: e.id.0,
-                rel_type: e.rel_type.clone(),
-                start: e.start.0,
-                end: e.end.0,
-                properties: e
-                    .properties
-                    .iter()
-                    .map(|(k, v)| (k.clone(), ResultValue::from(v)))
-                    .collect(),
-            }),
+        Val::Rel(id) => match result_rel(*id, cx)? {
+            Some(r) => ResultValue::Relationship(r),
             None => ResultValue::Null,
         },
+        Val::Date(_)
+        | Val::LocalTime(_)
+        | Val::Time(..)
+        | Val::LocalDateTime(_)
+        | Val::Zoned(_)
+        | Val::Duration(_) => ResultValue::Temporal(crate::result::ResultTemporal {
+            type_name: v.type_name(),
+            text: crate::temporal::to_text(v).unwrap_or_default(),
+        }),
+        Val::Path(nodes, rels) => {
+            let mut path = ResultPath {
+                nodes: Vec::with_capacity(nodes.len()),
+                relationships: Vec::with_capacity(rels.len()),
+            };
+            for id in nodes {
+                match result_node(*id, cx)? {
+                    Some(n) => path.nodes.push(n),
+                    None => return Ok(ResultValue::Null),
+                }
+            }
+            for id in rels {
+                match result_rel(*id, cx)? {
+                    Some(r) => path.relationships.push(r),
+                    None => return Ok(ResultValue::Null),
+                }
+            }
+            ResultValue::Path(path)
+        }
     })
+}
+
+fn result_node(id: NodeId, cx: &Cx<'_>) -> Result<Option<ResultNode>, QueryError> {
+    Ok(cx.node(id)?.map(|n| ResultNode {
+        id: n.id.0,
+        labels: n.labels.clone(),
+        properties: n
+            .properties
+            .iter()
+            .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+            .collect(),
+    }))
+}
+
+fn result_rel(id: EdgeId, cx: &Cx<'_>) -> Result<Option<ResultRelationship>, QueryError> {
+    Ok(cx.edge(id)?.map(|e| ResultRelationship {
+        id: e.id.0,
+        rel_type: e.rel_type.clone(),
+        start: e.start.0,
+        end: e.end.0,
+        properties: e
+            .properties
+            .iter()
+            .map(|(k, v)| (k.clone(), ResultValue::from(v)))
+            .collect(),
+    }))
 }
 
 pub(super) struct Profiled<'p> {

@@ -134,7 +134,14 @@ impl Expand<'_> {
                         )?;
                     }
                     if (path.len() as u32) < *max {
-                        for (edge, n) in step(node, &path)?.into_iter().rev() {
+                        let next = step(node, &path)?;
+                        if !next.is_empty() && path.len() as u32 >= cx.limits.max_hops {
+                            return Err(QueryError::HopLimit(format!(
+                                "paths longer than the budget of {} hops",
+                                cx.limits.max_hops
+                            )));
+                        }
+                        for (edge, n) in next.into_iter().rev() {
                             let mut p = path.clone();
                             p.push(edge);
                             stack.push((n, p));

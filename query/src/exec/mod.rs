@@ -14,7 +14,7 @@ use crate::error::QueryError;
 use crate::eval::{eval, CExpr, Cx, Row};
 use crate::functions::AggKind;
 use crate::plan::{AggSpec, Op, Plan, ScanSource};
-use crate::result::{ResultNode, ResultRelationship, ResultValue};
+use crate::result::{ResultNode, ResultPath, ResultRelationship, ResultValue};
 use crate::value::{equals, key_of, order, to_property, write_key, Val};
 
 mod aggregate;
@@ -107,6 +107,14 @@ pub(crate) fn build_rows<'p>(
             aggs,
             width,
             output: None,
+        }),
+        Op::Union { inputs, out } => Box::new(rows::Union {
+            inputs: inputs
+                .iter()
+                .map(|(p, slots)| (build_rows(p, width, profile, batch), slots.as_slice()))
+                .collect(),
+            out,
+            width,
         }),
         Op::Distinct { input, slots } => Box::new(Distinct {
             input: b(input),

@@ -161,3 +161,26 @@ impl Operator for Optional<'_> {
         }
     }
 }
+
+/// UNION: the rows of each input in turn, the input's output slots copied into `out`.
+pub(super) struct Union<'p> {
+    pub(super) inputs: Vec<(BoxOp<'p>, &'p [usize])>,
+    pub(super) out: &'p [usize],
+    pub(super) width: usize,
+}
+
+impl Operator for Union<'_> {
+    fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
+        while let Some((input, slots)) = self.inputs.first_mut() {
+            if let Some(row) = input.next(cx)? {
+                let mut r = vec![Val::Null; self.width];
+                for (o, s) in self.out.iter().zip(slots.iter()) {
+                    r[*o] = row.get(*s).cloned().unwrap_or(Val::Null);
+                }
+                return Ok(Some(r));
+            }
+            self.inputs.remove(0);
+        }
+        Ok(None)
+    }
+}

@@ -10,7 +10,6 @@ pub(super) const UNSUPPORTED_CLAUSES: &[&str] = &[
     "LOAD",
     "FOREACH",
     "USE",
-    "UNION",
     "DROP",
     "SHOW",
     "START",
@@ -37,6 +36,47 @@ pub(super) fn statement(i: Input<'_>) -> PResult<'_, Statement> {
     } else {
         (i, Mode::Run)
     };
+    let (mut i, clauses) = query_part(i)?;
+    let mut unions = Vec::new();
+    // union = { UNION [ALL] query_part }: read-only queries with one kind of UNION.
+    while i.is_kw("UNION") {
+        let at = i;
+        let (j, all) = if i.is_kw_at(1, "ALL") {
+            (i.advance(2), true)
+        } else {
+            (i.advance(1), false)
+        };
+        if unions.first().is_some_and(|u: &UnionPart| u.all != all) {
+            return Err(at.fatal(Fatal::Invalid(
+                "UNION and UNION ALL cannot be mixed in one query".into(),
+            )));
+        }
+        let (j, part) = query_part(j)?;
+        unions.push(UnionPart { all, clauses: part });
+        i = j;
+    }
+    if !unions.is_empty() {
+        let parts = std::iter::once(&clauses).chain(unions.iter().map(|u| &u.clauses));
+        if let Some(w) = parts.flatten().find(|c| c.is_write()) {
+            return Err(i.unsupported(format!("{} in a UNION", w.keyword())));
+        }
+    }
+    let (i, _) = opt(punct(";"))(i)?;
+    if !matches!(i.peek(), Tok::Eof) {
+        return Err(i.expected("end of input"));
+    }
+    Ok((
+        i,
+        Statement {
+            mode,
+            clauses,
+            unions,
+        },
+    ))
+}
+
+// query_part = clause { clause }   (ending in RETURN or a write)
+fn query_part(i: Input<'_>) -> PResult<'_, Vec<Clause>> {
     let mut clauses = Vec::new();
     let mut i = i;
     loop {
@@ -59,17 +99,16 @@ pub(super) fn statement(i: Input<'_>) -> PResult<'_, Statement> {
     }
     let last_ok =
         matches!(clauses.last(), Some(c) if c.is_write() || matches!(c, Clause::Return(_)));
-    if i.is_kw("UNION") {
-        return Err(i.unsupported("UNION"));
-    }
-    let (i, _) = opt(punct(";"))(i)?;
-    if !matches!(i.peek(), Tok::Eof) {
-        return Err(i.expected("end of input"));
-    }
-    if !last_ok {
+    if !last_ok && !i.is_kw("UNION") && matches!(i.peek(), Tok::Eof | Tok::Punct(";")) {
         return Err(i.expected("RETURN or an updating clause (CREATE, MERGE, SET, REMOVE, DELETE)"));
     }
-    Ok((i, Statement { mode, clauses }))
+    if !last_ok {
+        if i.is_kw("UNION") {
+            return Err(i.expected("RETURN"));
+        }
+        return Err(i.expected("end of input"));
+    }
+    Ok((i, clauses))
 }
 
 // clause = match | unwind | with | return | create | merge | set | remove | delete
@@ -86,6 +125,7 @@ pub(super) fn clause(i: Input<'_>) -> PResult<'_, Clause> {
         }
         if (w.eq_ignore_ascii_case("CREATE") || w.eq_ignore_ascii_case("MERGE"))
             && matches!(i.peek_at(1), Tok::Ident(_))
+            && !matches!(i.peek_at(2), Tok::Punct("="))
         {
             return Err(i.unsupported("schema and administration commands"));
         }
@@ -173,7 +213,7 @@ pub(super) fn unwind_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // with = WITH projection [WHERE expr]
 pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("WITH")(i)?;
-    let (i, projection) = projection(i)?;
+    let (i, projection) = projection(i, false)?;
     let (i, where_) = opt_where(i)?;
     Ok((i, Clause::With(With { projection, where_ })))
 }
@@ -181,23 +221,24 @@ pub(super) fn with_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // return = RETURN projection
 pub(super) fn return_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("RETURN")(i)?;
-    let (i, p) = projection(i)?;
+    let (i, p) = projection(i, true)?;
     Ok((i, Clause::Return(p)))
 }
 
 // projection = [DISTINCT] ("*" ["," item_list] | item_list) [ORDER BY sort_list] [SKIP expr] [LIMIT expr]
-pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
+pub(super) fn projection(i: Input<'_>, is_return: bool) -> PResult<'_, Projection> {
+    let item = |i| projection_item(i, is_return);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, star, items) = if i.is_punct("*") {
         let i = i.advance(1);
         if i.is_punct(",") {
-            let (i, items) = separated_list1(punct(","), projection_item)(i.advance(1))?;
+            let (i, items) = separated_list1(punct(","), item)(i.advance(1))?;
             (i, true, items)
         } else {
             (i, true, Vec::new())
         }
     } else {
-        let (i, items) = separated_list1(punct(","), projection_item)(i)?;
+        let (i, items) = separated_list1(punct(","), item)(i)?;
         (i, false, items)
     };
     let (i, order_by) = if i.is_kw("ORDER") {
@@ -235,7 +276,8 @@ pub(super) fn projection(i: Input<'_>) -> PResult<'_, Projection> {
 }
 
 // projection_item = expr [AS variable]
-pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
+pub(super) fn projection_item(i: Input<'_>, keep_text: bool) -> PResult<'_, ProjectionItem> {
+    let start = i;
     let (i, e) = expr(i)?;
     if i.is_kw("AS") {
         let (i, alias) = variable(i.advance(1))?;
@@ -244,15 +286,19 @@ pub(super) fn projection_item(i: Input<'_>) -> PResult<'_, ProjectionItem> {
             ProjectionItem {
                 expr: e,
                 alias: Some(alias),
+                text: None,
             },
         ))
     } else {
         i.expected("AS");
+        // An unaliased RETURN item is named by its text as written.
+        let text = keep_text.then(|| start.text_until(i));
         Ok((
             i,
             ProjectionItem {
                 expr: e,
                 alias: None,
+                text,
             },
         ))
     }
@@ -290,9 +336,19 @@ pub(super) fn sort_item(i: Input<'_>) -> PResult<'_, SortItem> {
     ))
 }
 
+/// Named paths are read-only for now: `CREATE p = ...` and `MERGE p = ...` are refused.
+fn refuse_named_path(i: Input<'_>) -> Result<(), nom::Err<PErr>> {
+    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) && matches!(i.peek_at(1), Tok::Punct("="))
+    {
+        return Err(i.unsupported("named paths in CREATE and MERGE"));
+    }
+    Ok(())
+}
+
 // create = CREATE pattern_list
 pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("CREATE")(i)?;
+    refuse_named_path(i)?;
     let (i, patterns) = pattern_list(i)?;
     Ok((i, Clause::Create(patterns)))
 }
@@ -300,6 +356,7 @@ pub(super) fn create_clause(i: Input<'_>) -> PResult<'_, Clause> {
 // merge = MERGE path_pattern { ON (CREATE | MATCH) SET set_item {"," set_item} }
 pub(super) fn merge_clause(i: Input<'_>) -> PResult<'_, Clause> {
     let (i, _) = kw("MERGE")(i)?;
+    refuse_named_path(i)?;
     let (mut i, pattern) = path_pattern(i)?;
     let mut actions = Vec::new();
     while i.is_kw("ON") {

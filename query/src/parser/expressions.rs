@@ -23,21 +23,7 @@ pub(super) fn tree_depth(e: &Expr) -> usize {
     let mut stack = vec![(e, 1usize)];
     while let Some((e, d)) = stack.pop() {
         max = max.max(d);
-        match e {
-            Expr::Literal(_) | Expr::Param(_) | Expr::Variable(_) | Expr::CountStar => {}
-            Expr::Property(x, _)
-            | Expr::Unary(_, x)
-            | Expr::IsNull { expr: x, .. }
-            | Expr::HasLabels { expr: x, .. } => stack.push((x, d + 1)),
-            Expr::Index(a, b) | Expr::Binary(_, a, b) => {
-                stack.push((a, d + 1));
-                stack.push((b, d + 1));
-            }
-            Expr::List(items) | Expr::Call { args: items, .. } => {
-                stack.extend(items.iter().map(|x| (x, d + 1)))
-            }
-            Expr::Map(entries) => stack.extend(entries.iter().map(|(_, x)| (x, d + 1))),
-        }
+        stack.extend(e.children().into_iter().map(|x| (x, d + 1)));
     }
     max
 }
@@ -98,23 +84,38 @@ pub(super) fn not_expr(i: Input<'_>) -> PResult<'_, Expr> {
 }
 
 // comparison = predicate { ("=" | "<>" | "<" | "<=" | ">" | ">=") predicate }
+// A chain `a < b <= c` means `a < b AND b <= c`.
 pub(super) fn comparison(i: Input<'_>) -> PResult<'_, Expr> {
-    let (i, e) = binary_level(
-        i,
-        predicate,
-        &[
-            ("=", BinaryOp::Eq),
-            ("<>", BinaryOp::Ne),
-            ("<=", BinaryOp::Le),
-            (">=", BinaryOp::Ge),
-            ("<", BinaryOp::Lt),
-            (">", BinaryOp::Gt),
-        ],
-    )?;
+    const OPS: [(&str, BinaryOp); 6] = [
+        ("=", BinaryOp::Eq),
+        ("<>", BinaryOp::Ne),
+        ("<=", BinaryOp::Le),
+        (">=", BinaryOp::Ge),
+        ("<", BinaryOp::Lt),
+        (">", BinaryOp::Gt),
+    ];
+    let (mut i, mut left) = predicate(i)?;
+    let mut previous: Option<Expr> = None;
+    let mut guards = Vec::new();
+    while let Some((_, op)) = OPS.iter().find(|(p, _)| i.is_punct(p)) {
+        guards.push(DepthGuard::chain(i)?);
+        let (j, right) = predicate(i.advance(1))?;
+        left = match previous.take() {
+            None => Expr::Binary(*op, Box::new(left), Box::new(right.clone())),
+            Some(middle) => Expr::Binary(
+                BinaryOp::And,
+                Box::new(left),
+                Box::new(Expr::Binary(*op, Box::new(middle), Box::new(right.clone()))),
+            ),
+        };
+        previous = Some(right);
+        i = j;
+    }
+    i.expected("an operator");
     if i.is_punct("=~") {
         return Err(i.unsupported("regular expression matching (=~)"));
     }
-    Ok((i, e))
+    Ok((i, left))
 }
 
 // predicate = additive { IN additive | STARTS WITH additive | ENDS WITH additive
@@ -196,6 +197,10 @@ pub(super) fn power(i: Input<'_>) -> PResult<'_, Expr> {
 
 // unary = ("-" | "+") unary | postfix
 pub(super) fn unary(i: Input<'_>) -> PResult<'_, Expr> {
+    // The smallest integer has no positive literal of its own.
+    if i.is_punct("-") && matches!(i.peek_at(1), Tok::Integer(d) if d == "9223372036854775808") {
+        return Ok((i.advance(2), Expr::Literal(Literal::Int(i64::MIN))));
+    }
     let op = if i.is_punct("-") {
         Some(UnaryOp::Neg)
     } else if i.is_punct("+") {
@@ -226,11 +231,31 @@ pub(super) fn postfix(i: Input<'_>) -> PResult<'_, Expr> {
             e = Expr::Property(Box::new(e), key);
             i = j;
         } else if i.is_punct("[") {
-            let (j, index) = expr(i.advance(1))?;
+            // `[index]` or a slice `[from..to]` (either bound optional)
+            let j = i.advance(1);
+            let (j, from) = if j.is_punct("..") {
+                (j, None)
+            } else {
+                let (j, x) = expr(j)?;
+                (j, Some(x))
+            };
             if j.is_punct("..") {
-                return Err(j.unsupported("list slicing"));
+                let j = j.advance(1);
+                let (j, to) = if j.is_punct("]") {
+                    (j, None)
+                } else {
+                    let (j, x) = expr(j)?;
+                    (j, Some(Box::new(x)))
+                };
+                let (j, _) = punct("]")(j)?;
+                e = Expr::Slice(Box::new(e), from.map(Box::new), to);
+                i = j;
+                continue;
             }
             let (j, _) = punct("]")(j)?;
+            let Some(index) = from else {
+                return Err(j.expected("an expression"));
+            };
             e = Expr::Index(Box::new(e), Box::new(index));
             i = j;
         } else if i.is_punct(":") {
@@ -265,6 +290,12 @@ pub(super) fn atom(i: Input<'_>) -> PResult<'_, Expr> {
             Ok((i, Expr::Map(entries)))
         }
         Tok::Punct("(") => {
+            // A pattern with at least one relationship is a pattern expression.
+            if let Ok((j, p)) = path_pattern(i) {
+                if !p.hops.is_empty() {
+                    return Ok((j, Expr::Pattern(Box::new(p))));
+                }
+            }
             let (i, e) = expr(i.advance(1))?;
             let (i, _) = punct(")")(i)?;
             Ok((i, e))
@@ -284,12 +315,24 @@ pub(super) fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         "TRUE" => return Ok((i.advance(1), Expr::Literal(Literal::Bool(true)))),
         "FALSE" => return Ok((i.advance(1), Expr::Literal(Literal::Bool(false)))),
         "NULL" => return Ok((i.advance(1), Expr::Literal(Literal::Null))),
-        "CASE" => return Err(i.unsupported("CASE expressions")),
-        "EXISTS" | "COUNT" | "COLLECT" if matches!(i.peek_at(1), Tok::Punct("{")) => {
-            return Err(i.unsupported("subqueries"))
+        "CASE" => return case_expr(i),
+        "EXISTS" if matches!(i.peek_at(1), Tok::Punct("{")) => return exists_subquery(i),
+        "COUNT" | "COLLECT" if matches!(i.peek_at(1), Tok::Punct("{")) => {
+            return Err(i.unsupported("COUNT and COLLECT subqueries"))
         }
-        "ALL" | "ANY" | "NONE" | "SINGLE" | "REDUCE" if matches!(i.peek_at(1), Tok::Punct("(")) => {
-            return Err(i.unsupported(format!("the {upper} list predicate")))
+        "ALL" | "ANY" | "NONE" | "SINGLE"
+            if matches!(i.peek_at(1), Tok::Punct("("))
+                && is_variable_token(i.peek_at(2))
+                && i.is_kw_at(3, "IN") =>
+        {
+            return quantified(i, &upper);
+        }
+        "REDUCE"
+            if matches!(i.peek_at(1), Tok::Punct("("))
+                && is_variable_token(i.peek_at(2))
+                && matches!(i.peek_at(3), Tok::Punct("=")) =>
+        {
+            return reduce_expr(i);
         }
         _ => {}
     }
@@ -308,14 +351,28 @@ pub(super) fn word_atom<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
         n += 2;
     }
     if n > 1 && matches!(i.peek_at(n), Tok::Punct("(")) {
-        return Err(i.unsupported("procedures and namespaced functions"));
+        // A namespaced function (`date.truncate(...)`): the words joined by dots.
+        let name = (0..n)
+            .step_by(2)
+            .filter_map(|k| match i.peek_at(k) {
+                Tok::Ident(w) => Some(w.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(".");
+        return call_after(i, name, n + 1);
     }
     variable(i).map(|(i, v)| (i, Expr::Variable(v)))
 }
 
 pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
+    call_after(i, w.to_owned(), 2)
+}
+
+/// The rest of a call whose name (`name`) and "(" take the first `skip` tokens.
+fn call_after(i: Input<'_>, name: String, skip: usize) -> PResult<'_, Expr> {
     let _guard = DepthGuard::enter(i)?;
-    let i = i.advance(2);
+    let i = i.advance(skip);
     let (i, distinct) = opt(kw("DISTINCT"))(i)?;
     let (i, args) = if i.is_punct(")") {
         (i, Vec::new())
@@ -326,26 +383,215 @@ pub(super) fn function_call<'a>(i: Input<'a>, w: &str) -> PResult<'a, Expr> {
     Ok((
         i,
         Expr::Call {
-            name: w.to_owned(),
+            name,
             distinct: distinct.is_some(),
             args,
         },
     ))
 }
 
-// list = "[" [expr {"," expr}] "]"
+// list = "[" [expr {"," expr}] "]" | comprehension
+// comprehension = "[" variable IN expr [WHERE expr] ["|" expr] "]"
 pub(super) fn list_literal(i: Input<'_>) -> PResult<'_, Expr> {
     let _guard = DepthGuard::enter(i)?;
     let i = i.advance(1);
     if i.is_punct("]") {
         return Ok((i.advance(1), Expr::List(Vec::new())));
     }
-    let (i, items) = separated_list1(punct(","), expr)(i)?;
-    if i.is_punct("|") || i.is_kw("WHERE") {
-        return Err(i.unsupported("list comprehensions"));
+    if is_variable_token(i.peek()) && i.is_kw_at(1, "IN") {
+        let (i, variable) = variable(i)?;
+        let (i, list) = expr(i.advance(1))?;
+        let (i, predicate) = opt_where(i)?;
+        let (i, projection) = if i.is_punct("|") {
+            let (i, e) = expr(i.advance(1))?;
+            (i, Some(Box::new(e)))
+        } else {
+            i.expected("|");
+            (i, None)
+        };
+        let (i, _) = punct("]")(i)?;
+        return Ok((
+            i,
+            Expr::Comprehension {
+                variable,
+                list: Box::new(list),
+                predicate: predicate.map(Box::new),
+                projection,
+            },
+        ));
     }
+    // pattern_comprehension = "[" path_pattern [WHERE expr] "|" expr "]"
+    let named = is_variable_token(i.peek()) && matches!(i.peek_at(1), Tok::Punct("="));
+    if i.is_punct("(") || named {
+        if let Ok((j, pattern)) = path_pattern(i) {
+            if !pattern.hops.is_empty() && (j.is_kw("WHERE") || j.is_punct("|")) {
+                let (j, predicate) = opt_where(j)?;
+                let (j, _) = punct("|")(j)?;
+                let (j, projection) = expr(j)?;
+                let (j, _) = punct("]")(j)?;
+                return Ok((
+                    j,
+                    Expr::PatternComprehension {
+                        pattern: Box::new(pattern),
+                        predicate: predicate.map(Box::new),
+                        projection: Box::new(projection),
+                    },
+                ));
+            }
+        }
+    }
+    let (i, items) = separated_list1(punct(","), expr)(i)?;
     let (i, _) = punct("]")(i)?;
     Ok((i, Expr::List(items)))
+}
+
+/// Whether the token can name a variable (a word that is not a keyword, or a quoted name).
+fn is_variable_token(t: &Tok) -> bool {
+    match t {
+        Tok::Ident(w) => !is_reserved(w),
+        Tok::Quoted(_) => true,
+        _ => false,
+    }
+}
+
+// exists = EXISTS "{" ( pattern_list [WHERE expr] | clause { clause } ) "}"
+fn exists_subquery(i: Input<'_>) -> PResult<'_, Expr> {
+    let _guard = DepthGuard::enter(i)?;
+    let i = i.advance(2);
+    let full = i.is_kw("MATCH") || i.is_kw("OPTIONAL") || i.is_kw("WITH") || i.is_kw("UNWIND");
+    if !full {
+        let (i, patterns) = pattern_list(i)?;
+        let (i, where_) = opt_where(i)?;
+        let (i, _) = punct("}")(i)?;
+        let m = Match {
+            optional: false,
+            patterns,
+            where_,
+        };
+        return Ok((
+            i,
+            Expr::Exists {
+                clauses: vec![Clause::Match(m)],
+                short: true,
+            },
+        ));
+    }
+    let mut clauses = Vec::new();
+    let mut i = i;
+    while !i.is_punct("}") {
+        let at = i;
+        let (j, c) = clause(i)?;
+        // The body only reads: read-only-ness stays decided by the statement's clauses.
+        if c.is_write() {
+            return Err(at.fatal(Fatal::Invalid(format!(
+                "{} is not allowed inside EXISTS {{ }}",
+                c.keyword()
+            ))));
+        }
+        let is_return = matches!(c, Clause::Return(_));
+        clauses.push(c);
+        i = j;
+        if is_return {
+            break;
+        }
+    }
+    let (i, _) = punct("}")(i)?;
+    Ok((
+        i,
+        Expr::Exists {
+            clauses,
+            short: false,
+        },
+    ))
+}
+
+// quantified = (ALL | ANY | NONE | SINGLE) "(" variable IN expr WHERE expr ")"
+fn quantified<'a>(i: Input<'a>, upper: &str) -> PResult<'a, Expr> {
+    let _guard = DepthGuard::enter(i)?;
+    let quantifier = match upper {
+        "ALL" => Quantifier::All,
+        "ANY" => Quantifier::Any,
+        "NONE" => Quantifier::None,
+        _ => Quantifier::Single,
+    };
+    let (i, variable) = variable(i.advance(2))?;
+    let (i, list) = expr(i.advance(1))?;
+    let (i, _) = kw("WHERE")(i)?;
+    let (i, predicate) = expr(i)?;
+    let (i, _) = punct(")")(i)?;
+    Ok((
+        i,
+        Expr::Quantified {
+            quantifier,
+            variable,
+            list: Box::new(list),
+            predicate: Box::new(predicate),
+        },
+    ))
+}
+
+// reduce = REDUCE "(" variable "=" expr "," variable IN expr "|" expr ")"
+fn reduce_expr(i: Input<'_>) -> PResult<'_, Expr> {
+    let _guard = DepthGuard::enter(i)?;
+    let (i, accumulator) = variable(i.advance(2))?;
+    let (i, _) = punct("=")(i)?;
+    let (i, init) = expr(i)?;
+    let (i, _) = punct(",")(i)?;
+    let (i, variable) = variable(i)?;
+    let (i, _) = kw("IN")(i)?;
+    let (i, list) = expr(i)?;
+    let (i, _) = punct("|")(i)?;
+    let (i, body) = expr(i)?;
+    let (i, _) = punct(")")(i)?;
+    Ok((
+        i,
+        Expr::Reduce {
+            accumulator,
+            init: Box::new(init),
+            variable,
+            list: Box::new(list),
+            expr: Box::new(body),
+        },
+    ))
+}
+
+// case = CASE [expr] WHEN expr THEN expr { WHEN expr THEN expr } [ELSE expr] END
+fn case_expr(i: Input<'_>) -> PResult<'_, Expr> {
+    let _guard = DepthGuard::enter(i)?;
+    let i = i.advance(1);
+    let (mut i, operand) = if i.is_kw("WHEN") {
+        (i, None)
+    } else {
+        let (i, e) = expr(i)?;
+        (i, Some(Box::new(e)))
+    };
+    let mut whens = Vec::new();
+    while i.is_kw("WHEN") {
+        let (j, w) = expr(i.advance(1))?;
+        let (j, _) = kw("THEN")(j)?;
+        let (j, t) = expr(j)?;
+        whens.push((w, t));
+        i = j;
+    }
+    if whens.is_empty() {
+        return Err(i.expected("WHEN"));
+    }
+    let (i, else_) = if i.is_kw("ELSE") {
+        let (i, e) = expr(i.advance(1))?;
+        (i, Some(Box::new(e)))
+    } else {
+        i.expected("ELSE");
+        (i, None)
+    };
+    let (i, _) = kw("END")(i)?;
+    Ok((
+        i,
+        Expr::Case {
+            operand,
+            whens,
+            else_,
+        },
+    ))
 }
 
 // map = "{" [name ":" expr {"," name ":" expr}] "}"

@@ -50,6 +50,7 @@ pub const MAX_CLAUSES: u32 = 64;
 pub fn parse(text: &str) -> Result<Statement, QueryError> {
     let tokens = tokenize(text)?;
     let ctx = Ctx {
+        text: text.to_owned(),
         depth: Cell::new(0),
         chain: Cell::new(0),
         elements: Cell::new(0),
@@ -107,6 +108,8 @@ fn describe_expected(mut expected: Vec<&'static str>) -> String {
 }
 
 struct Ctx {
+    /// The statement's text (for items named by their text as written).
+    text: String,
     depth: Cell<u32>,
     chain: Cell<u32>,
     /// Node and relationship patterns parsed so far (never decremented: a pattern parsed on a
@@ -152,6 +155,22 @@ impl<'a> Input<'a> {
             ctx: self.ctx,
         }
     }
+    /// The query text of the tokens from this input's first up to `end`'s first.
+    fn text_until(&self, end: Input<'_>) -> String {
+        let consumed = self.toks.len().saturating_sub(end.toks.len());
+        let (Some(first), Some(last)) = (
+            self.toks.first(),
+            consumed.checked_sub(1).and_then(|n| self.toks.get(n)),
+        ) else {
+            return String::new();
+        };
+        self.ctx
+            .text
+            .get(first.offset..last.end.max(first.offset))
+            .unwrap_or("")
+            .to_owned()
+    }
+
     fn is_kw(&self, word: &str) -> bool {
         matches!(self.peek(), Tok::Ident(w) if w.eq_ignore_ascii_case(word))
     }

@@ -9,15 +9,19 @@ pub(super) fn pattern_list(i: Input<'_>) -> PResult<'_, Vec<PathPattern>> {
     separated_list1(punct(","), path_pattern)(i)
 }
 
-// path_pattern = node_pattern { rel_pattern node_pattern }
+// path_pattern = [variable "="] node_pattern { rel_pattern node_pattern }
 pub(super) fn path_pattern(i: Input<'_>) -> PResult<'_, PathPattern> {
-    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) {
-        if matches!(i.peek_at(1), Tok::Punct("=")) {
-            return Err(i.unsupported("named paths"));
-        }
-        if matches!(i.peek_at(1), Tok::Punct("(")) {
-            return Err(i.unsupported("path functions such as shortestPath"));
-        }
+    let mut i = i;
+    let mut path_variable = None;
+    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) && matches!(i.peek_at(1), Tok::Punct("="))
+    {
+        let (j, v) = variable(i)?;
+        path_variable = Some(v);
+        i = j.advance(1);
+    }
+    if matches!(i.peek(), Tok::Ident(_) | Tok::Quoted(_)) && matches!(i.peek_at(1), Tok::Punct("("))
+    {
+        return Err(i.unsupported("path functions such as shortestPath"));
     }
     let (mut i, start) = node_pattern(i)?;
     let mut hops = Vec::new();
@@ -28,7 +32,14 @@ pub(super) fn path_pattern(i: Input<'_>) -> PResult<'_, PathPattern> {
         i = j;
     }
     i.expected("a relationship pattern");
-    Ok((i, PathPattern { start, hops }))
+    Ok((
+        i,
+        PathPattern {
+            variable: path_variable,
+            start,
+            hops,
+        },
+    ))
 }
 
 // node_pattern = "(" [variable] [label_list] [property_map] ")"

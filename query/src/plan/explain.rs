@@ -103,6 +103,13 @@ fn render_plan(
         Op::Skip { input, .. } => ("Skip", vec![render_plan(input, profile, stage_input)]),
         Op::Limit { input, .. } => ("Limit", vec![render_plan(input, profile, stage_input)]),
         Op::Unwind { input, .. } => ("Unwind", vec![render_plan(input, profile, stage_input)]),
+        Op::Union { inputs, .. } => (
+            "Union",
+            inputs
+                .iter()
+                .map(|(p, _)| render_plan(p, profile, stage_input))
+                .collect(),
+        ),
         Op::Optional { input, inner, .. } => (
             "OptionalMatch",
             vec![

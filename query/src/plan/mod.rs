@@ -67,7 +67,14 @@ pub(crate) fn plan(
         next_op: 0,
         next_arg: 0,
         scope: Vec::new(),
+        locals: std::cell::RefCell::new(Vec::new()),
+        next_hidden: 0,
+        kinds: std::collections::HashMap::new(),
+        in_predicate: std::cell::Cell::new(false),
     };
+    if !stmt.unions.is_empty() {
+        return plan_union(p, stmt);
+    }
     let mut stages = Vec::new();
     let mut current = p.op("", Op::Once);
     let mut columns = Vec::new();
@@ -75,34 +82,8 @@ pub(crate) fn plan(
     for clause in &stmt.clauses {
         p.check_deadline()?;
         match clause {
-            Clause::Match(m) => current = p.plan_match(current, m)?,
-            Clause::Unwind(u) => {
-                let expr = p.compile(&u.expr, &[], &mut None)?;
-                let slot = p.new_slot();
-                current = p.op(
-                    format!("{} AS {}", u.expr, u.alias),
-                    Op::Unwind {
-                        input: Box::new(current),
-                        expr,
-                        slot,
-                    },
-                );
-                p.scope.push((u.alias.clone(), slot));
-            }
-            Clause::With(w) => {
-                let (plan, items) = p.plan_projection(current, &w.projection, true)?;
-                current = plan;
-                p.scope = items;
-                if let Some(pred) = &w.where_ {
-                    let predicate = p.compile(pred, &[], &mut None)?;
-                    current = p.op(
-                        pred.to_string(),
-                        Op::Filter {
-                            input: Box::new(current),
-                            predicate,
-                        },
-                    );
-                }
+            Clause::Match(_) | Clause::Unwind(_) | Clause::With(_) => {
+                current = p.plan_read_clause(current, clause)?
             }
             Clause::Return(r) => {
                 let (plan, items) = p.plan_projection(current, r, false)?;
@@ -129,6 +110,73 @@ pub(crate) fn plan(
     })
 }
 
+/// `q1 UNION [ALL] q2 ...` (read-only parts, checked by the parser): each part planned with a
+/// scope of its own, their rows concatenated into common output slots, then made distinct
+/// unless `ALL`.
+fn plan_union(mut p: Planner<'_>, stmt: &Statement) -> Result<Planned, QueryError> {
+    let parts = std::iter::once(&stmt.clauses).chain(stmt.unions.iter().map(|u| &u.clauses));
+    let mut inputs = Vec::new();
+    let mut columns: Option<Vec<String>> = None;
+    for clauses in parts {
+        p.scope.clear();
+        let mut current = p.op("", Op::Once);
+        let mut items = Vec::new();
+        for clause in clauses {
+            p.check_deadline()?;
+            match clause {
+                Clause::Return(r) => {
+                    let (plan, projected) = p.plan_projection(current, r, false)?;
+                    current = plan;
+                    items = projected;
+                }
+                other => current = p.plan_read_clause(current, other)?,
+            }
+        }
+        let names: Vec<String> = items.iter().map(|(n, _)| n.clone()).collect();
+        match &columns {
+            Some(c) if *c != names => {
+                return Err(QueryError::semantic(format!(
+                    "all queries of a UNION must return the same columns ({} and {})",
+                    c.join(", "),
+                    names.join(", ")
+                )))
+            }
+            None => columns = Some(names),
+            Some(_) => {}
+        }
+        inputs.push((
+            current,
+            items.into_iter().map(|(_, s)| s).collect::<Vec<_>>(),
+        ));
+    }
+    let columns = columns.unwrap_or_default();
+    let out: Vec<usize> = columns.iter().map(|_| p.new_slot()).collect();
+    let all = stmt.unions.iter().all(|u| u.all);
+    let mut plan = p.op(
+        if all { "UNION ALL" } else { "UNION" },
+        Op::Union {
+            inputs,
+            out: out.clone(),
+        },
+    );
+    if !all {
+        plan = p.op(
+            "",
+            Op::Distinct {
+                input: Box::new(plan),
+                slots: out.clone(),
+            },
+        );
+    }
+    Ok(Planned {
+        stages: vec![Stage::Read(plan)],
+        columns,
+        out_slots: out,
+        width: p.next_slot,
+        operators: p.next_op,
+    })
+}
+
 struct Planner<'a> {
     g: &'a dyn GraphRead,
     params: &'a Params,
@@ -140,6 +188,39 @@ struct Planner<'a> {
     next_arg: usize,
     /// Visible variables, name -> slot (later entries shadow earlier ones).
     scope: Vec<(String, usize)>,
+    /// Variables bound inside the expression being compiled (comprehensions, list
+    /// predicates), innermost last; they shadow `scope`.
+    locals: std::cell::RefCell<Vec<String>>,
+    /// Counter of the hidden variables of named paths' anonymous elements.
+    next_hidden: usize,
+    /// What each slot is known to hold (slots absent here: unknown), to refuse a variable used
+    /// as something else (`MATCH ()-[r]-() MATCH (r)`, `WITH 1 AS n MATCH (n)`).
+    kinds: std::collections::HashMap<usize, VarKind>,
+    /// Set while compiling a WHERE predicate: the one place a bare pattern may stand.
+    in_predicate: std::cell::Cell<bool>,
+}
+
+/// What a variable holds, where the planner knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VarKind {
+    Node,
+    Relationship,
+    Relationships,
+    Path,
+    /// A value that is not a graph entity (a literal, arithmetic, ...).
+    Value,
+}
+
+impl VarKind {
+    fn name(self) -> &'static str {
+        match self {
+            VarKind::Node => "a node",
+            VarKind::Relationship => "a relationship",
+            VarKind::Relationships => "a list of relationships",
+            VarKind::Path => "a path",
+            VarKind::Value => "a value",
+        }
+    }
 }
 
 /// Collects aggregate calls while compiling a projection item.
@@ -207,6 +288,118 @@ impl<'a> Planner<'a> {
             id: self.next_id(),
             details: details.into(),
             op,
+        }
+    }
+
+    /// MATCH, UNWIND or WITH over `current` (shared by statements and subqueries).
+    fn plan_read_clause(&mut self, mut current: Plan, clause: &Clause) -> Result<Plan, QueryError> {
+        match clause {
+            Clause::Match(m) => current = self.plan_match(current, m)?,
+            Clause::Unwind(u) => {
+                let expr = self.compile(&u.expr, &[], &mut None)?;
+                let slot = self.new_slot();
+                current = self.op(
+                    format!("{} AS {}", u.expr, u.alias),
+                    Op::Unwind {
+                        input: Box::new(current),
+                        expr,
+                        slot,
+                    },
+                );
+                self.scope.push((u.alias.clone(), slot));
+            }
+            Clause::With(w) => {
+                let before = self.scope.clone();
+                let (plan, items) = self.plan_projection(current, &w.projection, true)?;
+                current = plan;
+                self.carry_kinds(&before, &items, &w.projection);
+                self.scope = items;
+                if let Some(pred) = &w.where_ {
+                    // Without aggregation or DISTINCT the rows still hold the variables from
+                    // before WITH, and WHERE may read them (as ORDER BY may).
+                    let keeps_rows = !w.projection.distinct
+                        && !w
+                            .projection
+                            .items
+                            .iter()
+                            .any(|i| i.expr.contains_aggregate());
+                    let projected = self.scope.clone();
+                    if keeps_rows {
+                        self.scope = before
+                            .into_iter()
+                            .chain(projected.iter().cloned())
+                            .collect();
+                    }
+                    let predicate = self.compile_predicate(pred);
+                    self.scope = projected;
+                    let predicate = predicate?;
+                    current = self.op(
+                        pred.to_string(),
+                        Op::Filter {
+                            input: Box::new(current),
+                            predicate,
+                        },
+                    );
+                }
+            }
+            _ => {}
+        }
+        Ok(current)
+    }
+
+    /// Kinds of the slots a projection made: a variable keeps its kind, a literal or an
+    /// operator's result is a value, anything else unknown.
+    fn carry_kinds(
+        &mut self,
+        before: &[(String, usize)],
+        items: &[(String, usize)],
+        p: &Projection,
+    ) {
+        let old = |name: &str| {
+            before
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, s)| *s)
+        };
+        for (name, slot) in items {
+            let expr = p
+                .items
+                .iter()
+                .find(|i| i.column_name() == *name)
+                .map(|i| &i.expr);
+            let kind = match expr {
+                Some(Expr::Variable(v)) => old(v).and_then(|s| self.kinds.get(&s).copied()),
+                // null may stand for anything.
+                Some(Expr::Literal(Literal::Null)) => None,
+                Some(
+                    Expr::Literal(_)
+                    | Expr::List(_)
+                    | Expr::Map(_)
+                    | Expr::Binary(..)
+                    | Expr::Unary(..)
+                    | Expr::Comprehension { .. },
+                ) => Some(VarKind::Value),
+                Some(_) => None,
+                None => old(name).and_then(|s| self.kinds.get(&s).copied()),
+            };
+            if let Some(k) = kind {
+                self.kinds.insert(*slot, k);
+            }
+        }
+    }
+
+    /// Refuses `name`, bound to `slot`, where the pattern needs `want`.
+    fn check_kind(&self, name: &str, slot: usize, want: VarKind) -> Result<(), QueryError> {
+        match self.kinds.get(&slot) {
+            // A list value may be a list of relationships.
+            Some(VarKind::Value) if want == VarKind::Relationships => Ok(()),
+            Some(k) if *k != want => Err(QueryError::semantic(format!(
+                "variable `{name}` is {}, not {}",
+                k.name(),
+                want.name()
+            ))),
+            _ => Ok(()),
         }
     }
 

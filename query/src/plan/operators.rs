@@ -92,6 +92,11 @@ pub(crate) enum Op {
         input: Box<Plan>,
         slots: Vec<usize>,
     },
+    /// The rows of each input in turn, each input's `(plan, output slots)` copied into `out`.
+    Union {
+        inputs: Vec<(Plan, Vec<usize>)>,
+        out: Vec<usize>,
+    },
     Sort {
         input: Box<Plan>,
         keys: Vec<(CExpr, bool)>,

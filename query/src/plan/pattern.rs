@@ -4,33 +4,125 @@
 use super::explain::scan_details;
 use super::expressions::{replace_props, split_and};
 use super::*;
+use crate::eval::PathPart;
+
+/// Prefix of the variables named paths give their anonymous elements (a control character:
+/// no query names a variable so without backticks, and these never reach the query's scope).
+const HIDDEN: &str = "\u{1}path";
 
 impl Planner<'_> {
     // ---- MATCH ----------------------------------------------------------------------------------
 
     pub(super) fn plan_match(&mut self, input: Plan, m: &Match) -> Result<Plan, QueryError> {
-        if m.optional {
-            let arg = self.next_arg;
-            self.next_arg += 1;
-            let leaf = self.op("", Op::Argument { arg });
-            let inner = self.plan_pattern(leaf, &m.patterns, m.where_.as_ref())?;
-            let text = m
-                .patterns
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
-            Ok(self.op(
-                text,
-                Op::Optional {
-                    input: Box::new(input),
-                    inner: Box::new(inner),
-                    arg,
-                },
-            ))
-        } else {
-            self.plan_pattern(input, &m.patterns, m.where_.as_ref())
+        if !m.optional {
+            return self.plan_match_inner(input, m);
         }
+        let arg = self.next_arg;
+        self.next_arg += 1;
+        let leaf = self.op("", Op::Argument { arg });
+        let inner = self.plan_match_inner(leaf, m)?;
+        let text = m
+            .patterns
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        Ok(self.op(
+            text,
+            Op::Optional {
+                input: Box::new(input),
+                inner: Box::new(inner),
+                arg,
+            },
+        ))
+    }
+
+    /// The pattern, its WHERE and its named paths over `input`.
+    fn plan_match_inner(&mut self, input: Plan, m: &Match) -> Result<Plan, QueryError> {
+        if m.patterns.iter().all(|p| p.variable.is_none()) {
+            return self.plan_pattern(input, &m.patterns, m.where_.as_ref());
+        }
+        // Named paths: every element gets a variable (a hidden one where the query has none)
+        // so the path can be assembled from the bound slots; WHERE may read the path, so it
+        // runs after.
+        let patterns = self.name_path_elements(&m.patterns);
+        let mut plan = self.plan_pattern(input, &patterns, None)?;
+        plan = self.bind_paths(plan, &patterns)?;
+        if let Some(w) = &m.where_ {
+            let predicate = self.compile_predicate(w)?;
+            plan = self.op(
+                w.to_string(),
+                Op::Filter {
+                    input: Box::new(plan),
+                    predicate,
+                },
+            );
+        }
+        Ok(plan)
+    }
+
+    /// The patterns with a hidden variable on every node and relationship of a named path that
+    /// has none.
+    fn name_path_elements(&mut self, patterns: &[PathPattern]) -> Vec<PathPattern> {
+        let mut out = patterns.to_vec();
+        for p in out.iter_mut().filter(|p| p.variable.is_some()) {
+            let mut fresh = || {
+                self.next_hidden += 1;
+                format!("{HIDDEN}{}", self.next_hidden)
+            };
+            if p.start.variable.is_none() {
+                p.start.variable = Some(fresh());
+            }
+            for (rel, node) in &mut p.hops {
+                if rel.variable.is_none() {
+                    rel.variable = Some(fresh());
+                }
+                if node.variable.is_none() {
+                    node.variable = Some(fresh());
+                }
+            }
+        }
+        out
+    }
+
+    /// Projects each named path from its elements' slots, then drops the hidden variables.
+    fn bind_paths(&mut self, mut plan: Plan, patterns: &[PathPattern]) -> Result<Plan, QueryError> {
+        for p in patterns {
+            let Some(var) = &p.variable else { continue };
+            if self.lookup(var).is_some() {
+                return Err(QueryError::semantic(format!(
+                    "path variable `{var}` is already bound"
+                )));
+            }
+            let slot_of = |v: &Option<String>| {
+                v.as_ref()
+                    .and_then(|v| self.lookup(v))
+                    .map(CExpr::Slot)
+                    .ok_or_else(|| QueryError::semantic("a path element has no variable"))
+            };
+            let mut parts = vec![(PathPart::Node, slot_of(&p.start.variable)?)];
+            for (rel, node) in &p.hops {
+                let kind = if rel.length.is_some() {
+                    PathPart::Rels
+                } else {
+                    PathPart::Rel
+                };
+                parts.push((kind, slot_of(&rel.variable)?));
+                parts.push((PathPart::Node, slot_of(&node.variable)?));
+            }
+            let slot = self.new_slot();
+            self.kinds.insert(slot, VarKind::Path);
+            plan = self.op(
+                format!("{} = path", p.variable.as_deref().unwrap_or("")),
+                Op::Project {
+                    input: Box::new(plan),
+                    items: vec![(slot, CExpr::Path(parts))],
+                },
+            );
+            self.scope.push((var.clone(), slot));
+        }
+        self.scope.retain(|(n, _)| !n.starts_with(HIDDEN));
+        Ok(plan)
     }
 
     /// Binds the pattern's variables (adding them to the scope) and plans scans, expansions and
@@ -46,12 +138,27 @@ impl Planner<'_> {
         let mut rels: Vec<PRel> = Vec::new();
         let mut raw_props: Vec<(usize, &str, &Expr)> = Vec::new();
         let mut raw_rel_props: Vec<(usize, &[(String, Expr)])> = Vec::new();
+        let mut rebound: Vec<(usize, usize, String)> = Vec::new();
         for path in patterns {
             let mut prev = self.bind_node(&path.start, &mut nodes, &mut raw_props)?;
             let mut prev_np = &path.start;
             for (rel, node) in &path.hops {
                 let next = self.bind_node(node, &mut nodes, &mut raw_props)?;
+                let kind = if rel.length.is_some() {
+                    VarKind::Relationships
+                } else {
+                    VarKind::Relationship
+                };
                 let slot = match &rel.variable {
+                    // Bound by an earlier clause: this MATCH must find that relationship
+                    // (walked into a slot of its own, then compared).
+                    Some(v) if self.lookup(v).is_some_and(|s| bound_before.contains(&s)) => {
+                        let old = self.lookup(v).unwrap_or_default();
+                        self.check_kind(v, old, kind)?;
+                        let s = self.new_slot();
+                        rebound.push((s, old, v.clone()));
+                        s
+                    }
                     Some(v) if self.lookup(v).is_some() => {
                         return Err(QueryError::semantic(format!(
                             "relationship variable `{v}` is already bound"
@@ -64,25 +171,12 @@ impl Planner<'_> {
                     }
                     None => self.new_slot(),
                 };
-                let hops = match rel.length {
-                    None => None,
-                    Some(VarLength { min, max }) => {
-                        let min = min.unwrap_or(1);
-                        let Some(max) = max else {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} has no upper bound; write *{min}..N with N at most {}",
-                                self.limits.max_hops
-                            )));
-                        };
-                        if max > self.limits.max_hops {
-                            return Err(QueryError::HopLimit(format!(
-                                "{rel} allows {max} hops; the limit is {}",
-                                self.limits.max_hops
-                            )));
-                        }
-                        Some((min, max))
-                    }
-                };
+                self.kinds.insert(slot, kind);
+                // Paths longer than the hop budget are an error when one is actually found
+                // (see `Expand`), not a refusal of the pattern.
+                let hops = rel
+                    .length
+                    .map(|VarLength { min, max }| (min.unwrap_or(1), max.unwrap_or(u32::MAX)));
                 raw_rel_props.push((rels.len(), &rel.properties));
                 rels.push(PRel {
                     slot,
@@ -100,6 +194,19 @@ impl Planner<'_> {
         }
         // Inline properties may refer to any variable of the pattern, so compile them last.
         let mut conjuncts = Vec::new();
+        for (new, old, name) in rebound {
+            let expr = CExpr::Bin(
+                BinaryOp::Eq,
+                Box::new(CExpr::Slot(new)),
+                Box::new(CExpr::Slot(old)),
+            );
+            conjuncts.push(Conjunct {
+                slots: expr.slot_list(),
+                expr,
+                text: format!("{name} is the bound relationship"),
+                applied: false,
+            });
+        }
         for (slot, key, value) in raw_props {
             let value_c = self.compile(value, &[], &mut None)?;
             let expr = CExpr::Bin(
@@ -141,7 +248,7 @@ impl Planner<'_> {
             let mut parts = Vec::new();
             split_and(w, &mut parts);
             for part in parts {
-                let expr = self.compile(&part, &[], &mut None)?;
+                let expr = self.compile_predicate(&part)?;
                 conjuncts.push(Conjunct {
                     slots: expr.slot_list(),
                     expr,
@@ -205,6 +312,19 @@ impl Planner<'_> {
                     },
                     op,
                 );
+                if !forward && r.hops.is_some() {
+                    // Walked right to left: the list must read in the pattern's order.
+                    plan = self.op(
+                        "",
+                        Op::Project {
+                            input: Box::new(plan),
+                            items: vec![(
+                                r.slot,
+                                CExpr::Func(Func::Reverse, vec![CExpr::Slot(r.slot)]),
+                            )],
+                        },
+                    );
+                }
                 expanded_rel_slots.push(r.slot);
                 bound.push(r.slot);
                 bound.push(nodes[to].slot);
@@ -350,7 +470,10 @@ impl Planner<'_> {
     ) -> Result<usize, QueryError> {
         let slot = match &np.variable {
             Some(v) => match self.lookup(v) {
-                Some(s) => s,
+                Some(s) => {
+                    self.check_kind(v, s, VarKind::Node)?;
+                    s
+                }
                 None => {
                     let s = self.new_slot();
                     self.scope.push((v.clone(), s));
@@ -359,6 +482,7 @@ impl Planner<'_> {
             },
             None => self.new_slot(),
         };
+        self.kinds.insert(slot, VarKind::Node);
         let index = match nodes.iter().position(|n| n.slot == slot) {
             Some(i) => i,
             None => {

@@ -38,7 +38,7 @@ impl Planner<'_> {
                         "expression {e} in WITH must be aliased (use AS)"
                     )))
                 }
-                (None, e) => e.to_string(),
+                (None, _) => item.column_name(),
             };
             if items.iter().any(|(n, _)| *n == name) {
                 return Err(QueryError::semantic(format!(
@@ -192,7 +192,22 @@ impl Planner<'_> {
                     "{what} must be a constant or a parameter, not a variable ({v})"
                 )));
             }
-            planner.compile(e, &saved_empty, &mut None)
+            let c = planner.compile(e, &saved_empty, &mut None)?;
+            // A count written in the query is checked now; one from a parameter when it runs.
+            let mut has_param = false;
+            e.walk(&mut |x| has_param |= matches!(x, Expr::Param(_)));
+            match &c {
+                CExpr::Const(Val::Int(i)) if *i < 0 && !has_param => Err(QueryError::semantic(
+                    format!("{what} must be a non-negative integer, not {i}"),
+                )),
+                CExpr::Const(v) if !matches!(v, Val::Int(_)) && !has_param => {
+                    Err(QueryError::semantic(format!(
+                        "{what} must be a non-negative integer, not a {}",
+                        v.type_name()
+                    )))
+                }
+                _ => Ok(c),
+            }
         };
         let skip = p
             .skip

@@ -93,9 +93,38 @@ impl Response {
 }
 
 /// Parses one request line; a bad line is `invalid_input` naming what is wrong.
+///
+/// Unknown fields are refused for every command: serde's `deny_unknown_fields` does not apply to
+/// the variants of an internally tagged enum without fields (`{"command": "validate", "x": 1}`
+/// would pass), so the fields given are compared with those of the request they made.
 pub fn parse_request(line: &str) -> Result<Request, Error> {
-    serde_json::from_str(line.trim())
-        .map_err(|e| Error::invalid_input(format!("admin request: {e}")))
+    let bad = |e: serde_json::Error| Error::invalid_input(format!("admin request: {e}"));
+    let given: Value = serde_json::from_str(line.trim()).map_err(bad)?;
+    let request: Request = serde_json::from_value(given.clone()).map_err(bad)?;
+    let known = serde_json::to_value(&request).map_err(bad)?;
+    if let (Some(given), Some(known)) = (given.as_object(), known.as_object()) {
+        if let Some((field, _)) = given
+            .iter()
+            .find(|(k, v)| !known.contains_key(*k) && !v.is_null())
+        {
+            return Err(Error::invalid_input(format!(
+                "admin request: unknown field `{field}` for command {}",
+                given.get("command").unwrap_or(&Value::Null)
+            )));
+        }
+    }
+    Ok(request)
+}
+
+/// A request line as received: UTF-8 is required, and a line that is not is answered like
+/// any other malformed request.
+pub fn decode_line(bytes: &[u8]) -> Result<&str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| {
+        Error::invalid_input(format!(
+            "admin request: not UTF-8 (invalid byte at offset {})",
+            e.valid_up_to()
+        ))
+    })
 }
 
 /// The line (with its newline) that carries `value`.
@@ -135,10 +164,20 @@ mod tests {
             r#"{"command":"drop_everything"}"#,
             r#"{"command":"backup","dest":"/x","extra":1}"#,
             r#"{"command":"revoke_keys"}"#,
+            r#"{"command":"validate","force":true}"#,
+            r#"{"command":"workspace_list","x":1}"#,
         ] {
             let e = parse_request(bad).expect_err(bad);
             assert_eq!(e.code, Code::InvalidInput, "{bad}");
         }
+    }
+
+    #[test]
+    fn lines_must_be_utf8() {
+        assert_eq!(decode_line(b"{}\n").expect("utf8"), "{}\n");
+        let e = decode_line(b"{\"command\":\"\xff\"}\n").expect_err("not utf8");
+        assert_eq!(e.code, Code::InvalidInput);
+        assert!(e.message.contains("offset 12"), "{}", e.message);
     }
 
     #[test]

@@ -144,17 +144,18 @@ async fn serve_connection(
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read.take(u64::MAX));
     loop {
-        let mut line = String::new();
+        let mut line = Vec::new();
         reader.get_mut().set_limit(MAX_LINE_BYTES as u64 + 1);
-        if reader.read_line(&mut line).await? == 0 {
+        if reader.read_until(b'\n', &mut line).await? == 0 {
             return Ok(());
         }
-        let response = if line.len() > MAX_LINE_BYTES || !line.ends_with('\n') {
+        let whole = line.len() <= MAX_LINE_BYTES && line.ends_with(b"\n");
+        let response = if !whole {
             Response::from_result(Err(Error::invalid_input(format!(
                 "admin requests are one line of at most {MAX_LINE_BYTES} bytes"
             ))))
         } else {
-            let result = match protocol::parse_request(&line) {
+            let result = match protocol::decode_line(&line).and_then(protocol::parse_request) {
                 Ok(request) => {
                     let _turn = one_at_a_time.lock().await;
                     tracing::info!(?request, "admin command");
@@ -165,7 +166,7 @@ async fn serve_connection(
             Response::from_result(result)
         };
         write.write_all(&protocol::encode_line(&response)).await?;
-        if line.len() > MAX_LINE_BYTES || !line.ends_with('\n') {
+        if !whole {
             return Ok(());
         }
     }

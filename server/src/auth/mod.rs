@@ -145,6 +145,27 @@ async fn user_principal(store: &Store, jwt: &JwtKeys, token: &str) -> Result<Opt
     })))
 }
 
+/// Whether `principal`, authenticated earlier, still holds: its key unrevoked, or its user
+/// still a member of the workspace with an unexpired session. What outlives the request that
+/// authenticated it (a stream, a stream ticket) asks again before acting on it.
+pub async fn still_valid(store: &Store, principal: &Principal) -> Result<bool> {
+    match principal {
+        Principal::Key(key) => Ok(store
+            .get::<AgentKey>(key.workspace_id(), key.id.clone())
+            .await?
+            .is_some_and(|k| !k.is_revoked())),
+        Principal::User(s) => {
+            if s.expires_at <= crate::plumbing::clock::now().unix_timestamp() {
+                return Ok(false);
+            }
+            Ok(store
+                .get::<User>(WorkspaceId::GLOBAL, s.user.id.clone())
+                .await?
+                .is_some_and(|u| u.workspace == s.workspace.0))
+        }
+    }
+}
+
 /// The token of `Bearer <token>` (scheme case-insensitive, RFC 7235).
 fn bearer_token(value: &str) -> Option<&str> {
     let (scheme, token) = value.trim().split_once(' ')?;

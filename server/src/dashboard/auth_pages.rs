@@ -12,6 +12,9 @@ use super::layout::{alert, page};
 use super::session::{self, Session};
 use crate::accounts::{self, LoginRequest, RegisterRequest, TokenResponse};
 use crate::error::Error;
+use crate::http::extract::{
+    limit_address, PeerAddr, LOGIN_PER_MIN_PER_ADDRESS, REGISTER_PER_MIN_PER_ADDRESS,
+};
 use crate::state::AppState;
 
 #[derive(Debug, Default, Deserialize)]
@@ -45,8 +48,54 @@ pub async fn signup_page() -> Markup {
     signup_form(&SignupForm::default(), None)
 }
 
+/// Whether a sign-in or sign-up POST comes from a page of another site (login CSRF: a
+/// hostile page signing the visitor into the attacker's account). There is no session yet to
+/// tie a token to, so the browser's own headers decide, as OWASP recommends: `Sec-Fetch-Site`
+/// when sent, else an `Origin` that must name this host (or the configured public URL).
+/// Clients that send neither (scripts, curl) are not browsers a third site can drive.
+fn cross_site(state: &AppState, headers: &HeaderMap) -> bool {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = text("sec-fetch-site") {
+        return !matches!(site, "same-origin" | "none");
+    }
+    let Some(origin) = text("origin") else {
+        return false;
+    };
+    let authority = origin
+        .split_once("://")
+        .map_or(origin, |(_, rest)| rest)
+        .trim_end_matches('/');
+    let same_host = text("host").is_some_and(|h| h.eq_ignore_ascii_case(authority));
+    let public = state
+        .config
+        .public_url
+        .as_deref()
+        .is_some_and(|u| u.trim_end_matches('/').eq_ignore_ascii_case(origin));
+    !(same_host || public)
+}
+
+fn cross_site_refusal() -> Response {
+    (
+        StatusCode::FORBIDDEN,
+        "sign-in and sign-up are only accepted from this site's own pages",
+    )
+        .into_response()
+}
+
 /// `POST /app/login`.
-pub async fn login(State(state): State<AppState>, Form(f): Form<LoginForm>) -> Response {
+pub async fn login(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    peer: PeerAddr,
+    Form(f): Form<LoginForm>,
+) -> Response {
+    if cross_site(&state, &headers) {
+        return cross_site_refusal();
+    }
+    if let Err(e) = limit_address(&state, peer, "login", LOGIN_PER_MIN_PER_ADDRESS) {
+        let form = login_form(&f.email, Some(&message(&e)));
+        return refused(e, form);
+    }
     let req = LoginRequest {
         email: f.email.clone(),
         password: f.password,
@@ -61,7 +110,19 @@ pub async fn login(State(state): State<AppState>, Form(f): Form<LoginForm>) -> R
 }
 
 /// `POST /app/signup`: a new user and workspace.
-pub async fn signup(State(state): State<AppState>, Form(f): Form<SignupForm>) -> Response {
+pub async fn signup(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    peer: PeerAddr,
+    Form(f): Form<SignupForm>,
+) -> Response {
+    if cross_site(&state, &headers) {
+        return cross_site_refusal();
+    }
+    if let Err(e) = limit_address(&state, peer, "register", REGISTER_PER_MIN_PER_ADDRESS) {
+        let form = signup_form(&f, Some(&message(&e)));
+        return refused(e, form);
+    }
     let req = RegisterRequest {
         email: f.email.clone(),
         password: f.password.clone(),

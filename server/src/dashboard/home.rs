@@ -43,9 +43,11 @@ pub fn pipeline_by_stage(list: &customers::OpportunityList) -> BTreeMap<String, 
 
 /// A ticket for the page's WebSocket, for this session.
 fn ticket(state: &AppState, s: &Session) -> Result<String> {
-    state
-        .stream_tickets
-        .issue(Principal::User(s.user.clone()), std::time::Instant::now())
+    state.stream_tickets.issue(
+        s.user.workspace,
+        Principal::User(s.user.clone()),
+        std::time::Instant::now(),
+    )
 }
 
 /// `GET /app/home`.

@@ -119,8 +119,15 @@ pub async fn connect(
     s.require_owner("change integrations")
         .map_err(|e| failed(&s, e))?;
     let body = config_body(kind, &form);
-    let outcome =
-        integrations::put(&state.store, &state.sealer, s.user.workspace, kind, body).await;
+    let outcome = integrations::put(
+        &state.store,
+        &state.sealer,
+        state.http.destinations(),
+        s.user.workspace,
+        kind,
+        body,
+    )
+    .await;
     respond(
         &state,
         &s,

@@ -237,6 +237,65 @@ fn unauthenticated() -> Error {
 /// Counts one request against `bucket`'s per-minute limit (an agent key id, or another
 /// credential's bucket such as a webhook token's); the decision becomes the response's
 /// `X-RateLimit-*` headers, and a refusal is 429 `rate_limited` with `Retry-After`.
+/// The connection's peer as the server records it for every request (`ConnectInfo`), for
+/// plain and TLS listeners alike.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer(pub std::net::SocketAddr);
+
+impl
+    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, tokio::net::TcpListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, tokio::net::TcpListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
+impl
+    axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, super::tls::TlsListener>>
+    for Peer
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, super::tls::TlsListener>) -> Self {
+        Peer(*stream.remote_addr())
+    }
+}
+
+/// The address of the connection's peer (absent when the router is driven without a socket).
+#[derive(Clone, Copy, Debug)]
+pub struct PeerAddr(pub Option<std::net::IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for PeerAddr {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(PeerAddr(
+            parts
+                .extensions
+                .get::<axum::extract::ConnectInfo<Peer>>()
+                .map(|c| c.0 .0.ip()),
+        ))
+    }
+}
+
+/// Sign-ups allowed per minute from one address (each costs an argon2 hash).
+pub const REGISTER_PER_MIN_PER_ADDRESS: u32 = 10;
+/// Sign-in attempts allowed per minute from one address, whatever emails they name (the
+/// per-email limit of `auth::login_limiter` does not stop one address spraying many emails).
+pub const LOGIN_PER_MIN_PER_ADDRESS: u32 = 30;
+
+/// Applies a per-address limit to `what` (`register`, `login`); nothing without an address.
+pub fn limit_address(
+    state: &AppState,
+    peer: PeerAddr,
+    what: &str,
+    per_min: u32,
+) -> Result<(), Error> {
+    match peer.0 {
+        Some(ip) => rate_limit(state, &format!("addr:{what}:{ip}"), per_min),
+        None => Ok(()),
+    }
+}
+
 pub fn rate_limit(state: &AppState, bucket: &str, limit_per_min: u32) -> Result<(), Error> {
     let decision = state.rate_limiter.check(bucket, limit_per_min);
     context::set_rate(decision);

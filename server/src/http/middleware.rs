@@ -67,6 +67,12 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
     if let Ok(v) = HeaderValue::from_str(&request_id) {
         headers.insert(REQUEST_ID, v);
     }
+    // Browsers must take every answer as the type it declares (no sniffing a JSON error or an
+    // uploaded text into HTML).
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     if let Some(decision) = ctx.rate() {
         rate_headers(headers, &decision);
     }

@@ -198,14 +198,16 @@ where
 
 async fn serve_on<L, F>(listener: L, state: AppState, shutdown: F) -> Result<()>
 where
-    L: axum::serve::Listener,
-    L::Addr: std::fmt::Debug,
+    L: axum::serve::Listener<Addr = std::net::SocketAddr>,
+    extract::Peer:
+        for<'a> axum::extract::connect_info::Connected<axum::serve::IncomingStream<'a, L>>,
     F: Future<Output = ()> + Send + 'static,
 {
     // Running playbook runs continue (after the public URL is known: outbound uses it).
     let resuming = state.clone();
     tokio::spawn(async move { crate::playbooks::executor::resume_all(&resuming).await });
-    let served = axum::serve(listener, app(state.clone()))
+    let app = app(state.clone()).into_make_service_with_connect_info::<extract::Peer>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
         .await;
     let closed = state.shutdown().await;

@@ -195,6 +195,23 @@ impl Config {
         value
     }
 
+    /// The host this config connects to, and the field it is set by (for the destination rule
+    /// of `super::destinations`).
+    pub fn destination(&self) -> (&'static str, String) {
+        let url_host = |u: &str| {
+            reqwest::Url::parse(u)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+                .unwrap_or_default()
+        };
+        match self {
+            Config::Smtp(c) => ("host", c.host.clone()),
+            Config::Voice(c) => ("base_url", url_host(&c.base_url)),
+            Config::Customerio(c) => ("base_url", url_host(c.host())),
+            Config::Llm(c) => ("base_url", url_host(&c.base_url)),
+        }
+    }
+
     /// The secret values of this config (for scrubbing provider messages).
     pub fn secrets(&self) -> Vec<&str> {
         match self {

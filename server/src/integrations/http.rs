@@ -6,9 +6,13 @@
 //! connect timeout) happens before a byte of the request is written, so repeating it cannot
 //! create a second call or event at the provider. A timeout or a dropped connection after the
 //! request went out is never retried: the provider may have acted on it.
+//!
+//! Every destination passes the operator's rule ([`Destinations`]): names through the client's
+//! resolver at connect time, address literals before the request is sent.
 
 use std::time::Duration;
 
+use super::destinations::Destinations;
 use super::ProviderError;
 use crate::error::{Error, Result};
 
@@ -22,25 +26,36 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(200);
 #[derive(Clone, Debug)]
 pub struct HttpClient {
     inner: reqwest::Client,
+    destinations: Destinations,
     retries: u32,
     backoff: Duration,
 }
 
 impl HttpClient {
-    pub fn new() -> Result<HttpClient> {
+    /// A client that reaches only what `destinations` allows.
+    pub fn new(destinations: Destinations) -> Result<HttpClient> {
         let inner = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
             .timeout(TOTAL_TIMEOUT)
             .user_agent(concat!("svcd/", env!("CARGO_PKG_VERSION")))
             // Provider APIs answer where they are; a redirect would resend credentials elsewhere.
             .redirect(reqwest::redirect::Policy::none())
+            // A proxy from the environment would connect on our behalf, past the rule.
+            .no_proxy()
+            .dns_resolver(destinations.resolver())
             .build()
             .map_err(|e| Error::internal(format!("building the outbound HTTP client: {e}")))?;
         Ok(HttpClient {
             inner,
+            destinations,
             retries: CONNECT_RETRIES,
             backoff: FIRST_BACKOFF,
         })
+    }
+
+    /// The rule this client enforces (the SMTP adapter connects by itself and applies it too).
+    pub fn destinations(&self) -> &Destinations {
+        &self.destinations
     }
 
     /// The underlying client, to build requests with.
@@ -54,6 +69,7 @@ impl HttpClient {
         &self,
         request: reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, ProviderError> {
+        self.check_literal(&request)?;
         let mut backoff = self.backoff;
         let mut attempt = 0;
         loop {
@@ -75,6 +91,28 @@ impl HttpClient {
                 Err(e) => return Err(describe(e)),
             }
         }
+    }
+}
+
+impl HttpClient {
+    /// Address literals never reach the resolver, so they are checked here.
+    fn check_literal(&self, request: &reqwest::RequestBuilder) -> Result<(), ProviderError> {
+        let Some(built) = request.try_clone().and_then(|r| r.build().ok()) else {
+            // A streaming body cannot be cloned; the URL is still checked by the resolver when
+            // it is a name, and every caller here sends in-memory bodies.
+            return Ok(());
+        };
+        let host = built.url().host_str().unwrap_or_default();
+        // The URL parser has already normalised every IPv4 spelling to dotted decimal.
+        let Ok(ip) = host
+            .trim_matches(|c| c == '[' || c == ']')
+            .parse::<std::net::IpAddr>()
+        else {
+            return Ok(());
+        };
+        self.destinations
+            .check(host, ip)
+            .map_err(|e| ProviderError::new(e.to_string()))
     }
 }
 
@@ -127,36 +165,24 @@ fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     cur.to_string()
 }
 
-/// Reads a provider's error body into a short human message: the JSON `message` (Twilio), the
-/// `meta.error` / `errors[0].message` (Customer.io), else the first 200 characters of text.
+/// A provider's refusal in words: what was asked, the HTTP status and what it usually means.
+/// The body is the provider's and is never echoed to the tenant (issue 29: an integration URL
+/// pointed at an inside service would otherwise reflect its answers); it goes to the log.
 pub async fn error_message(resp: reqwest::Response, what: &str) -> ProviderError {
     let status = resp.status().as_u16();
+    let host = resp.url().host_str().unwrap_or_default().to_owned();
     let text = resp.text().await.unwrap_or_default();
-    let detail = serde_json::from_str::<serde_json::Value>(&text)
-        .ok()
-        .and_then(|v| {
-            [
-                "/message",
-                "/meta/error",
-                "/errors/0/message",
-                "/error/message",
-                "/error",
-            ]
-            .iter()
-            .find_map(|p| v.pointer(p).and_then(|m| m.as_str()).map(str::to_owned))
-        })
-        .unwrap_or_else(|| text.trim().chars().take(200).collect());
+    let excerpt: String = text.trim().chars().take(200).collect();
+    tracing::info!(provider = %host, status, body = %excerpt, "provider refused a request");
     let why = match status {
+        400 | 422 => " (the provider rejected the request's content)",
         401 | 403 => " (the provider refused the credentials)",
         404 => " (not found: check the account id or base URL)",
+        429 => " (the provider's rate limit)",
+        500..=599 => " (the provider failed)",
         _ => "",
     };
-    let message = if detail.is_empty() {
-        format!("{what}: HTTP {status}{why}")
-    } else {
-        format!("{what}: HTTP {status}{why}: {detail}")
-    };
-    ProviderError::with_status(message, status)
+    ProviderError::with_status(format!("{what}: HTTP {status}{why}"), status)
 }
 
 #[cfg(test)]
@@ -164,6 +190,39 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
+
+    fn loopback_allowed() -> Destinations {
+        Destinations::allowing(Destinations::parse_allow_list("127.0.0.1").expect("range"))
+    }
+
+    #[tokio::test]
+    async fn refused_destinations_are_never_contacted() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let client = HttpClient::new(Destinations::public_only()).expect("client");
+        for url in [
+            format!("http://{addr}/x"),
+            format!("http://localhost:{}/x", addr.port()),
+            format!("http://2130706433:{}/x", addr.port()),
+            "http://169.254.169.254/latest/meta-data/".to_owned(),
+            "http://[fd00:ec2::254]/".to_owned(),
+        ] {
+            let e = client
+                .send(client.client().get(&url))
+                .await
+                .expect_err("refused");
+            assert!(
+                e.message.contains("non-public address"),
+                "{url}: {}",
+                e.message
+            );
+        }
+        // Nothing connected to the listener.
+        let accepted = tokio::time::timeout(Duration::from_millis(50), listener.accept()).await;
+        assert!(accepted.is_err(), "a refused destination was contacted");
+    }
 
     #[tokio::test]
     async fn connect_failures_are_retried_a_bounded_number_of_times() {
@@ -173,7 +232,7 @@ mod tests {
         drop(listener);
         let client = HttpClient {
             backoff: Duration::from_millis(5),
-            ..HttpClient::new().expect("client")
+            ..HttpClient::new(loopback_allowed()).expect("client")
         };
         let started = std::time::Instant::now();
         let e = client
@@ -211,7 +270,7 @@ mod tests {
                 drop(sock);
             }
         });
-        let client = HttpClient::new().expect("client");
+        let client = HttpClient::new(loopback_allowed()).expect("client");
         let e = client
             .send(
                 client

@@ -7,12 +7,15 @@
 //!   `integration:<kind>` bound as associated data; the async API of the routes and the sync
 //!   [`load_in`] the gateway calls inside its engine write.
 //! - `http`: the one outbound HTTP client (rustls, timeouts, retries only when nothing was sent).
+//! - `destinations`: which addresses integrations may reach (public only unless the operator
+//!   allows more), checked on the resolved address at connect time.
 //! - `smtp`, `voice`, `customerio`: the adapters. They are called outside any store transaction
 //!   and never touch the store; failures are [`ProviderError`]s whose messages never carry a
 //!   secret.
 
 mod config;
 pub mod customerio;
+pub mod destinations;
 pub mod http;
 mod kind;
 mod llm;
@@ -24,6 +27,7 @@ pub use config::{
     is_e164, mask, Config, CustomerioConfig, Region, SmtpConfig, SmtpSecurity, VoiceConfig,
     DEFAULT_VOICE_BASE_URL,
 };
+pub use destinations::Destinations;
 pub use http::HttpClient;
 pub use kind::Kind;
 pub use llm::{LlmConfig, DEFAULT_LLM_TIMEOUT_S};

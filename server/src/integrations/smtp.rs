@@ -15,6 +15,7 @@ use lettre::transport::smtp::client::{Certificate, CertificateStore, Tls, TlsPar
 use lettre::transport::smtp::extension::ClientId;
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use super::destinations::Destinations;
 use super::{ProviderError, SmtpConfig, SmtpSecurity};
 
 /// Each SMTP command's timeout (connect included).
@@ -110,17 +111,30 @@ fn header(name: &str, value: &str) -> Result<HeaderValue, ProviderError> {
 }
 
 /// The transport for `cfg`: TLS as configured, the configured CA as the only root when set.
-fn transport(cfg: &SmtpConfig) -> Result<AsyncSmtpTransport<Tokio1Executor>, ProviderError> {
+/// It connects to an address of the host that `destinations` allows, resolved here (so the
+/// address checked is the address used); TLS still verifies the configured host name.
+async fn transport(
+    cfg: &SmtpConfig,
+    destinations: &Destinations,
+) -> Result<AsyncSmtpTransport<Tokio1Executor>, ProviderError> {
+    let addrs = destinations
+        .resolve(&cfg.host, cfg.port)
+        .await
+        .map_err(|e| ProviderError::new(e.to_string()))?;
+    let Some(addr) = addrs.first() else {
+        return Err(ProviderError::new(format!("{} has no address", cfg.host)));
+    };
     let tls = match cfg.security {
         SmtpSecurity::None => Tls::None,
         SmtpSecurity::Starttls => Tls::Required(tls_parameters(cfg)?),
         SmtpSecurity::Tls => Tls::Wrapper(tls_parameters(cfg)?),
     };
-    let mut builder = AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(cfg.host.clone())
-        .port(cfg.port)
-        .tls(tls)
-        .timeout(Some(COMMAND_TIMEOUT))
-        .hello_name(hello_name(cfg));
+    let mut builder =
+        AsyncSmtpTransport::<Tokio1Executor>::builder_dangerous(addr.ip().to_string())
+            .port(cfg.port)
+            .tls(tls)
+            .timeout(Some(COMMAND_TIMEOUT))
+            .hello_name(hello_name(cfg));
     if let (Some(user), Some(password)) = (&cfg.username, &cfg.password) {
         builder = builder.credentials(Credentials::new(user.clone(), password.clone()));
     }
@@ -150,9 +164,13 @@ fn hello_name(cfg: &SmtpConfig) -> ClientId {
 }
 
 /// Sends `email` through the relay of `cfg`.
-pub async fn send(cfg: &SmtpConfig, email: &Email) -> Result<SmtpSent, ProviderError> {
+pub async fn send(
+    cfg: &SmtpConfig,
+    destinations: &Destinations,
+    email: &Email,
+) -> Result<SmtpSent, ProviderError> {
     let message = message(cfg, email)?;
-    let transport = transport(cfg)?;
+    let transport = transport(cfg, destinations).await?;
     let sent = tokio::time::timeout(TOTAL_TIMEOUT, transport.send(message))
         .await
         .map_err(|_| timed_out(cfg))?
@@ -167,8 +185,8 @@ pub async fn send(cfg: &SmtpConfig, email: &Email) -> Result<SmtpSent, ProviderE
 }
 
 /// A live check: connect, EHLO, TLS as configured, AUTH when credentials are set, NOOP, QUIT.
-pub async fn check(cfg: &SmtpConfig) -> Result<(), ProviderError> {
-    let transport = transport(cfg)?;
+pub async fn check(cfg: &SmtpConfig, destinations: &Destinations) -> Result<(), ProviderError> {
+    let transport = transport(cfg, destinations).await?;
     let alive = tokio::time::timeout(TOTAL_TIMEOUT, transport.test_connection())
         .await
         .map_err(|_| timed_out(cfg))?
@@ -197,12 +215,15 @@ fn timed_out(cfg: &SmtpConfig) -> ProviderError {
 fn describe(cfg: &SmtpConfig, e: lettre::transport::smtp::Error) -> ProviderError {
     let at = format!("{}:{}", cfg.host, cfg.port);
     let status = e.status().map(u16::from);
-    // A reply carries the relay's own words; otherwise the innermost cause says the most
-    // (lettre's outer layers repeat "Connection error").
-    let detail = if status.is_some() {
-        e.to_string()
-    } else {
-        root_cause(&e)
+    // A reply is summarised by its code, never echoed: the relay's words are the provider's,
+    // not ours to show a tenant (issue 29). Otherwise the innermost cause is our own
+    // description of the failure (lettre's outer layers repeat "Connection error").
+    let detail = match status {
+        Some(code) => {
+            tracing::info!(relay = %at, reply = %e, "SMTP relay refused");
+            format!("the relay answered {code}")
+        }
+        None => root_cause(&e),
     };
     let certificate = detail.contains("certificate");
     let stage = if e.is_tls() || certificate {
@@ -331,7 +352,9 @@ mod tests {
             password: Some("hunter2-secret".to_owned()),
             ..cfg()
         };
-        let e = check(&c).await.expect_err("nobody listens");
+        let loopback =
+            Destinations::allowing(Destinations::parse_allow_list("127.0.0.1").expect("range"));
+        let e = check(&c, &loopback).await.expect_err("nobody listens");
         assert!(
             e.message.contains(&format!("127.0.0.1:{port}")),
             "{}",

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::{customerio, smtp, voice, Config, CustomerioConfig, HttpClient, Kind};
+use super::{customerio, smtp, voice, Config, CustomerioConfig, Destinations, HttpClient, Kind};
 use super::{SmtpConfig, VoiceConfig};
 use crate::error::{Code, Error, Result};
 use crate::playbooks::ensure_writable;
@@ -178,14 +178,20 @@ pub fn load_customerio_in(
 
 /// Connects `kind` with the config `body`, or replaces its config (omitted secrets keep their
 /// stored values). A changed config forgets the last test: it was of the old one.
+///
+/// A host given as an address the operator's rule refuses (loopback, private, link-local,
+/// metadata) is refused here; a name is checked on the addresses it resolves to each time a
+/// connection is made (`super::destinations`).
 pub async fn put(
     store: &Store,
     sealer: &Sealer,
+    destinations: &Destinations,
     ws: WorkspaceId,
     kind: Kind,
     body: Json,
 ) -> Result<IntegrationView> {
     let sealer = sealer.clone();
+    let destinations = destinations.clone();
     store
         .write(move |tx| {
             ensure_writable(tx, ws)?;
@@ -195,6 +201,7 @@ pub async fn put(
                 .map(|r| open(&sealer, ws, r))
                 .transpose()?;
             let config = Config::from_body(kind, &body, old.as_ref())?;
+            refuse_literal_destination(&config, &destinations)?;
             let now = clock::now_rfc3339();
             let unchanged = old.as_ref() == Some(&config);
             let record = IntegrationRecord {
@@ -213,6 +220,20 @@ pub async fn put(
             Ok(view(kind, Some((&record, &config))))
         })
         .await
+}
+
+fn refuse_literal_destination(config: &Config, destinations: &Destinations) -> Result<()> {
+    let (field, host) = config.destination();
+    let Ok(ip) = host
+        .trim_matches(|c| c == '[' || c == ']')
+        .parse::<std::net::IpAddr>()
+    else {
+        return Ok(());
+    };
+    destinations.check(&host, ip).map_err(|refused| {
+        Error::new(Code::InvalidInput, format!("{field}: {refused}"))
+            .with_details(serde_json::json!({"field": field, "reason": "destination_not_allowed"}))
+    })
 }
 
 /// Disconnects `kind` (idempotent): the sealed config is deleted.
@@ -251,7 +272,7 @@ pub async fn test(
     };
     let config = open(sealer, ws, &record)?;
     let outcome = match &config {
-        Config::Smtp(c) => smtp::check(c).await,
+        Config::Smtp(c) => smtp::check(c, http.destinations()).await,
         Config::Voice(c) => voice::check(http, c).await,
         Config::Customerio(c) => customerio::check(http, c).await,
         Config::Llm(c) => crate::agents::llm::check(http, c).await,

@@ -494,6 +494,7 @@ pub async fn revoke(
             Ok(key)
         })
         .await?;
+    store.note_revocation();
     Ok(KeyView::new(&key, usage))
 }
 

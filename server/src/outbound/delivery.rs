@@ -55,7 +55,7 @@ pub struct Dispatch {
 /// adapters retry only failures that provably sent nothing.
 pub async fn perform(http: &HttpClient, job: &Job) -> Delivered {
     let out: Result<(String, Value), integrations::ProviderError> = match job {
-        Job::Email { config, email } => smtp::send(config, email)
+        Job::Email { config, email } => smtp::send(config, http.destinations(), email)
             .await
             .map(|sent| (sent.message_id, json!({ "smtp_response": sent.response }))),
         Job::Call {

@@ -3,6 +3,7 @@
 //! disk (`secrets`), and re-sealing stored records after a master-key rotation (`reseal`).
 
 pub mod clock;
+pub mod data_dir;
 pub mod ids;
 pub mod reseal;
 pub mod sealed;

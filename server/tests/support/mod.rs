@@ -63,6 +63,12 @@ pub fn start_with_args(
     String,
     std::thread::JoinHandle<Vec<String>>,
 ) {
+    if data_dir.exists() {
+        // svcd refuses a data directory other users may enter; temporary ones are 0755.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o700))
+            .expect("chmod 700");
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_svcd"))
         .args([
             "serve",
@@ -76,6 +82,8 @@ pub fn start_with_args(
         .args(extra)
         .env_remove("SVC_ADDR")
         .env_remove("SVC_JWT_SECRET")
+        // The tests' providers listen on loopback.
+        .env("SVC_OUTBOUND_ALLOW", "127.0.0.0/8,::1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

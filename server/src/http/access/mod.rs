@@ -131,7 +131,7 @@ async fn authorize(
     if !presented {
         return match (rule.anonymous, token) {
             (Anonymous::Demo, _) => Ok(Caller::Anonymous),
-            (Anonymous::StreamTicket, _) => by_stream_ticket(state, uri),
+            (Anonymous::StreamTicket, _) => by_stream_ticket(state, uri).await,
             (Anonymous::WebhookToken, Some(token)) => by_webhook_token(state, &token).await,
             _ => Err(Error::unauthenticated(
                 "a valid agent key or session token is required",
@@ -242,7 +242,9 @@ fn webhook_token(uri: &Uri) -> Option<String> {
     params.remove("token")
 }
 
-fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> {
+/// The credential a ticket was issued to, if the ticket is live and the credential still holds
+/// (a key revoked after the ticket was issued opens nothing).
+async fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> {
     let Query(mut params) =
         Query::<HashMap<String, String>>::try_from_uri(uri).unwrap_or(Query(HashMap::new()));
     let Some(ticket) = params.remove("ticket") else {
@@ -254,7 +256,12 @@ fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> {
         .stream_tickets
         .redeem(&ticket, std::time::Instant::now())
     {
-        Some(principal) => Ok(Caller::Principal(Box::new(principal))),
+        Some(principal) if crate::auth::still_valid(&state.store, &principal).await? => {
+            Ok(Caller::Principal(Box::new(principal)))
+        }
+        Some(_) => Err(Error::unauthenticated(
+            "the credential this stream ticket was issued to has been revoked",
+        )),
         None => Err(Error::unauthenticated(
             "the stream ticket is unknown, used or expired; ask for a new one",
         )),

@@ -68,7 +68,15 @@ pub async fn put_integration(
 ) -> Result<ApiJson<IntegrationView>, Error> {
     let kind = kind(&name)?;
     Ok(ApiJson(
-        integrations::put(&state.store, &state.sealer, s.workspace, kind, body).await?,
+        integrations::put(
+            &state.store,
+            &state.sealer,
+            state.http.destinations(),
+            s.workspace,
+            kind,
+            body,
+        )
+        .await?,
     ))
 }
 

@@ -13,12 +13,14 @@ use axum::response::Response;
 use serde::Serialize;
 use tokio::sync::broadcast::error::RecvError;
 
+use crate::auth::{self, Principal};
 use crate::error::Error;
 use crate::events::stream_tickets::TICKET_TTL;
 use crate::events::StreamMessage;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
+use crate::store::Store;
 
 type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 
@@ -39,7 +41,48 @@ pub async fn stream(
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, Error> {
     let rx = state.realtime.subscribe(p.workspace());
-    Ok(upgrade.on_upgrade(move |socket| forward(socket, rx)))
+    let store = state.store.clone();
+    Ok(upgrade.on_upgrade(move |socket| {
+        forward(
+            socket,
+            rx,
+            Holder {
+                store,
+                principal: p,
+            },
+        )
+    }))
+}
+
+/// The credential a stream was opened with, checked again whenever a credential is revoked
+/// (and when a session expires), so revocation ends open streams at once (issue 29).
+struct Holder {
+    store: Store,
+    principal: Principal,
+}
+
+impl Holder {
+    /// When the credential lapses by itself (a session's expiry); keys do not expire.
+    fn expiry(&self) -> tokio::time::Instant {
+        let far = tokio::time::Instant::now() + std::time::Duration::from_secs(365 * 86_400);
+        match &self.principal {
+            Principal::User(s) => {
+                let left = s.expires_at - crate::plumbing::clock::now().unix_timestamp();
+                tokio::time::Instant::now()
+                    + std::time::Duration::from_secs(u64::try_from(left).unwrap_or(0))
+            }
+            Principal::Key(_) => far,
+        }
+    }
+}
+
+async fn close_revoked(socket: &mut WebSocket) {
+    let _ = socket
+        .send(Message::Close(Some(CloseFrame {
+            code: close_code::POLICY,
+            reason: "the credential was revoked or expired".into(),
+        })))
+        .await;
 }
 
 /// A one-use ticket that opens `/v1/stream` once, within `expires_in` seconds.
@@ -66,7 +109,9 @@ pub async fn ticket(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
 ) -> Result<(StatusCode, ApiJson<StreamTicket>), Error> {
-    let ticket = state.stream_tickets.issue(p, std::time::Instant::now())?;
+    let ticket = state
+        .stream_tickets
+        .issue(p.workspace(), p, std::time::Instant::now())?;
     Ok((
         StatusCode::CREATED,
         ApiJson(StreamTicket {
@@ -77,9 +122,34 @@ pub async fn ticket(
     ))
 }
 
-async fn forward(mut socket: WebSocket, mut rx: Receiver) {
+async fn forward(mut socket: WebSocket, mut rx: Receiver, holder: Holder) {
+    let mut revocations = holder.store.revocations();
+    let expiry = tokio::time::sleep_until(holder.expiry());
+    tokio::pin!(expiry);
+    // A revocation between authentication and this point is caught by this first check.
+    if !auth::still_valid(&holder.store, &holder.principal)
+        .await
+        .unwrap_or(false)
+    {
+        close_revoked(&mut socket).await;
+        return;
+    }
     loop {
         tokio::select! {
+            changed = revocations.changed() => {
+                let valid = changed.is_ok()
+                    && auth::still_valid(&holder.store, &holder.principal)
+                        .await
+                        .unwrap_or(false);
+                if !valid {
+                    close_revoked(&mut socket).await;
+                    return;
+                }
+            }
+            () = &mut expiry => {
+                close_revoked(&mut socket).await;
+                return;
+            }
             msg = rx.recv() => match msg {
                 Ok(m) => {
                     let Ok(text) = serde_json::to_string(&*m) else { continue };

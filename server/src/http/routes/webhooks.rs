@@ -46,6 +46,7 @@ pub async fn receive(
         .iter()
         .filter_map(|(k, v)| Some((k.as_str().to_owned(), v.to_str().ok()?.to_owned())))
         .collect();
+    let mut fingerprint = None;
     if let Some(secret) = webhook_secrets::load(&state.store, &state.sealer, ws, &platform).await? {
         let url = delivery_url(&headers, &uri);
         let delivery = signatures::Delivery {
@@ -55,8 +56,18 @@ pub async fn receive(
             body: &body.bytes,
         };
         signatures::verify(&platform, &secret, &delivery, clock::now())?;
+        fingerprint = Some(signatures::replay_fingerprint(&platform, &delivery));
     }
-    let events = webhooks::normalize(&platform, &headers, body.value)?;
+    let mut events = webhooks::normalize(&platform, &headers, body.value)?;
+    // A replayed signed delivery must not be ingested twice: events without a messageId of
+    // their own take one from the delivery's signature (issue 29).
+    if let Some(fp) = fingerprint {
+        for (i, event) in events.iter_mut().enumerate() {
+            if let Ok(e) = event {
+                e.message_id.get_or_insert_with(|| format!("sig:{fp}:{i}"));
+            }
+        }
+    }
     let response = direct::ingest_events(&state.store, &state.realtime, ws, events).await?;
     Ok(ApiJson(response))
 }
