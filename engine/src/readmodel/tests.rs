@@ -213,6 +213,53 @@ fn a_model_over_budget_is_not_used() {
         .expect("seed");
     assert_eq!(g.prepare_read_model(WS).expect("build"), None);
     assert!(!g.snapshot(WS).has_read_model());
+    // What logs and metrics report: why this workspace reads RocksDB node by node.
+    assert_eq!(
+        g.read_model_state(WS),
+        super::ReadModelState::OverBudget { budget: 16 }
+    );
+    assert!(g.snapshot(WS).model_view().is_none());
+}
+
+#[test]
+fn the_model_state_says_whether_and_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let g = open(&dir);
+    assert_eq!(g.read_model_state(WS), super::ReadModelState::NotBuilt);
+    g.write(|t| t.workspace(WS).create_node(&["Touchpoint"], props(&[])))
+        .expect("seed");
+    let bytes = g.prepare_read_model(WS).expect("build").expect("fits");
+    assert_eq!(
+        g.read_model_state(WS),
+        super::ReadModelState::Ready { bytes, touched: 0 }
+    );
+    let view = g.snapshot(WS).model_view().expect("a view");
+    assert_eq!(view.len(), 1);
+    g.write(|t| t.workspace(WS).create_node(&["Touchpoint"], props(&[])))
+        .expect("write");
+    assert_eq!(
+        g.read_model_state(WS),
+        super::ReadModelState::Ready { bytes, touched: 1 }
+    );
+    // A snapshot taken now marks the new node touched (read through the snapshot).
+    assert_eq!(
+        g.snapshot(WS)
+            .model_view()
+            .expect("a view")
+            .touched_ids()
+            .len(),
+        1
+    );
+    let dir2 = tempfile::tempdir().expect("tempdir");
+    let off = Graph::open(
+        dir2.path(),
+        GraphOptions {
+            read_model_bytes: 0,
+            ..GraphOptions::default()
+        },
+    )
+    .expect("open");
+    assert_eq!(off.read_model_state(WS), super::ReadModelState::Off);
 }
 
 fn random_value(rng: &mut StdRng) -> Option<Value> {

@@ -693,24 +693,27 @@ fn pure(e: &CExpr) -> bool {
         CExpr::List(items) => items.iter().all(pure),
         CExpr::Map(entries) => entries.iter().all(|(_, x)| pure(x)),
         CExpr::Func(f, items) => {
-            matches!(
-                f,
-                Func::Size
-                    | Func::Coalesce
-                    | Func::ToLower
-                    | Func::ToUpper
-                    | Func::Trim
-                    | Func::ToString
-                    | Func::ToInteger
-                    | Func::ToFloat
-                    | Func::Abs
-                    | Func::Round
-                    | Func::Floor
-                    | Func::Ceil
-                    | Func::Head
-                    | Func::Last
-                    | Func::Temporal(_)
-            ) && items.iter().all(pure)
+            // A temporal constructor without arguments reads the clock: not pure.
+            let temporal = matches!(f, Func::Temporal(_)) && !items.is_empty();
+            (temporal
+                || matches!(
+                    f,
+                    Func::Size
+                        | Func::Coalesce
+                        | Func::ToLower
+                        | Func::ToUpper
+                        | Func::Trim
+                        | Func::ToString
+                        | Func::ToInteger
+                        | Func::ToFloat
+                        | Func::Abs
+                        | Func::Round
+                        | Func::Floor
+                        | Func::Ceil
+                        | Func::Head
+                        | Func::Last
+                ))
+                && items.iter().all(pure)
         }
         _ => false,
     }
