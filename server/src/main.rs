@@ -114,9 +114,9 @@ fn main() -> ExitCode {
     config.read_model_bytes = args.read_model_mb << 20;
     config.allow_open_data_dir = args.allow_open_data_dir;
     svc_server::telemetry::init(config.log_format);
-    match svc_server::integrations::Destinations::parse_allow_list(&args.outbound_allow) {
+    match svc_domains::integrations::Destinations::parse_allow_list(&args.outbound_allow) {
         Ok(ranges) => {
-            config.outbound = svc_server::integrations::Destinations::allowing(ranges);
+            config.outbound = svc_domains::integrations::Destinations::allowing(ranges);
         }
         Err(e) => {
             tracing::error!(error = %e, "SVC_OUTBOUND_ALLOW");

@@ -17,10 +17,10 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson};
 use crate::state::AppState;
-use svc_domains::events::stream_tickets::TICKET_TTL;
-use svc_domains::events::StreamMessage;
 use svc_core::auth::{self, Principal};
 use svc_core::store::Store;
+use svc_domains::events::stream_tickets::TICKET_TTL;
+use svc_domains::events::StreamMessage;
 
 type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 
