@@ -5,8 +5,8 @@
 
 use std::fmt;
 
-use crate::store::EngineError;
 use serde_json::Value;
+use svc_engine::EngineError;
 
 macro_rules! codes {
     ($( $(#[$doc:meta])* $variant:ident => ($name:literal, $status:literal) ),+ $(,)?) => {

@@ -2,10 +2,10 @@
 //!
 //! It owns the faces (`http`: router, access table, routes, OpenAPI, TLS; `dashboard`; `mcp`;
 //! `admin`) and the composition root (`state::AppState`, `config`, the record registry
-//! `record_kinds`, the `sweeper`, `metrics`, `telemetry`). It may use every crate below it;
-//! nothing below may use it. svc-core (store door, errors, ids, secrets, accounts, auth, keys,
-//! workspaces, the capability table, the ledger) is the ground floor; `docs/architecture.md`
-//! draws the floors.
+//! `record_kinds`, the `sweeper`, `metrics`, `telemetry`). It may use every crate below it
+//! (svc-agents, svc-gateway, svc-domains, svc-core, svc-query, svc-engine); nothing below may
+//! use it. `AppState` lives only here: the floors below take what they use (a store, a sealer,
+//! a clock, the `Gateway` or `AgentState` handle). `docs/architecture.md` draws the floors.
 
 pub mod admin;
 pub mod config;

@@ -7,13 +7,32 @@
 
 use std::time::Duration;
 
+use serde::Serialize;
 use serde_json::{json, Value as Json};
 
-use super::turn::TokenUsage;
 use svc_core::keys::AgentKey;
 use svc_domains::integrations::http::error_message;
 use svc_domains::integrations::{HttpClient, LlmConfig, ProviderError};
 use svc_gateway as gateway;
+
+/// Tokens the model reported for the turn (every model call summed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+pub struct TokenUsage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub total_tokens: u64,
+    /// Model calls made (0 for the built-in agent).
+    pub model_calls: u64,
+}
+
+impl TokenUsage {
+    pub fn add(&mut self, other: TokenUsage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+        self.model_calls += other.model_calls;
+    }
+}
 
 /// A tool call the model asked for.
 #[derive(Clone, Debug, PartialEq)]

@@ -24,6 +24,7 @@ use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
 use crate::agent_state::AgentState;
+pub use llm::TokenUsage;
 use offline::Intent;
 use orchestrator::Route;
 use sessions::Role;
@@ -33,7 +34,7 @@ use svc_core::store::WorkspaceId;
 use svc_domains::integrations::{self, Config, LlmConfig};
 use svc_domains::playbooks::{time_ordered_id, Buddy};
 use turn::Turn;
-pub use turn::{TokenUsage, ToolCallSummary, TurnEvent, MAX_TOOL_CALLS};
+pub use turn::{ToolCallSummary, TurnEvent, MAX_TOOL_CALLS};
 
 /// Longest user message accepted.
 pub const MESSAGE_CHARS: usize = 8000;

@@ -4,9 +4,9 @@
 
 use serde_json::{json, Value as Json};
 
+use super::llm::TokenUsage;
 use super::llm::{self, ModelError};
 use super::offline::Intent;
-use super::turn::TokenUsage;
 use svc_domains::integrations::{HttpClient, LlmConfig};
 use svc_domains::playbooks::Buddy;
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::{json, Value as Json};
 use tokio::sync::mpsc;
 
+use super::llm::TokenUsage;
 use super::sessions::{self, ChatMessage, Role};
 use crate::agent_state::AgentState;
 use svc_core::keys::AgentKey;
@@ -21,25 +22,6 @@ pub const MAX_TOOL_CALLS: usize = 8;
 pub struct TurnEvent {
     pub name: &'static str,
     pub data: Json,
-}
-
-/// Tokens the model reported for the turn (every model call summed).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, utoipa::ToSchema)]
-pub struct TokenUsage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub total_tokens: u64,
-    /// Model calls made (0 for the built-in agent).
-    pub model_calls: u64,
-}
-
-impl TokenUsage {
-    pub fn add(&mut self, other: TokenUsage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.total_tokens += other.total_tokens;
-        self.model_calls += other.model_calls;
-    }
 }
 
 /// A tool call as the turn summary lists it.

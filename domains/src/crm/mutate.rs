@@ -12,6 +12,7 @@ use svc_engine::{GraphWrite, NodeId};
 use super::{find_customer, str_field};
 use crate::events;
 use crate::pipeline;
+use svc_core::capabilities::Capability;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::ids;
 
@@ -147,7 +148,7 @@ fn opportunity_change(
         name: str_field(op, "name").map(str::to_owned),
         amount,
         stage: stage.map(str::to_owned),
-        source: "crm.mutate".to_owned(),
+        source: Capability::CrmMutate.id().to_owned(),
         ..pipeline::OpportunityChange::default()
     };
     if kind == "create" {
