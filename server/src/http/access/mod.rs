@@ -120,7 +120,10 @@ async fn authorize(
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<Caller, Error> {
-    if matches!(rule.anonymous, Anonymous::Public | Anonymous::Signature) {
+    if matches!(
+        rule.anonymous,
+        Anonymous::Public | Anonymous::Signature | Anonymous::WriteKey
+    ) {
         return Ok(Caller::Anonymous);
     }
     let presented = headers.contains_key("authorization") || headers.contains_key("x-api-key");
