@@ -58,10 +58,12 @@ impl crate::store::Record for WriteKeyDigest {
 #[derive(Clone, Debug, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateWriteKey {
-    /// A label for people (1 to 100 characters), e.g. the source's name.
+    /// A label for people (1 to 100 characters, not blank), e.g. the source's name.
+    #[schema(min_length = 1, max_length = 100, pattern = "\\S")]
     pub name: String,
     /// Requests per minute (1..=1,000,000); default 6,000.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1000000)]
     pub rate_limit_per_min: Option<u32>,
 }
 

@@ -195,7 +195,7 @@ fn admit(state: &AppState, rule: &Rule, principal: &Principal) -> Result<(), Err
     }
 }
 
-fn grant_denied(missing: RouteGrant) -> Error {
+pub(crate) fn grant_denied(missing: RouteGrant) -> Error {
     let alternatives = missing.also_satisfied_by();
     let message = if alternatives.is_empty() {
         format!("the key lacks the grant {}", missing.as_str())

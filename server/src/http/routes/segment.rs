@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use base64::Engine as _;
 
-use crate::error::{Code, Error};
+use crate::error::Error;
 use crate::events::segment::identity::{self, AnonymousView};
 use crate::events::segment::write_keys::{
     self, CreateWriteKey, CreatedWriteKey, WriteKeyList, WriteKeyView,
@@ -81,12 +81,14 @@ async fn authenticate(state: &AppState, credential: &str) -> Result<WorkspaceId,
         rate_limit(state, &key.id, key.rate_limit_per_min)?;
         state.usage.note_use(&key, clock::now_rfc3339());
         if !key.holds(RouteGrant::EventsWrite) {
-            return Err(Error::new(
-                Code::GrantDenied,
-                "the agent key lacks the grant events:write",
-            ));
+            return Err(crate::http::access::grant_denied(RouteGrant::EventsWrite));
         }
         return Ok(key.workspace_id());
+    }
+    if crate::auth::jwt::looks_like_jwt(credential) {
+        return Err(Error::forbidden(
+            "this route needs a write key or an agent key; a dashboard session (JWT) cannot use it",
+        ));
     }
     Err(Error::unauthenticated("unknown write key"))
 }
