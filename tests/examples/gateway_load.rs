@@ -19,7 +19,9 @@
 //! event per request) and `batch` the batch route `/api/v1/events` (100 events per request;
 //! the figure is then events per second). `segment` drives Segment's Tracking API
 //! `/segment/v1/batch` with a source write key (HTTP Basic), 100 messages per request in a
-//! realistic mix (see [`segment_message`]; events per second as for `batch`).
+//! realistic mix (see [`segment_message`]; events per second as for `batch`);
+//! `segment-track` sends only the mix's `track` message (Segment's protocol at the batch
+//! route's workload).
 
 use std::time::{Duration, Instant};
 
@@ -154,9 +156,10 @@ async fn main() {
                             .header("x-api-key", &key)
                             .json(&json!({ "events": events }))
                     }
-                    "segment" => {
+                    "segment" | "segment-track" => {
+                        let track_only = cap == "segment-track";
                         let batch: Vec<Value> = (0..BATCH)
-                            .map(|i| segment_message(worker, n * BATCH + i))
+                            .map(|i| segment_message(worker, n * BATCH + i, track_only))
                             .collect();
                         client
                             .post(format!("{base}/segment/v1/batch"))
@@ -201,7 +204,7 @@ async fn main() {
         let i = ((all.len() as f64 - 1.0) * p).round() as usize;
         all.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
-    let per_request = if matches!(capability.as_str(), "batch" | "segment") {
+    let per_request = if matches!(capability.as_str(), "batch" | "segment" | "segment-track") {
         BATCH
     } else {
         1
@@ -221,7 +224,7 @@ fn work_done(target: &str, body: &Value) -> bool {
     match target {
         "track" => body["touchpoint_id"].is_string() && body["duplicate"] == false,
         "batch" => body["failed"] == 0 && body["accepted"] == BATCH,
-        "segment" => {
+        "segment" | "segment-track" => {
             body["success"] == true
                 && body["accepted"] == BATCH
                 && body["duplicates"] == 0
@@ -233,12 +236,14 @@ fn work_done(target: &str, body: &Value) -> bool {
 
 /// Message `i` of a worker's Segment traffic: per 100, 50 track, 25 page (a third of them by
 /// anonymous visitors, with UTM context), 5 screen, 10 identify (linking the visitor's
-/// anonymous id), 5 group, 2 alias and 3 more track. 1,000 users per worker.
-fn segment_message(worker: usize, i: u64) -> Value {
+/// anonymous id), 5 group, 2 alias and 3 more track. 1,000 users per worker. `track_only`:
+/// always the mix's track.
+fn segment_message(worker: usize, i: u64, track_only: bool) -> Value {
     let user = format!("u{worker}-{}", i % 1000);
     let anon = format!("a{worker}-{}", i % 1000);
     let id = format!("m{worker}-{i}-{}", std::process::id());
-    match i % 100 {
+    let slot = if track_only { 0 } else { i % 100 };
+    match slot {
         0..=49 | 97..=99 => json!({"type": "track", "userId": user, "event": "Product Viewed",
             "messageId": id, "properties": {"sku": format!("SKU-{}", i % 50), "price": 19.5}}),
         50..=74 if i % 3 == 0 => json!({"type": "page", "anonymousId": anon, "name": "Pricing",
