@@ -2,8 +2,8 @@
 //! client metadata documents, the dashboard's consent form, the token endpoint, the token at
 //! `/mcp` acting as an agent key, and the refusals (wrong PKCE verifier, reused code, redirect
 //! URI mismatch, another audience, expiry, a grant the approving person does not hold, refresh
-//! token reuse, revocation). `mcp_oauth_sdk.rs` drives the same flow with the official MCP
-//! TypeScript SDK.
+//! token reuse, revocation). The last test drives the same flow with the official MCP
+//! TypeScript SDK (scripts/mcp-sdk-client.sh, tests/mcp_oauth_client/sdk_client.js).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -872,4 +872,95 @@ async fn client_metadata_documents_name_their_redirect_uris() {
     let ask = Ask::new(&s, "https://10.1.2.3/client.json", &challenge);
     let (status, body, _) = consent_page(&s, &owner, &ask).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}
+
+/// The SDK's node_modules from scripts/mcp-sdk-client.sh; `None` (the test is skipped) only
+/// when npm is absent, so nothing can be installed.
+fn sdk_modules() -> Option<std::path::PathBuf> {
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/mcp-sdk-client.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .expect("run scripts/mcp-sdk-client.sh");
+    if out.status.code() == Some(3) {
+        eprintln!("SKIPPED mcp_sdk_client_end_to_end: npm is not installed, so the MCP TypeScript SDK cannot be");
+        return None;
+    }
+    assert!(out.status.success(), "scripts/mcp-sdk-client.sh failed");
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(std::path::PathBuf::from(
+        text.lines().last().expect("a path").trim(),
+    ))
+}
+
+#[tokio::test]
+async fn mcp_typescript_sdk_end_to_end() {
+    let Some(modules) = tokio::task::spawn_blocking(sdk_modules)
+        .await
+        .expect("install")
+    else {
+        return;
+    };
+    let s = TestServer::start().await;
+    let owner = s.account().await;
+    let driver =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp_oauth_client/sdk_client.js");
+    let args = [
+        driver.display().to_string(),
+        modules.display().to_string(),
+        s.base.clone(),
+        owner.token.clone(),
+    ];
+    // Off the runtime: the server keeps serving while the client runs.
+    let out = tokio::task::spawn_blocking(move || {
+        std::process::Command::new("node")
+            .args(&args)
+            .stderr(std::process::Stdio::inherit())
+            .output()
+    })
+    .await
+    .expect("join")
+    .expect("run node");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("no report ({e}): {stdout}"));
+    assert!(out.status.success(), "{report}");
+    assert!(
+        str_at(&report, "/registered").starts_with("mcpc_"),
+        "{report}"
+    );
+    assert_eq!(report["consents"], 1, "{report}");
+    assert_eq!(
+        report["tools"],
+        json!(["get_customer_context", "ingest_event"]),
+        "{report}"
+    );
+    assert_eq!(report["call_is_error"], false, "{report}");
+    assert_eq!(report["call_status"], "committed", "{report}");
+    assert_eq!(report["refresh"], "AUTHORIZED", "{report}");
+    assert_eq!(report["access_changed"], true, "{report}");
+    assert_eq!(report["tools_after_refresh"], 2, "{report}");
+    assert_eq!(report["revoke_status"], 200, "{report}");
+    // After revocation the next request is refused and so is the refresh token: the SDK gives
+    // up with the token endpoint's invalid_grant (or, had it tried, could only ask a person
+    // again); no second consent happened.
+    let after = str_at(&report, "/after_revoke");
+    assert!(
+        after == "UnauthorizedError" || after.starts_with("InvalidGrantError"),
+        "{report}"
+    );
+    assert_eq!(report["consents"], 1, "{report}");
+
+    // The call went through the gateway as the approval key: the event landed in the workspace.
+    let customers = s
+        .get("/v1/customers/sdk-oauth%40example.com")
+        .bearer_auth(&owner.token)
+        .send()
+        .await
+        .expect("customers");
+    let (status, v) = read(customers).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert!(v.to_string().contains("sdk-oauth@example.com"), "{v}");
 }
