@@ -20,6 +20,7 @@ use sha2::{Digest, Sha256};
 use crate::error::Result;
 use crate::keys::{AgentKey, KeyKind, DEFAULT_RATE_LIMIT_PER_MIN};
 use crate::plumbing::{clock, ids};
+use crate::retention::{self, Expiring};
 use crate::store::{Record, Store, Tx, WorkspaceId};
 
 pub use clients::RegisteredClient;
@@ -79,6 +80,8 @@ pub struct AuthCode {
     pub grants: Vec<String>,
     pub allowed_modes: Vec<String>,
     pub expires_at_ms: i64,
+    /// `expires_at_ms` as RFC 3339: the record is purged a day after it (`PURGE_AFTER`).
+    pub expires_at: String,
     /// Set at the first exchange; a second one revokes this approval key.
     pub used: bool,
     pub key_id: Option<String>,
@@ -88,6 +91,22 @@ impl Record for AuthCode {
     const KIND: &'static str = "oauth_code";
     fn id(&self) -> String {
         self.digest.clone()
+    }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![retention::bucket_index(&self.expires_at)]
+    }
+}
+
+/// Codes and tokens are purged this long after they expire (`purge_expired`, run by the
+/// sweeper): a replay within it is still recognised as a replay (and revokes the family);
+/// after it, the code or token is merely unknown. Either way it is refused.
+pub const PURGE_AFTER: time::Duration = time::Duration::days(1);
+
+impl Expiring for AuthCode {
+    const RETENTION: time::Duration = PURGE_AFTER;
+    // The retention clock starts at expiry, not at issue: lifetimes differ per kind and config.
+    fn stored_at(&self) -> &str {
+        &self.expires_at
     }
 }
 
@@ -112,6 +131,8 @@ pub struct TokenRecord {
     pub resource: String,
     pub issued_at_ms: i64,
     pub expires_at_ms: i64,
+    /// `expires_at_ms` as RFC 3339 (purged a day after, like codes).
+    pub expires_at: String,
     /// Refresh tokens: set when exchanged; presenting it again revokes the family.
     pub rotated: bool,
 }
@@ -121,6 +142,31 @@ impl Record for TokenRecord {
     fn id(&self) -> String {
         self.digest.clone()
     }
+    fn indexes(&self) -> Vec<(&'static str, String)> {
+        vec![retention::bucket_index(&self.expires_at)]
+    }
+}
+
+impl Expiring for TokenRecord {
+    const RETENTION: time::Duration = PURGE_AFTER;
+    fn stored_at(&self) -> &str {
+        &self.expires_at
+    }
+}
+
+/// Deletes codes and tokens that expired more than [`PURGE_AFTER`] before `now`; how many.
+pub async fn purge_expired(store: &Store, now: time::OffsetDateTime) -> Result<usize> {
+    Ok(
+        retention::purge::<AuthCode>(store, WorkspaceId::GLOBAL, now).await?
+            + retention::purge::<TokenRecord>(store, WorkspaceId::GLOBAL, now).await?,
+    )
+}
+
+/// RFC 3339 of a time in Unix milliseconds (fixed width: string order is time order).
+fn ms_rfc3339(ms: i64) -> String {
+    time::OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .map(clock::rfc3339)
+        .unwrap_or_else(|_| ms.to_string())
 }
 
 /// The consent as submitted: who, for which client, what they hand over.
@@ -198,6 +244,7 @@ pub async fn issue_code(store: &Store, consent: Consent) -> Result<String> {
         grants: consent.grants,
         allowed_modes: consent.allowed_modes,
         expires_at_ms: now_ms().saturating_add(CODE_TTL_MS),
+        expires_at: ms_rfc3339(now_ms().saturating_add(CODE_TTL_MS)),
         used: false,
         key_id: None,
     };
@@ -448,6 +495,7 @@ fn issue_pair(
                 resource: resource.to_owned(),
                 issued_at_ms: now,
                 expires_at_ms: now.saturating_add(ttl),
+                expires_at: ms_rfc3339(now.saturating_add(ttl)),
                 rotated: false,
             },
         )?;
@@ -490,6 +538,60 @@ mod tests {
         ));
         assert!(!pkce_matches("short", challenge));
         assert!(!challenge_well_formed("plain"));
+    }
+
+    fn consent(challenge: &str) -> Consent {
+        Consent {
+            workspace: WorkspaceId(7),
+            user_id: "usr_a".into(),
+            client_id: "mcpc_x".into(),
+            client_name: "x".into(),
+            redirect_uri: "http://127.0.0.1/cb".into(),
+            code_challenge: challenge.into(),
+            resource: "http://svc/mcp".into(),
+            grants: vec!["capability:context.get".into()],
+            allowed_modes: vec!["dry_run".into()],
+        }
+    }
+
+    #[tokio::test]
+    async fn expired_codes_and_tokens_are_purged_a_day_later() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        let verifier = "v".repeat(43);
+        let challenge = {
+            use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+            use base64::Engine as _;
+            URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+        };
+        let code = issue_code(&store, consent(&challenge)).await.expect("code");
+        let issued = exchange_code(
+            &store,
+            Lifetimes::default(),
+            CodeExchange {
+                code,
+                client_id: "mcpc_x".into(),
+                redirect_uri: "http://127.0.0.1/cb".into(),
+                code_verifier: verifier,
+                resource: None,
+            },
+        )
+        .await
+        .expect("store")
+        .expect("issued");
+        let live = authenticate(&store, &issued.access_token, "http://svc/mcp")
+            .await
+            .expect("store");
+        assert!(live.is_ok());
+        // Within a day of the code's expiry nothing goes; a year on, all three records do.
+        let soon = clock::now() + time::Duration::hours(1);
+        assert_eq!(purge_expired(&store, soon).await.expect("purge"), 0);
+        let later = clock::now() + time::Duration::days(400);
+        assert_eq!(purge_expired(&store, later).await.expect("purge"), 3);
+        let gone = authenticate(&store, &issued.access_token, "http://svc/mcp")
+            .await
+            .expect("store");
+        assert_eq!(gone.err(), Some(TokenRejection::Unknown));
     }
 
     #[test]
