@@ -186,7 +186,7 @@ async fn render(
     ctx: &BrandContext,
     notice: Option<Result<&str, &str>>,
 ) -> Result<Markup, Failure> {
-    let list = customers::list(&state.store, s.user.workspace)
+    let list = customers::list(&state.store, s.user.workspace, Default::default())
         .await
         .map_err(|e| failed(s, e))?;
     let value = serde_json::to_value(ctx).unwrap_or(Json::Null);
