@@ -17,6 +17,8 @@ pub mod chat;
 pub mod console;
 pub mod customers;
 pub mod dedupe;
+pub mod format;
+pub mod forms;
 pub mod guard;
 pub mod home;
 pub mod integrations;
