@@ -47,26 +47,6 @@ fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| (*s).to_owned()).collect()
 }
 
-/// Where the protected-resource metadata is.
-pub fn resource_metadata_url(state: &AppState) -> String {
-    format!("{}/.well-known/oauth-protected-resource", issuer(state))
-}
-
-/// The `WWW-Authenticate` value of `/mcp`'s 401 (RFC 9728 §5.1); `invalid_token` when a token
-/// was presented and refused (RFC 6750 §3.1).
-pub fn challenge(state: &AppState, token_presented: bool) -> Option<HeaderValue> {
-    let error = if token_presented {
-        r#"error="invalid_token", "#
-    } else {
-        ""
-    };
-    HeaderValue::from_str(&format!(
-        r#"Bearer {error}resource_metadata="{}""#,
-        resource_metadata_url(state)
-    ))
-    .ok()
-}
-
 fn protected_resource_body(state: &AppState) -> Response {
     let base = issuer(state);
     cacheable(ApiJson(ProtectedResourceMetadata {

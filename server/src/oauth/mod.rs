@@ -98,6 +98,26 @@ impl IntoResponse for OAuthError {
     }
 }
 
+/// Where the protected-resource metadata is.
+pub fn resource_metadata_url(state: &AppState) -> String {
+    format!("{}/.well-known/oauth-protected-resource", issuer(state))
+}
+
+/// The `WWW-Authenticate` value of `/mcp`'s 401 (RFC 9728 §5.1); `invalid_token` when a token
+/// was presented and refused (RFC 6750 §3.1).
+pub fn challenge(state: &AppState, token_presented: bool) -> Option<HeaderValue> {
+    let error = if token_presented {
+        r#"error="invalid_token", "#
+    } else {
+        ""
+    };
+    HeaderValue::from_str(&format!(
+        r#"Bearer {error}resource_metadata="{}""#,
+        resource_metadata_url(state)
+    ))
+    .ok()
+}
+
 /// Token and registration answers carry secrets or ids: never cached (RFC 6749 §5.1).
 pub fn no_store(mut response: Response) -> Response {
     let headers = response.headers_mut();

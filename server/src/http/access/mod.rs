@@ -118,7 +118,7 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
             if rule.oauth && response.status() == axum::http::StatusCode::UNAUTHORIZED {
                 // RFC 9728 §5.1: where an MCP client learns how to get a token.
                 let presented = req.headers().contains_key("authorization");
-                if let Some(v) = crate::oauth::metadata::challenge(&state, presented) {
+                if let Some(v) = crate::oauth::challenge(&state, presented) {
                     response
                         .headers_mut()
                         .insert(axum::http::header::WWW_AUTHENTICATE, v);
