@@ -13,8 +13,8 @@ use serde_json::json;
 
 use super::assets::CHART;
 use super::layout::{json_script, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::reporting;
 use svc_core::auth::Principal;

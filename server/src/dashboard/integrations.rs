@@ -12,8 +12,8 @@ use serde_json::{Map, Value as Json};
 
 use super::layout::{alert, csrf_input, page as shell};
 use super::playbook_cards;
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_core::error::{Code, Error};
 use svc_core::integration_kind::Kind;

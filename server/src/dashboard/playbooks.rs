@@ -10,8 +10,8 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::playbook_runs::executor::{self, Control};
 use svc_agents::playbook_runs::lead_source::RunRequest;
