@@ -200,8 +200,23 @@ fn problem_response(state: &AppState, p: &AuthorizeParams, problem: Problem) -> 
 pub async fn show(
     State(state): State<AppState>,
     headers: HeaderMap,
+    peer: PeerAddr,
     Query(p): Query<AuthorizeParams>,
 ) -> Response {
+    // Anyone may open this page, and it may fetch a client metadata document: bounded per
+    // address like registration.
+    if let Err(e) = limit_address(
+        &state,
+        peer,
+        "oauth_authorize",
+        crate::oauth::REQUESTS_PER_MIN_PER_ADDRESS,
+    ) {
+        return (
+            StatusCode::TOO_MANY_REQUESTS,
+            error_page(None, "Too many requests", &e.message),
+        )
+            .into_response();
+    }
     let client = match check(&state, &p).await {
         Ok(c) => c,
         Err((_, problem)) => return problem_response(&state, &p, problem),

@@ -9,7 +9,6 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::{issuer, resource};
-use crate::http::extract::ApiJson;
 use crate::state::AppState;
 
 /// RFC 9728 §2.
@@ -49,7 +48,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 
 fn protected_resource_body(state: &AppState) -> Response {
     let base = issuer(state);
-    cacheable(ApiJson(ProtectedResourceMetadata {
+    cacheable(axum::Json(ProtectedResourceMetadata {
         resource: resource(state),
         authorization_servers: vec![base.clone()],
         bearer_methods_supported: strings(&["header"]),
@@ -77,7 +76,7 @@ pub async fn protected_resource_mcp(State(state): State<AppState>) -> Response {
     responses((status = 200, body = AuthorizationServerMetadata)))]
 pub async fn authorization_server(State(state): State<AppState>) -> Response {
     let base = issuer(&state);
-    cacheable(ApiJson(AuthorizationServerMetadata {
+    cacheable(axum::Json(AuthorizationServerMetadata {
         authorization_endpoint: format!("{base}/oauth/authorize"),
         token_endpoint: format!("{base}/oauth/token"),
         registration_endpoint: format!("{base}/oauth/register"),
