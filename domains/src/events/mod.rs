@@ -11,6 +11,7 @@
 //!
 //! No HTTP types here: adapters live in `http::routes`.
 
+pub mod activity;
 pub mod direct;
 pub mod realtime;
 pub mod segment;
@@ -257,6 +258,8 @@ impl MarketingEvent {
                 ts,
                 properties,
                 campaign_id: campaign_id.map(str::to_owned),
+                // Decided here once for every source (API, webhooks, Segment, outbound).
+                outbound: activity::is_outbound(action),
             },
             message_id,
             traits,
