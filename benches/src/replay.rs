@@ -131,6 +131,7 @@ pub fn load_events(path: &str) -> Result<Vec<Line>, String> {
                 ts,
                 properties: Default::default(),
                 campaign_id: o.remove("campaignId").filter(|c| !c.is_empty()),
+                outbound: false,
             },
         });
     }

@@ -465,6 +465,7 @@ fn replaying_the_generated_workload_matches_the_reference_resolver() {
                 ts: iso_micros(&opt_str(&v, "timestamp").expect("timestamp")),
                 campaign_id: opt_str(&v, "campaignId"),
                 properties: Properties::new(),
+                outbound: false,
             }
         })
         .collect();

@@ -131,6 +131,55 @@ async fn list_is_the_100_most_recently_seen() {
 }
 
 #[tokio::test]
+async fn outbound_touchpoints_are_not_the_customers_activity() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.reader_key(&a).await.plaintext;
+    batch(
+        &s,
+        &key,
+        vec![
+            track("ada@x.io", "page_viewed", "2026-01-01T10:00:00Z"),
+            track("bob@x.io", "page_viewed", "2026-01-02T10:00:00Z"),
+            // What we (and our providers) did to Ada later.
+            track("ada@x.io", "email_sent", "2026-01-05T10:00:00Z"),
+            track("ada@x.io", "call_placed", "2026-01-06T10:00:00Z"),
+            track(
+                "ada@x.io",
+                "customerio.email.delivered",
+                "2026-01-06T11:00:00Z",
+            ),
+        ],
+    )
+    .await;
+    let p = get(&s, "/v1/customers/ada@x.io", &a.token).await;
+    assert_eq!(p["customer"]["lastSeen"], json!("2026-01-01T10:00:00.000Z"));
+    assert_eq!(
+        p["touchpoint_count"],
+        json!(4),
+        "outbound touchpoints are kept"
+    );
+    // Bob acted more recently than Ada did.
+    let v = get(&s, "/v1/customers", &a.token).await;
+    let order: Vec<String> = v["customers"]
+        .as_array()
+        .expect("customers")
+        .iter()
+        .map(|c| str_at(c, "/email"))
+        .collect();
+    assert_eq!(order, ["bob@x.io", "ada@x.io"]);
+    // Her own reply moves it.
+    batch(
+        &s,
+        &key,
+        vec![track("ada@x.io", "email_replied", "2026-01-07T09:00:00Z")],
+    )
+    .await;
+    let p = get(&s, "/v1/customers/ada@x.io", &a.token).await;
+    assert_eq!(p["customer"]["lastSeen"], json!("2026-01-07T09:00:00.000Z"));
+}
+
+#[tokio::test]
 async fn profile_and_ascending_timeline() {
     let s = TestServer::start().await;
     let a = s.account().await;

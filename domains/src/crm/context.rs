@@ -236,7 +236,12 @@ pub fn get(
     let window_start = now_us - 30 * DAY_US;
     let tps = touchpoints(w, customer.id, window_start)?;
     let notes = notes_of(w, &customer_id)?;
-    let recent: Vec<&Tp> = tps.iter().filter(|t| t.ts >= window_start).collect();
+    // The customer's own recent activity: what we sent them says nothing of their intent,
+    // sentiment or engagement.
+    let recent: Vec<&Tp> = tps
+        .iter()
+        .filter(|t| t.ts >= window_start && !crate::events::activity::is_outbound(&t.action))
+        .collect();
 
     // Sentiment: dated scores of the window, the last 15 days against the 15 before.
     let dated: Vec<(i64, f64)> = recent

@@ -195,6 +195,8 @@ impl MarketingEvent {
                 ts,
                 properties,
                 campaign_id: campaign_id.map(str::to_owned),
+                // Decided here once for every source (API, webhooks, Segment, outbound).
+                outbound: super::activity::is_outbound(action),
             },
             message_id,
             traits,

@@ -11,6 +11,7 @@
 //!
 //! No HTTP types here: adapters live in `http::routes`.
 
+pub mod activity;
 pub mod apply;
 pub mod direct;
 pub mod input;

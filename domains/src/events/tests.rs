@@ -477,3 +477,42 @@ async fn ingest_announces_and_batches_keep_good_items() {
         .collect();
     assert_eq!(announced, vec!["a".to_owned(), "c".to_owned()]);
 }
+
+#[tokio::test]
+async fn outbound_events_are_recorded_but_do_not_move_last_seen() {
+    let (_dir, store) = open_store();
+    let seen = |store: &Store, id: &str| {
+        let node = store
+            .graph()
+            .expect("graph")
+            .snapshot(WS)
+            .node(ids::parse_customer_id(id).expect("id"))
+            .expect("read")
+            .expect("customer");
+        node.get("lastSeen").cloned()
+    };
+    let own = valid(json!({"event": "page_viewed", "email": "a@x.io",
+                           "timestamp": "2026-02-01T10:00:00Z"}));
+    assert!(!own.input.outbound);
+    let r = apply_one(&store, own, now()).await.expect("own");
+    let before = seen(&store, &r.customer_id);
+    assert!(before.is_some());
+    // Later sends and calls: touchpoints, but lastSeen stays at the customer's own event.
+    for action in ["email_sent", "call_placed", "customerio.email.delivered"] {
+        let ev = valid(json!({"event": action, "email": "a@x.io",
+                              "timestamp": "2026-02-20T10:00:00Z"}));
+        assert!(ev.input.outbound, "{action}");
+        let out = apply_one(&store, ev, now()).await.expect("outbound");
+        assert_eq!(out.customer_id, r.customer_id);
+        assert_eq!(seen(&store, &r.customer_id), before, "{action}");
+    }
+    assert_eq!(count(&store, "Touchpoint"), 4);
+    // A customer first met through an outbound event has never been seen.
+    let ev = valid(json!({"event": "email_sent", "email": "b@x.io"}));
+    let b = apply_one(&store, ev, now()).await.expect("send");
+    assert_eq!(seen(&store, &b.customer_id), None);
+    // Their own reply moves it.
+    let ev = valid(json!({"event": "email_replied", "email": "b@x.io"}));
+    apply_one(&store, ev, now()).await.expect("reply");
+    assert!(seen(&store, &b.customer_id).is_some());
+}

@@ -359,6 +359,7 @@ pub fn apply(
                     ts,
                     properties: details,
                     campaign_id: None,
+                    outbound: crate::events::activity::is_outbound(STAGE_CHANGED),
                 })?;
                 mutated += 1;
             }

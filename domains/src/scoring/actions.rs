@@ -22,7 +22,6 @@ pub enum Class {
     Neutral,
 }
 
-const OUTBOUND: &[&str] = &["email_sent", "call_placed", "cio_synced", "sms_sent"];
 const NEGATIVE: &[&str] = &[
     "unsubscribe",
     "complaint",
@@ -89,7 +88,8 @@ pub(super) fn has_any(action: &str, words: &[&str]) -> bool {
 /// The class of an action name.
 pub fn classify(action: &str) -> Class {
     let a = action.to_ascii_lowercase();
-    if OUTBOUND.contains(&a.as_str()) || a.ends_with("_sent") {
+    // One rule for every reader: `events::activity` (it also keeps `lastSeen` still).
+    if crate::events::activity::is_outbound(&a) {
         Class::Outbound
     } else if has_any(&a, NEGATIVE) {
         Class::Negative

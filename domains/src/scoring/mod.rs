@@ -9,8 +9,9 @@
 //!
 //! Features are computed from one consistent read of the customer's neighbourhood: its latest
 //! [`TOUCHPOINT_CAP`] touchpoints (by ingestion order) and its linked opportunities. Activity
-//! the service itself caused (`email_sent`, `call_placed`, `cio_synced`, any `*_sent`) is not
-//! customer activity and is left out of every feature, and touchpoints dated after `now` are
+//! the service itself caused (`events::activity::is_outbound`: `email_sent`, `call_placed`,
+//! `cio_synced`, any `*_sent`...) is not customer activity and is left out of every feature
+//! (and does not move `lastSeen`), and touchpoints dated after `now` are
 //! ignored, so a score is "as of now" and can be recomputed at any past instant.
 //!
 //! The parts: `neighbourhood` reads a customer's touchpoints and opportunities, `actions` says

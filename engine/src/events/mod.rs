@@ -28,6 +28,10 @@ pub struct EventInput {
     /// Free-form touchpoint properties.
     pub properties: Properties,
     pub campaign_id: Option<String>,
+    /// Done to the customer by the service or its providers (an email sent, a call placed),
+    /// not by the customer: recorded like any event, but it does not move `lastSeen`. The
+    /// domain decides which actions these are (`svc_domains::events::activity`).
+    pub outbound: bool,
 }
 
 /// What recording an event did.

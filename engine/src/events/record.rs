@@ -12,7 +12,8 @@ use super::{EventInput, EventOutcome};
 
 impl WorkspaceTxn<'_, '_> {
     /// Records one event: resolves the customer, creates the touchpoint, its HAS_TOUCHPOINT
-    /// edge, the campaign (merged by id) with INFLUENCED_BY, and moves `lastSeen` forward.
+    /// edge, the campaign (merged by id) with INFLUENCED_BY, and moves `lastSeen` forward
+    /// (unless the event is `outbound`: not the customer's own activity).
     pub fn record_event(&mut self, ev: &EventInput) -> Result<EventOutcome, EngineError> {
         check_name("event name", &ev.action)?;
         if let Some(c) = &ev.channel {
@@ -24,10 +25,11 @@ impl WorkspaceTxn<'_, '_> {
         check_properties(&ev.properties)?;
 
         let mut r = self.plan_identity(&ev.keys)?;
-        let newer = match r.new.properties.get("lastSeen") {
-            Some(Value::DateTime(seen)) => ev.ts > *seen,
-            _ => true,
-        };
+        let newer = !ev.outbound
+            && match r.new.properties.get("lastSeen") {
+                Some(Value::DateTime(seen)) => ev.ts > *seen,
+                _ => true,
+            };
         if newer {
             r.new
                 .properties
