@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value as Json};
 
 use super::forms::{refused_status, see_other};
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
-use super::{failed, is_htmx, Failure};
 use crate::state::AppState;
 use svc_agents::buddies::Buddy;
 use svc_agents::chat::principal;

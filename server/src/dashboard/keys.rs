@@ -8,8 +8,8 @@ use axum::{Extension, Form};
 use maud::{html, Markup};
 
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_core::capabilities::{Capability, Mode};
 use svc_core::keys::{self, CreateKey, CreatedKey, KeyView, RouteGrant};

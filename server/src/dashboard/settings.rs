@@ -9,8 +9,8 @@ use serde::Deserialize;
 use super::format::count;
 use super::forms::{refused_status, see_other};
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_core::workspaces::{self, PolicyUpdate, WorkspaceUpdate, WorkspaceView};
 

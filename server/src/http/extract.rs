@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::access::{self, Caller};
-use super::context;
 use crate::state::AppState;
 use svc_core::auth::{Principal, UserSession};
 use svc_core::error::{Code, Error};
@@ -60,7 +59,10 @@ fn not_json() -> Error {
 pub fn payload_too_large() -> Error {
     Error::new(
         Code::PayloadTooLarge,
-        format!("request body exceeds {} bytes", super::MAX_BODY_BYTES),
+        format!(
+            "request body exceeds {} bytes",
+            super::limits::MAX_BODY_BYTES
+        ),
     )
 }
 
@@ -293,16 +295,7 @@ pub fn limit_address(
     per_min: u32,
 ) -> Result<(), Error> {
     match peer.0 {
-        Some(ip) => rate_limit(state, &format!("addr:{what}:{ip}"), per_min),
+        Some(ip) => super::rate_limit::rate_limit(state, &format!("addr:{what}:{ip}"), per_min),
         None => Ok(()),
     }
-}
-
-pub fn rate_limit(state: &AppState, bucket: &str, limit_per_min: u32) -> Result<(), Error> {
-    let decision = state.rate_limiter.check(bucket, limit_per_min);
-    context::set_rate(decision);
-    if !decision.allowed {
-        return Err(Error::rate_limited(decision.retry_after_secs));
-    }
-    Ok(())
 }

@@ -8,8 +8,10 @@ pub mod drain;
 pub mod error;
 pub mod event_docs;
 pub mod extract;
+pub mod limits;
 pub mod middleware;
 pub mod openapi;
+pub mod rate_limit;
 pub mod request_docs;
 pub mod routes;
 pub mod tls;
@@ -26,15 +28,13 @@ use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::state::AppState;
+use limits::MAX_BODY_BYTES;
 use routes::members;
 use routes::{
     approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
 };
 use svc_core::error::{Error, Result};
-
-/// Request body limit (DESIGN.md §4): 1 MiB.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The routes and their OpenAPI document, built together so every served route is documented.
 /// Each route's access rule lives in `access::RULES`; [`app`] enforces it and writes it into the

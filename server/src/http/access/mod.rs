@@ -31,7 +31,6 @@ pub use document::document;
 pub use rules::{Anonymous, Effect, KeyAccess, Rule};
 pub use table::{rule_for, RULES};
 
-use super::openapi;
 use crate::state::AppState;
 use svc_core::auth::{self, Legacy, Presented, Principal};
 use svc_core::error::{Code, Error};
@@ -218,7 +217,7 @@ pub(crate) fn grant_denied(missing: RouteGrant) -> Error {
 
 /// Rate limit, then note the use (coalesced; no store write here).
 fn count_use(state: &AppState, key: &AgentKey) -> Result<(), Error> {
-    super::extract::rate_limit(state, &key.id, key.rate_limit_per_min)?;
+    super::rate_limit::rate_limit(state, &key.id, key.rate_limit_per_min)?;
     state.usage.note_use(key, clock::now_rfc3339());
     Ok(())
 }
@@ -277,7 +276,7 @@ async fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> 
 
 async fn by_webhook_token(state: &AppState, token: &str) -> Result<Caller, Error> {
     let ws = webhooks::resolve_token(&state.store, token).await?;
-    super::extract::rate_limit(
+    super::rate_limit::rate_limit(
         state,
         &webhooks::token_rate_bucket(ws),
         state.config.webhook_token_rate_per_min,
