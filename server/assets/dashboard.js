@@ -255,6 +255,16 @@
     });
   }
 
+  // Any form (or its submit button) with data-confirm asks before it is sent: revoking a key,
+  // bulk decisions. Capture phase, so it runs before htmx or other submit handlers.
+  function confirmDialogs() {
+    document.addEventListener("submit", function (e) {
+      var form = e.target;
+      var ask = (e.submitter && e.submitter.dataset && e.submitter.dataset.confirm) || (form.dataset && form.dataset.confirm);
+      if (ask && !window.confirm(ask)) { e.preventDefault(); e.stopImmediatePropagation(); }
+    }, true);
+  }
+
   // Range inputs show their value next to their label.
   document.addEventListener("input", function (e) {
     var t = e.target;
@@ -269,6 +279,7 @@
     liveFeed();
     countdowns();
     relativeTimes();
+    confirmDialogs();
     graph();
     chat();
   });

@@ -144,5 +144,107 @@ async fn every_figure_equals_the_api_and_the_pipeline_adds_up() {
         .await;
     let text = b.text(&run).await;
     assert!(text.contains("3 queued for approval"), "{text}");
+
+    // The theme toggle draws the charts again in the new theme's colours.
+    b.goto(&s.url("/app/home")).await;
+    b.wait_for("#chart-pipeline").await;
+    let colour = "return Chart.getChart('chart-pipeline').data.datasets[0].backgroundColor;";
+    let before = b.execute(colour, json!([])).await;
+    b.click_on("#theme-toggle").await;
+    let after = b.execute(colour, json!([])).await;
+    assert_ne!(before, after, "the chart follows the theme");
+    b.close().await;
+}
+
+/// A new workspace gets first steps instead of empty figures; unknown addresses answer an
+/// HTML page; the favicon is served; a refused form keeps what was typed and says why next to
+/// the field; success redirects (a reload repeats nothing); the navigation is one row on a
+/// phone.
+#[tokio::test]
+async fn first_steps_not_found_forms_and_the_phone_navigation() {
+    let (s, b) = tokio::join!(TestServer::start(), Browser::start());
+    let a = s.account().await;
+    sign_in(&s, &b, &a).await;
+    b.wait_for_text("#first-steps", "First steps").await;
+    assert!(b.find("#first-steps a[href='/app/keys']").await.is_some());
+
+    b.goto(&s.url("/app/no-such-page")).await;
+    b.wait_for_text("main h1", "Page not found").await;
+    assert!(b.find("nav a[href='/app/home']").await.is_some());
+    let jar_cookie = b
+        .cookies()
+        .await
+        .into_iter()
+        .find(|c| c["name"] == "svc_session")
+        .and_then(|c| c["value"].as_str().map(str::to_owned))
+        .expect("session cookie");
+    let resp = s
+        .get("/app/no-such-page")
+        .header("cookie", format!("svc_session={jar_cookie}"))
+        .send()
+        .await
+        .expect("404");
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .expect("type")
+        .starts_with("text/html"));
+    let icon = b
+        .execute(
+            "return document.querySelector('link[rel=icon]').getAttribute('href');",
+            json!([]),
+        )
+        .await;
+    let resp = s
+        .get(icon.as_str().expect("icon href"))
+        .send()
+        .await
+        .expect("icon");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "image/svg+xml");
+
+    // Playbooks: a refused create keeps the hypothesis and names the missing field; a
+    // successful one redirects, so the page's URL is a GET that repeats nothing.
+    b.goto(&s.url("/app/playbooks")).await;
+    b.fill_in("#pb-hypothesis", "Trial users answer a short note")
+        .await;
+    b.click_on("form[action='/app/playbooks'] button[type=submit]")
+        .await;
+    b.wait_for("#playbook-notice .alert").await;
+    let kept = b
+        .property(&b.wait_for("#pb-hypothesis").await, "value")
+        .await;
+    assert_eq!(kept, json!("Trial users answer a short note"));
+    b.wait_for("form[action='/app/playbooks'] .field-error")
+        .await;
+    b.fill_in("#pb-name", "Trial nudge").await;
+    b.click_on("form[action='/app/playbooks'] button[type=submit]")
+        .await;
+    b.wait_for_text("#playbook-notice", "created").await;
+    let url = b.current_url().await;
+    assert!(url.contains("/app/playbooks?done=created"), "{url}");
+    b.goto(&url).await;
+    let listed = b.find_all("article.playbook").await.len();
+    assert_eq!(listed, 1, "a reload creates nothing");
+
+    // Settings: a bad cap is refused next to its field, the typed text kept.
+    b.goto(&s.url("/app/settings")).await;
+    b.fill_in("#cap", "lots").await;
+    b.click_on("form[action='/app/settings'] button[type=submit]")
+        .await;
+    b.wait_for_text("#settings-error", "whole number").await;
+    let kept = b.property(&b.wait_for("#cap").await, "value").await;
+    assert_eq!(kept, json!("lots"));
+
+    // A phone: the navigation stays one row (it scrolls sideways).
+    b.set_window_size(390, 844).await;
+    b.goto(&s.url("/app/home")).await;
+    let rows = b
+        .execute(
+            "return new Set([...document.querySelectorAll('nav li')].map(li => Math.round(li.getBoundingClientRect().top))).size;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(rows, json!(1), "navigation rows at 390 px");
     b.close().await;
 }

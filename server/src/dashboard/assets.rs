@@ -46,8 +46,9 @@ pub const CHART: usize = 1;
 pub const CYTOSCAPE: usize = 2;
 pub const APP_CSS: usize = 3;
 pub const APP_JS: usize = 4;
+pub const FAVICON: usize = 5;
 
-pub static ASSETS: LazyLock<[Asset; 5]> = LazyLock::new(|| {
+pub static ASSETS: LazyLock<[Asset; 6]> = LazyLock::new(|| {
     [
         vendored(
             "htmx-2.0.11.min.js",
@@ -72,6 +73,12 @@ pub static ASSETS: LazyLock<[Asset; 5]> = LazyLock::new(|| {
             "js",
             include_bytes!("../../assets/dashboard.js"),
             JS,
+        ),
+        hashed(
+            "favicon",
+            "svg",
+            include_bytes!("../../assets/favicon.svg"),
+            "image/svg+xml",
         ),
     ]
 });

@@ -20,6 +20,8 @@ use svc_core::auth::Principal;
 use svc_core::error::Result;
 use svc_core::ledger;
 use svc_core::workspaces;
+use svc_engine::schema::CUSTOMER;
+use svc_engine::GraphRead;
 
 /// A ticket for the page's WebSocket, for this session.
 fn ticket(state: &AppState, s: &Session) -> Result<String> {
@@ -41,6 +43,11 @@ pub async fn page(
         .await
         .map_err(|e| failed(&s, e))?;
     let settings = workspaces::get(&state.store, ws)
+        .await
+        .map_err(|e| failed(&s, e))?;
+    let customers = state
+        .store
+        .read(ws, |snap| Ok(snap.label_count(CUSTOMER)?))
         .await
         .map_err(|e| failed(&s, e))?;
     let month = ledger::current_month();
@@ -70,6 +77,7 @@ pub async fn page(
         "/app/home",
         &[CHART],
         html! {
+            @if customers == 0 { (first_steps()) }
             section aria-labelledby="figures-h" {
                 h2 id="figures-h" .visually-hidden { "Figures" }
                 // `data-api`: the API answer each figure shows (checked by tests/tests/pages.rs).
@@ -129,6 +137,30 @@ pub async fn stream_ticket(
             .into_response(),
     }
 }
+
+/// What a new, empty workspace does first.
+fn first_steps() -> Markup {
+    html! {
+        section.card.first-steps id="first-steps" aria-labelledby="first-h" {
+            h2 id="first-h" { "First steps" }
+            p { "This workspace has no customers yet. To see them here:" }
+            ol {
+                li { a href="/app/keys" { "Create an agent key" } " with the " code { "events.ingest" } " capability." }
+                li {
+                    "Send your first event with it: "
+                    code { "curl -X POST " (ORIGIN_HINT) "/api/v1/events/track -H 'X-API-Key: svc_live_…' -H 'content-type: application/json' -d '{\"event\":\"signed_up\",\"email\":\"ada@example.com\"}'" }
+                    " (or connect Segment, HubSpot or Stripe webhooks: docs/segment.md)."
+                }
+                li { a href="/app/integrations" { "Connect email" } " (SMTP) so agents can reach customers, with your approval." }
+                li { a href="/app/brand" { "Describe your brand voice" } " for the emails they draft." }
+                li { a href="/app/playbooks" { "Write a playbook" } " and start a run on a few customers." }
+            }
+        }
+    }
+}
+
+/// Where the example request goes: this service (the page cannot know its public address).
+const ORIGIN_HINT: &str = "https://<this service>";
 
 /// The currency every stage's opportunities share, if they share one.
 fn one_currency(stages: &[reporting::StageTotal]) -> Option<String> {

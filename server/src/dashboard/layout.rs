@@ -3,7 +3,7 @@
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
-use super::assets::{self, APP_CSS, APP_JS, HTMX};
+use super::assets::{self, APP_CSS, APP_JS, FAVICON, HTMX};
 use super::session::{Session, CSRF_FIELD};
 
 /// The navigation's entries: (path, label).
@@ -39,6 +39,7 @@ pub fn page(
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 meta name="color-scheme" content="light dark";
                 title { (title) " · svc" }
+                link rel="icon" type="image/svg+xml" href=(assets::url(FAVICON));
                 link rel="stylesheet" href=(assets::url(APP_CSS));
                 // Not deferred: it applies the saved theme before the first paint.
                 script src=(assets::url(APP_JS)) {}
@@ -95,6 +96,23 @@ pub fn alert(message: &str) -> Markup {
 /// A page that only says what went wrong.
 pub fn error_page(session: Option<&Session>, title: &str, message: &str) -> Markup {
     page(session, title, "", &[], alert(message))
+}
+
+/// `GET /app/<anything unknown>`: 404 as a page with the navigation and a way on.
+pub async fn not_found(
+    axum::Extension(s): axum::Extension<Session>,
+    uri: axum::http::Uri,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body = html! {
+        p.alert role="alert" { "There is no page at " code { (uri.path()) } "." }
+        p { "It may have moved, or the link was mistyped. " a href="/app/home" { "Go to Home" } " or pick a page from the navigation." }
+    };
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        page(Some(&s), "Page not found", "", &[], body),
+    )
+        .into_response()
 }
 
 /// JSON for a `<script type="application/json">` block: `<` escaped so the text cannot close

@@ -74,6 +74,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/app/action-cards/{id}", post(playbook_cards::run))
         .route("/app/logout", post(auth_pages::logout))
+        // Any other /app address: an HTML page that says so, with the navigation.
+        .route("/app/{*rest}", get(layout::not_found))
         .route_layer(axum::middleware::from_fn_with_state(
             state,
             guard::require_session,
@@ -90,6 +92,10 @@ pub fn router(state: AppState) -> Router<AppState> {
             get(auth_pages::signup_page).post(auth_pages::signup),
         )
         .route("/app/assets/{name}", get(assets::serve))
+        .route(
+            "/favicon.ico",
+            get(|| async { Redirect::permanent(&assets::url(assets::FAVICON)) }),
+        )
         .merge(signed_in)
         .layer(axum::middleware::map_response(security_headers))
 }
