@@ -11,8 +11,8 @@ use serde_json::Value as Json;
 
 use super::assets::CYTOSCAPE;
 use super::layout::{json_script, page};
+use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
-use super::{failed, is_htmx, Failure};
 use crate::state::AppState;
 use svc_core::error::Error;
 use svc_core::ledger::{self, LedgerRow};

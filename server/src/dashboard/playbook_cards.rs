@@ -11,8 +11,8 @@ use maud::{html, Markup};
 use serde_json::{json, Value as Json};
 
 use super::layout::csrf_input;
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::buddies::Buddy;
 use svc_agents::chat::principal;

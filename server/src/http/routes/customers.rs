@@ -29,8 +29,10 @@ pub struct ListParams {
     #[param(max_length = 200)]
     q: Option<String>,
     /// The column to sort by (default `last_seen`).
+    #[param(inline)]
     sort: Option<CustomerSort>,
     /// `desc` (default) or `asc`; customers without the sort value come last.
+    #[param(inline)]
     order: Option<SortOrder>,
     /// Lifecycle stage: the `lifecycle_stage` property, else the Stage the customer is AT_STAGE.
     stage: Option<String>,
