@@ -298,4 +298,15 @@
     toast.hidden = false;
     setTimeout(function () { toast.hidden = true; }, 8000);
   });
+
+  // Approvals: a group's "select all" box checks that group's pending actions (issue 28).
+  function selectGroup(e) {
+    var box = e.target;
+    if (!box || !box.dataset || !box.dataset.selectGroup) return;
+    var group = box.dataset.selectGroup;
+    document.querySelectorAll("input.select[data-group]").forEach(function (c) {
+      if (c.dataset.group === group) c.checked = box.checked;
+    });
+  }
+  document.addEventListener("change", selectGroup);
 })();

@@ -264,10 +264,14 @@ enum Key<'a> {
     Text(Cow<'a, str>),
 }
 
-fn cmp_text_ci(a: &str, b: &str) -> Ordering {
-    a.chars()
-        .flat_map(char::to_lowercase)
-        .cmp(b.chars().flat_map(char::to_lowercase))
+/// A text sort key: lower case, borrowed when it already is (most emails), so sorting 100,000
+/// of them compares bytes instead of case-folding on every comparison.
+fn text_key(s: &str) -> Key<'_> {
+    if s.chars().any(char::is_uppercase) {
+        Key::Text(Cow::Owned(s.to_lowercase()))
+    } else {
+        Key::Text(Cow::Borrowed(s))
+    }
 }
 
 /// Present values before absent ones whatever the direction; ties by id ascending.
@@ -279,7 +283,7 @@ fn cmp_hits(a: &Hit, b: &Hit, ascending: bool) -> Ordering {
         (_, Key::None) => Ordering::Less,
         (Key::Int(x), Key::Int(y)) => dir(x.cmp(y)),
         (Key::Float(x), Key::Float(y)) => dir(x.total_cmp(y)),
-        (Key::Text(x), Key::Text(y)) => dir(cmp_text_ci(x, y)),
+        (Key::Text(x), Key::Text(y)) => dir(x.cmp(y)),
         // Mixed types in one property: numbers before text, in either direction.
         (Key::Text(_), _) => Ordering::Greater,
         (_, Key::Text(_)) => Ordering::Less,
@@ -427,7 +431,7 @@ impl Prepared<'_> {
             None | Some(Value::Null) => Key::None,
             Some(Value::DateTime(t)) | Some(Value::Int(t)) => Key::Int(*t),
             Some(Value::Float(f)) if !f.is_nan() => Key::Float(*f),
-            Some(Value::String(s)) => Key::Text(Cow::Borrowed(s)),
+            Some(Value::String(s)) => text_key(s),
             Some(_) => Key::None,
         };
         Some(Hit { id: n.id, key })
@@ -649,7 +653,7 @@ fn model_hits<'m>(m: &'m ModelView, p: &Prepared, hits: &mut Vec<Hit<'m>>) {
         let key = match &sort_col {
             None => Key::None,
             Some(ColumnView::Strings { codes, dict }) => match codes.get(row) {
-                Some(&code) if code != NO_CODE => Key::Text(Cow::Borrowed(&dict[code as usize])),
+                Some(&code) if code != NO_CODE => text_key(&dict[code as usize]),
                 _ => Key::None,
             },
             Some(ColumnView::Floats(v)) => match v.get(row) {
@@ -659,7 +663,7 @@ fn model_hits<'m>(m: &'m ModelView, p: &Prepared, hits: &mut Vec<Hit<'m>>) {
             Some(c) => match c.get(row) {
                 Some(Value::DateTime(t)) | Some(Value::Int(t)) => Key::Int(t),
                 Some(Value::Float(f)) if !f.is_nan() => Key::Float(f),
-                Some(Value::String(s)) => Key::Text(Cow::Owned(s)),
+                Some(Value::String(s)) => Key::Text(Cow::Owned(s.to_lowercase())),
                 _ => Key::None,
             },
         };

@@ -1,10 +1,14 @@
 //! The approvals inbox: pending actions with a preview of what they will do (the email as it
-//! will be sent, the call script), approve / reject, and a live expiry countdown.
+//! will be sent, to whom in full, the call script), counted, grouped by where they came from
+//! (a playbook run, an action card, an agent), filtered by capability, approved or rejected one
+//! by one or in bulk (one confirmation), and the decided ones kept in a history view.
 
-use axum::extract::{Path, State};
+use std::collections::{BTreeMap, HashMap};
+
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
-use axum::Extension;
+use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::Value;
 
@@ -12,30 +16,264 @@ use super::layout::{csrf_input, page};
 use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
 use crate::state::AppState;
-use svc_gateway::approvals::{self, PendingView};
+use svc_core::error::Error;
+use svc_gateway::approvals::{self, Origin, PendingView, Recipient};
+
+/// Most actions one bulk decision takes.
+pub const BULK_MAX: usize = 200;
+
+/// What the inbox shows: `view` = `pending` (default) or `history`, `capability` filters.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct InboxQuery {
+    #[serde(default)]
+    pub view: String,
+    #[serde(default)]
+    pub capability: String,
+    /// How many the last bulk decision took (after its redirect).
+    #[serde(default)]
+    pub decided: Option<usize>,
+    #[serde(default)]
+    pub failed: Option<usize>,
+}
+
+/// The actions of one view, with their recipients and origins.
+struct Inbox {
+    actions: Vec<PendingView>,
+    recipients: HashMap<String, Recipient>,
+    origins: HashMap<String, Origin>,
+}
+
+async fn load(state: &AppState, s: &Session, history: bool) -> Result<Inbox, Failure> {
+    let ws = s.user.workspace;
+    let status = (!history).then(|| "pending".to_owned());
+    let mut list = approvals::list(&state.store, ws, status)
+        .await
+        .map_err(|e| failed(s, e))?;
+    if history {
+        list.actions.retain(|a| a.status != "pending");
+    }
+    let customers = list
+        .actions
+        .iter()
+        .filter_map(|a| a.customer_id.clone())
+        .collect();
+    let requests = list
+        .actions
+        .iter()
+        .map(|a| (a.request_id.clone(), a.agent.clone()))
+        .collect();
+    let (recipients, origins) = approvals::details(&state.store, ws, customers, requests)
+        .await
+        .map_err(|e| failed(s, e))?;
+    Ok(Inbox {
+        actions: list.actions,
+        recipients,
+        origins,
+    })
+}
+
+fn origin_label(o: &Origin) -> String {
+    match o.key.split_once(':') {
+        Some(("run", run)) => format!("Playbook run {run}"),
+        Some(("card", card)) => format!("Action card: {card}"),
+        Some(("agent", agent)) => format!("Agent: {agent}"),
+        _ => o.key.clone(),
+    }
+}
 
 /// `GET /app/approvals`.
 pub async fn inbox(
     State(state): State<AppState>,
     Extension(s): Extension<Session>,
+    Query(q): Query<InboxQuery>,
 ) -> Result<Markup, Failure> {
-    let pending = approvals::list(&state.store, s.user.workspace, Some("pending".into()))
-        .await
-        .map_err(|e| failed(&s, e))?;
+    let history = q.view == "history";
+    let mut inbox = load(&state, &s, history).await?;
+    let mut capabilities: Vec<String> =
+        inbox.actions.iter().map(|a| a.capability.clone()).collect();
+    capabilities.sort();
+    capabilities.dedup();
+    let all = inbox.actions.len();
+    if !q.capability.is_empty() {
+        inbox.actions.retain(|a| a.capability == q.capability);
+    }
+    let mut groups: BTreeMap<String, (String, Vec<&PendingView>)> = BTreeMap::new();
+    for a in &inbox.actions {
+        let origin = inbox
+            .origins
+            .get(&a.request_id)
+            .cloned()
+            .unwrap_or_default();
+        groups
+            .entry(origin.key.clone())
+            .or_insert_with(|| (origin_label(&origin), Vec::new()))
+            .1
+            .push(a);
+    }
+    let tab = |key: &str, label: &str| {
+        let current = (key == "history") == history;
+        html! {
+            a href=(format!("/app/approvals?view={key}")) aria-current=[current.then_some("page")] { (label) }
+        }
+    };
     Ok(page(
         Some(&s),
         "Approvals",
         "/app/approvals",
         &[],
         html! {
-            @if pending.actions.is_empty() {
-                p.card id="no-approvals" { "Nothing waits for a decision." }
+            nav.tabs aria-label="Approvals views" {
+                (tab("pending", "Waiting")) " " (tab("history", "History"))
             }
-            div.cards {
-                @for a in &pending.actions { (card(&s, a)) }
+            @if let Some(n) = q.decided {
+                p.notice role="status" id="bulk-result" {
+                    (n) " decided"
+                    @if let Some(f) = q.failed.filter(|f| *f > 0) { ", " (f) " could not be (already decided or expired)" }
+                    "."
+                }
+            }
+            p.count id="approvals-count" {
+                @if history {
+                    strong { (inbox.actions.len()) } " decided"
+                } @else {
+                    strong { (inbox.actions.len()) } " waiting for a decision"
+                }
+                @if inbox.actions.len() != all { " (of " (all) ")" }
+            }
+            @if capabilities.len() > 1 || !q.capability.is_empty() {
+                form.filters method="get" action="/app/approvals" {
+                    input type="hidden" name="view" value=(if history { "history" } else { "pending" });
+                    label for="capability" { "Capability" }
+                    select id="capability" name="capability" {
+                        option value="" { "All" }
+                        @for c in &capabilities {
+                            option value=(c) selected[*c == q.capability] { (c) }
+                        }
+                    }
+                    button type="submit" { "Filter" }
+                }
+            }
+            @if inbox.actions.is_empty() {
+                p.card id="no-approvals" {
+                    @if history { "Nothing decided yet." } @else { "Nothing waits for a decision." }
+                }
+            }
+            @if !history && !inbox.actions.is_empty() {
+                form id="bulk" method="post" action="/app/approvals/bulk" {
+                    (csrf_input(&s))
+                    div.actions {
+                        button.primary type="submit" name="decision" value="approve" { "Approve selected" }
+                        button.danger type="submit" name="decision" value="reject" { "Reject selected" }
+                    }
+                }
+            }
+            @for (key, (label, actions)) in &groups {
+                section.approval-group aria-label=(label) data-origin=(key) {
+                    h2 {
+                        (label) " " span.badge { (actions.len()) }
+                    }
+                    @if !history {
+                        label.select-all {
+                            input type="checkbox" form="bulk" data-select-group=(key);
+                            " Select all " (actions.len())
+                        }
+                    }
+                    div.cards {
+                        @for a in actions { (card(&s, a, inbox.recipients.get(a.customer_id.as_deref().unwrap_or("")), Some(key))) }
+                    }
+                }
             }
         },
     ))
+}
+
+/// `POST /app/approvals/bulk`: the selected actions (`ids`) and the `decision`; without
+/// `confirmed` a confirmation page, with it every decision, then back to the inbox with the
+/// counts (post/redirect/get).
+pub async fn bulk(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Form(form): Form<Vec<(String, String)>>,
+) -> Result<Response, Failure> {
+    let ids: Vec<String> = form
+        .iter()
+        .filter(|(k, v)| k == "ids" && v.starts_with("pa_"))
+        .map(|(_, v)| v.clone())
+        .collect();
+    let field = |name: &str| {
+        form.iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+            .unwrap_or("")
+    };
+    let decision = field("decision");
+    if decision != "approve" && decision != "reject" {
+        return Err(failed(
+            &s,
+            Error::invalid_field("decision", decision, "approve or reject"),
+        ));
+    }
+    if ids.is_empty() {
+        return Ok(Redirect::to("/app/approvals").into_response());
+    }
+    if ids.len() > BULK_MAX {
+        return Err(failed(
+            &s,
+            Error::invalid_input(format!("at most {BULK_MAX} actions at once")),
+        ));
+    }
+    if field("confirmed") != "yes" {
+        let verb = if decision == "approve" {
+            "Approve"
+        } else {
+            "Reject"
+        };
+        return Ok(page(
+            Some(&s),
+            "Confirm",
+            "/app/approvals",
+            &[],
+            html! {
+                form.card id="bulk-confirm" method="post" action="/app/approvals/bulk" {
+                    (csrf_input(&s))
+                    h2 { (verb) " " (ids.len()) @if ids.len() == 1 { " action?" } @else { " actions?" } }
+                    p {
+                        @if decision == "approve" {
+                            "Each runs at once, exactly once (emails are sent, calls placed)."
+                        } @else {
+                            "Their credits are refunded; nothing is sent."
+                        }
+                    }
+                    input type="hidden" name="decision" value=(decision);
+                    input type="hidden" name="confirmed" value="yes";
+                    @for id in &ids { input type="hidden" name="ids" value=(id); }
+                    div.actions {
+                        button.primary type="submit" { "Yes, " (verb.to_lowercase()) " " (ids.len()) }
+                        a href="/app/approvals" { "Cancel" }
+                    }
+                }
+            },
+        )
+        .into_response());
+    }
+    let ws = s.user.workspace;
+    let (mut decided, mut refused) = (0usize, 0usize);
+    for id in &ids {
+        let outcome = match decision {
+            "approve" => approvals::approve(&state, ws, id, &s.user.user.id, None).await,
+            _ => approvals::reject(&state.store, ws, id, &s.user.user.id, None).await,
+        };
+        match outcome {
+            Ok(_) => decided += 1,
+            // Already decided, expired or gone: counted, the rest go on.
+            Err(e) if e.code.status() < 500 => refused += 1,
+            Err(e) => return Err(failed(&s, e)),
+        }
+    }
+    Ok(Redirect::to(&format!(
+        "/app/approvals?decided={decided}&failed={refused}"
+    ))
+    .into_response())
 }
 
 /// `POST /app/approvals/{id}/{approve|reject}`: the decided card for htmx, else back to the
@@ -54,17 +292,42 @@ pub async fn decide(
     };
     let view = decided.map_err(|e| failed(&s, e))?;
     if is_htmx(&headers) {
-        return Ok(card(&s, &view).into_response());
+        let customers = view.customer_id.clone().into_iter().collect();
+        let (recipients, _) = approvals::details(&state.store, ws, customers, Vec::new())
+            .await
+            .map_err(|e| failed(&s, e))?;
+        let to = recipients.get(view.customer_id.as_deref().unwrap_or(""));
+        return Ok(card(&s, &view, to, None).into_response());
     }
     Ok(Redirect::to("/app/approvals").into_response())
 }
 
+/// The recipient as a person reads it: `Name <email>`, else the email, phone or id.
+fn recipient_text(r: &Recipient) -> String {
+    match (&r.name, &r.email, &r.phone) {
+        (Some(n), Some(e), _) => format!("{n} <{e}>"),
+        (None, Some(e), _) => e.clone(),
+        (Some(n), None, Some(p)) => format!("{n} ({p})"),
+        (None, None, Some(p)) => p.clone(),
+        (Some(n), None, None) => n.clone(),
+        (None, None, None) => r.customer_id.clone(),
+    }
+}
+
 /// One action: what, for whom, the preview, and the decision buttons while pending.
-fn card(s: &Session, a: &PendingView) -> Markup {
+fn card(s: &Session, a: &PendingView, to: Option<&Recipient>, group: Option<&str>) -> Markup {
     let title_id = format!("pa-{}", a.id);
+    let to_text = to.map(recipient_text);
     html! {
         article.card.approval id=(a.id) aria-labelledby=(title_id) data-status=(a.status) {
-            h2 id=(title_id) { code { (a.capability) } " by " (a.agent) }
+            h2 id=(title_id) {
+                @if a.status == "pending" {
+                    input.select type="checkbox" form="bulk" name="ids" value=(a.id)
+                        data-group=[group] aria-label=(format!("Select {}", a.id));
+                    " "
+                }
+                code { (a.capability) } " by " (a.agent)
+            }
             p.meta {
                 "Status: " strong.status { (a.status) }
                 " · " (a.action_credit_cost) " credits · queued " time { (a.created_at) }
@@ -72,7 +335,7 @@ fn card(s: &Session, a: &PendingView) -> Markup {
                     " · expires in " time.countdown datetime=(a.expires_at) data-expires=(a.expires_at) { (a.expires_at) }
                 }
             }
-            (preview(&a.input))
+            (preview_to(&a.input, to_text.as_deref()))
             @if a.status == "pending" {
                 div.actions {
                     form method="post" action=(format!("/app/approvals/{}/approve", a.id))
@@ -95,6 +358,20 @@ fn card(s: &Session, a: &PendingView) -> Markup {
                 ol { @for t in &a.timeline { li { time { (t.ts) } " " (t.state) " by " (t.actor) @if !t.note.is_empty() { ": " (t.note) } } } }
             }
         }
+    }
+}
+
+/// The preview with the recipient in full when known (else the input's, masked, reference).
+fn preview_to(input: &Value, to: Option<&str>) -> Markup {
+    match to {
+        Some(to) => {
+            let mut input = input.clone();
+            if let Some(o) = input.as_object_mut() {
+                o.insert("customer".into(), Value::String(to.to_owned()));
+            }
+            preview(&input)
+        }
+        None => preview(input),
     }
 }
 
@@ -124,6 +401,35 @@ pub fn preview(input: &Value) -> Markup {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn recipients_read_as_people() {
+        let r = |name: Option<&str>, email: Option<&str>, phone: Option<&str>| Recipient {
+            customer_id: "cus_1".into(),
+            name: name.map(str::to_owned),
+            email: email.map(str::to_owned),
+            phone: phone.map(str::to_owned),
+        };
+        assert_eq!(
+            recipient_text(&r(Some("Ada"), Some("ada@x.io"), None)),
+            "Ada <ada@x.io>"
+        );
+        assert_eq!(recipient_text(&r(None, Some("ada@x.io"), None)), "ada@x.io");
+        assert_eq!(
+            recipient_text(&r(Some("Ada"), None, Some("+1 5"))),
+            "Ada (+1 5)"
+        );
+        assert_eq!(recipient_text(&r(None, None, None)), "cus_1");
+        let shown = preview_to(
+            &json!({"customer": "a***@x.io", "subject": "Hi", "body": "b"}),
+            Some("Ada <ada@x.io>"),
+        )
+        .into_string();
+        assert!(
+            shown.contains("Ada &lt;ada@x.io&gt;") && !shown.contains("a***"),
+            "{shown}"
+        );
+    }
 
     #[test]
     fn previews_escape_the_email() {

@@ -46,6 +46,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/customers/dedupe", post(dedupe::run))
         .route("/app/customers/{id}", get(customers::profile))
         .route("/app/approvals", get(approvals::inbox))
+        .route("/app/approvals/bulk", post(approvals::bulk))
         .route("/app/approvals/{id}/{decision}", post(approvals::decide))
         .route("/app/keys", get(keys::page).post(keys::create))
         .route("/app/keys/{id}/revoke", post(keys::revoke))
