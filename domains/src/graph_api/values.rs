@@ -27,8 +27,8 @@ pub fn json_object_to_properties(m: Map<String, Json>) -> Properties {
 
 /// A query parameter from JSON: as `json_to_value`, except that an object
 /// `{"$type": T, "_value": "<ISO 8601 text>"}` (Neo4j's Query API typed JSON) is a temporal
-/// value of type T, one of `svc_query::TEMPORAL_PARAM_TYPES` (docs/cypher.md, "Temporal
-/// values"). Nesting is bounded by the JSON parser's depth limit.
+/// value of type T, one of `svc_query::TEMPORAL_PARAM_TYPES` (docs/temporal.md).
+/// Nesting is bounded by the JSON parser's depth limit.
 pub fn json_to_param(v: Json) -> Result<Value, svc_query::QueryError> {
     Ok(match v {
         Json::Object(m) => match (m.get("$type"), m.get("_value"), m.len()) {

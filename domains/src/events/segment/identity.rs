@@ -15,7 +15,7 @@ use svc_engine::{
     Direction, GraphRead, GraphWrite, IdentityKeys, IdentityKind, NodeId, Properties, Value,
 };
 
-use super::{Group, Links};
+use super::links::{Group, Links};
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::{clock, ids};
 use svc_core::store::WorkspaceTxn;
