@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::EngineError;
-use crate::model::{NodeId, Properties, Value};
+use crate::model::{DurationValue, NodeId, Properties, Value, ZonedDateTime};
 
 const RECORD_V1: u8 = 1;
 
@@ -19,7 +19,18 @@ mod tag {
     pub const DATETIME: u8 = 6;
     pub const LIST: u8 = 7;
     pub const MAP: u8 = 8;
+    // Temporal types, added after the first release: older records never hold these tags,
+    // so they decode as before.
+    pub const DATE: u8 = 9;
+    pub const LOCAL_TIME: u8 = 10;
+    pub const TIME: u8 = 11;
+    pub const LOCAL_DATETIME: u8 = 12;
+    pub const ZONED_DATETIME: u8 = 13;
+    pub const DURATION: u8 = 14;
 }
+
+/// Longest zone name accepted in a record (IANA names are far shorter).
+const MAX_ZONE_NAME: usize = 64;
 
 /// Deepest nesting of lists and maps accepted, so hostile input cannot overflow the stack.
 pub const MAX_VALUE_DEPTH: usize = 32;
@@ -85,6 +96,38 @@ fn put_value(out: &mut Vec<u8>, v: &Value) {
             out.push(tag::MAP);
             put_map(out, map);
         }
+        Value::Date(d) => {
+            out.push(tag::DATE);
+            out.extend_from_slice(&d.to_be_bytes());
+        }
+        Value::LocalTime(n) => {
+            out.push(tag::LOCAL_TIME);
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Value::Time(n, off) => {
+            out.push(tag::TIME);
+            out.extend_from_slice(&n.to_be_bytes());
+            out.extend_from_slice(&off.to_be_bytes());
+        }
+        Value::LocalDateTime(s, n) => {
+            out.push(tag::LOCAL_DATETIME);
+            out.extend_from_slice(&s.to_be_bytes());
+            out.extend_from_slice(&n.to_be_bytes());
+        }
+        Value::ZonedDateTime(z) => {
+            out.push(tag::ZONED_DATETIME);
+            out.extend_from_slice(&z.seconds.to_be_bytes());
+            out.extend_from_slice(&z.nanos.to_be_bytes());
+            out.extend_from_slice(&z.offset.to_be_bytes());
+            // The zone name; empty for a fixed offset (no IANA name is empty).
+            put_bytes(out, z.zone.as_deref().unwrap_or("").as_bytes());
+        }
+        Value::Duration(d) => {
+            out.push(tag::DURATION);
+            for part in [d.months, d.days, d.seconds, d.nanos] {
+                out.extend_from_slice(&part.to_be_bytes());
+            }
+        }
     }
 }
 
@@ -128,6 +171,33 @@ impl<'a> Reader<'a> {
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(u64::from_be_bytes(a))
+    }
+
+    fn u32(&mut self) -> Result<u32, EngineError> {
+        let b = self.take(4)?;
+        let mut a = [0u8; 4];
+        a.copy_from_slice(b);
+        Ok(u32::from_be_bytes(a))
+    }
+
+    fn i64(&mut self) -> Result<i64, EngineError> {
+        Ok(self.u64()? as i64)
+    }
+
+    fn zoned(&mut self) -> Result<ZonedDateTime, EngineError> {
+        let seconds = self.i64()?;
+        let nanos = self.u32()?;
+        let offset = self.u32()? as i32;
+        let zone = self.string()?;
+        if nanos >= 1_000_000_000 || zone.len() > MAX_ZONE_NAME {
+            return Err(self.corrupt("invalid datetime"));
+        }
+        Ok(ZonedDateTime {
+            seconds,
+            nanos,
+            offset,
+            zone: (!zone.is_empty()).then_some(zone),
+        })
     }
 
     fn varint(&mut self) -> Result<u64, EngineError> {
@@ -178,6 +248,23 @@ impl<'a> Reader<'a> {
                 Value::List(items)
             }
             tag::MAP => Value::Map(self.map(depth + 1)?),
+            tag::DATE => Value::Date(self.i64()?),
+            tag::LOCAL_TIME => Value::LocalTime(self.i64()?),
+            tag::TIME => Value::Time(self.i64()?, self.u32()? as i32),
+            tag::LOCAL_DATETIME => {
+                let (s, n) = (self.i64()?, self.u32()?);
+                if n >= 1_000_000_000 {
+                    return Err(self.corrupt("invalid localdatetime"));
+                }
+                Value::LocalDateTime(s, n)
+            }
+            tag::ZONED_DATETIME => Value::ZonedDateTime(Box::new(self.zoned()?)),
+            tag::DURATION => Value::Duration(Box::new(DurationValue {
+                months: self.i64()?,
+                days: self.i64()?,
+                seconds: self.i64()?,
+                nanos: self.i64()?,
+            })),
             _ => return Err(self.corrupt("unknown value tag")),
         })
     }
@@ -189,8 +276,17 @@ impl<'a> Reader<'a> {
         }
         match self.byte()? {
             tag::NULL | tag::FALSE | tag::TRUE => {}
-            tag::INT | tag::FLOAT | tag::DATETIME => {
+            tag::INT | tag::FLOAT | tag::DATETIME | tag::DATE | tag::LOCAL_TIME => {
                 self.take(8)?;
+            }
+            tag::TIME | tag::LOCAL_DATETIME => {
+                self.take(12)?;
+            }
+            tag::ZONED_DATETIME => {
+                self.zoned()?;
+            }
+            tag::DURATION => {
+                self.take(32)?;
             }
             tag::STRING => {
                 let n = self.len()?;
@@ -349,6 +445,22 @@ pub fn check_storable(v: &Value) -> Result<(), EngineError> {
         match v {
             Value::List(items) => items.iter().try_for_each(|i| depth(i, d + 1)),
             Value::Map(m) => m.values().try_for_each(|i| depth(i, d + 1)),
+            // What the decoder refuses must not be written.
+            Value::LocalDateTime(_, n) if *n >= 1_000_000_000 => Err(EngineError::invalid(
+                "property value",
+                "nanoseconds past one second",
+            )),
+            Value::ZonedDateTime(z)
+                if z.nanos >= 1_000_000_000
+                    || z.zone
+                        .as_ref()
+                        .is_some_and(|n| n.is_empty() || n.len() > MAX_ZONE_NAME) =>
+            {
+                Err(EngineError::invalid(
+                    "property value",
+                    "invalid datetime (nanoseconds or zone name)",
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -438,6 +550,101 @@ mod tests {
         assert!(
             decode_node(&[1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01]).is_err()
         );
+    }
+
+    fn temporal_properties() -> Properties {
+        let mut p = Properties::new();
+        p.insert("d".into(), Value::Date(-719_162));
+        p.insert("lt".into(), Value::LocalTime(86_399_999_999_999));
+        p.insert("t".into(), Value::Time(3_600_000_000_000, -18_000));
+        p.insert("ldt".into(), Value::LocalDateTime(i64::MIN, 999_999_999));
+        p.insert(
+            "z".into(),
+            Value::ZonedDateTime(Box::new(ZonedDateTime {
+                seconds: 1_700_000_000,
+                nanos: 123_456_789,
+                offset: 3600,
+                zone: Some("Europe/Stockholm".into()),
+            })),
+        );
+        p.insert(
+            "o".into(),
+            Value::ZonedDateTime(Box::new(ZonedDateTime {
+                seconds: -1,
+                nanos: 0,
+                offset: -3600,
+                zone: None,
+            })),
+        );
+        p.insert(
+            "dur".into(),
+            Value::Duration(Box::new(DurationValue {
+                months: i64::MAX,
+                days: -3,
+                seconds: i64::MIN,
+                nanos: 999_999_999,
+            })),
+        );
+        p.insert("old".into(), Value::DateTime(-5));
+        p
+    }
+
+    #[test]
+    fn temporal_values_round_trip_and_are_skipped() {
+        let n = NodeRecord {
+            labels: vec!["Event".into()],
+            properties: temporal_properties(),
+        };
+        let bytes = encode_node(&n);
+        assert_eq!(decode_node(&bytes).expect("decodes"), n);
+        let keys = ["d", "dur", "ldt", "lt", "o", "old", "t", "z"];
+        let mut out = vec![None; keys.len()];
+        node_values(&bytes, &["old"], &mut out[..1]).expect("skips the others");
+        assert_eq!(out[0], Some(Value::DateTime(-5)));
+        node_values(&bytes, &keys, &mut out).expect("reads");
+        for (k, v) in keys.iter().zip(&out) {
+            assert_eq!(v.as_ref(), n.properties.get(*k), "{k}");
+        }
+        for cut in 0..bytes.len() {
+            assert!(decode_node(&bytes[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    /// Bytes written by the encoding before the temporal tags existed (a node with a
+    /// `DateTime`, an int and a string) still decode to the same values.
+    #[test]
+    fn records_of_the_first_encoding_still_decode() {
+        let old: &[u8] = &[
+            1, // record version
+            1, 8, b'C', b'u', b's', b't', b'o', b'm', b'e', b'r', // one label
+            3,    // three properties
+            1, b'n', 3, 0, 0, 0, 0, 0, 0, 0, 42, // n: Int(42)
+            2, b's', b'a', 5, 2, b'h', b'i', // sa: String("hi")
+            2, b't', b's', 6, 0, 6, 0x2A, 0x4F, 0x8C, 0x3A, 0x40, 0x00, // ts: DateTime
+        ];
+        let n = decode_node(old).expect("decodes");
+        assert_eq!(n.labels, vec!["Customer".to_owned()]);
+        assert_eq!(n.properties.get("n"), Some(&Value::Int(42)));
+        assert_eq!(n.properties.get("sa"), Some(&Value::String("hi".into())));
+        assert_eq!(
+            n.properties.get("ts"),
+            Some(&Value::DateTime(0x0006_2A4F_8C3A_4000))
+        );
+        assert_eq!(encode_node(&n), old, "the old values encode as they did");
+    }
+
+    #[test]
+    fn garbled_temporal_values_are_errors() {
+        // Nanoseconds past a second, and a zone name longer than any IANA name.
+        let mut bad = vec![1, 0, 1, 1, b'x', tag::LOCAL_DATETIME];
+        bad.extend_from_slice(&[0; 8]);
+        bad.extend_from_slice(&1_000_000_000u32.to_be_bytes());
+        assert!(decode_node(&bad).is_err());
+        let mut long = vec![1, 0, 1, 1, b'x', tag::ZONED_DATETIME];
+        long.extend_from_slice(&[0; 16]);
+        long.push(100);
+        long.extend_from_slice(&[b'a'; 100]);
+        assert!(decode_node(&long).is_err());
     }
 
     #[test]

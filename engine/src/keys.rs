@@ -56,6 +56,12 @@ mod value_tag {
     pub const NUMBER: u8 = 0x02;
     pub const DATETIME: u8 = 0x03;
     pub const STRING: u8 = 0x04;
+    pub const DATE: u8 = 0x05;
+    pub const LOCAL_TIME: u8 = 0x06;
+    pub const TIME: u8 = 0x07;
+    pub const LOCAL_DATETIME: u8 = 0x08;
+    /// Durations are not ordered: their entries answer equality only.
+    pub const DURATION: u8 = 0x09;
 }
 
 /// Adjacency direction bytes.
@@ -252,13 +258,62 @@ pub fn index_value(v: &Value) -> Option<Vec<u8>> {
             out.push(value_tag::DATETIME);
             out.extend_from_slice(&sortable_i64(*us).to_be_bytes());
         }
+        // Every datetime shares the `DateTime` key (its instant in whole microseconds, as
+        // stored indexes already hold them), so one range covers both kinds. Keys are thus
+        // coarser than values (`index_key_is_coarse`): readers re-check entries at a bound.
+        Value::ZonedDateTime(z) => {
+            let micros = clamp_i64(z.instant_nanos().div_euclid(1000));
+            out.push(value_tag::DATETIME);
+            out.extend_from_slice(&sortable_i64(micros).to_be_bytes());
+        }
         Value::String(s) => {
             out.push(value_tag::STRING);
             put_str(&mut out, s);
         }
+        Value::Date(d) => {
+            out.push(value_tag::DATE);
+            out.extend_from_slice(&sortable_i64(*d).to_be_bytes());
+        }
+        Value::LocalTime(n) => {
+            out.push(value_tag::LOCAL_TIME);
+            out.extend_from_slice(&sortable_i64(*n).to_be_bytes());
+        }
+        // Times order by their UTC time of day; the offset is not in the key.
+        Value::Time(n, off) => {
+            let utc = i128::from(*n) - i128::from(*off) * 1_000_000_000;
+            out.push(value_tag::TIME);
+            out.extend_from_slice(&sortable_i64(clamp_i64(utc)).to_be_bytes());
+        }
+        Value::LocalDateTime(secs, nanos) => {
+            out.push(value_tag::LOCAL_DATETIME);
+            out.extend_from_slice(&sortable_i64(*secs).to_be_bytes());
+            out.extend_from_slice(&nanos.to_be_bytes());
+        }
+        Value::Duration(d) => {
+            out.push(value_tag::DURATION);
+            for part in [d.months, d.days, d.seconds, d.nanos] {
+                out.extend_from_slice(&sortable_i64(part).to_be_bytes());
+            }
+        }
         Value::Null | Value::List(_) | Value::Map(_) => return None,
     }
     Some(out)
+}
+
+/// Whether values of index tag `tag` can share a key without being equal (datetimes at one
+/// microsecond, or in different zones; times with different offsets): index readers re-check
+/// the entries whose key is a bound's.
+pub fn index_key_is_coarse(tag: u8) -> bool {
+    tag == value_tag::DATETIME || tag == value_tag::TIME
+}
+
+/// Whether `tag` is the tag of a type that has no order (durations).
+pub fn index_tag_is_unordered(tag: u8) -> bool {
+    tag == value_tag::DURATION
+}
+
+fn clamp_i64(v: i128) -> i64 {
+    i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
 /// The tag byte shared by every index value of `v`'s type, for scanning one type's range.
@@ -410,11 +465,16 @@ pub fn index_count_key_of_entry(key: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// Value-type tags of index values, in index order (see `index_value`).
-pub const INDEX_VALUE_TAGS: [u8; 4] = [
+pub const INDEX_VALUE_TAGS: [u8; 9] = [
     value_tag::BOOL,
     value_tag::NUMBER,
     value_tag::DATETIME,
     value_tag::STRING,
+    value_tag::DATE,
+    value_tag::LOCAL_TIME,
+    value_tag::TIME,
+    value_tag::LOCAL_DATETIME,
+    value_tag::DURATION,
 ];
 
 /// Encodes a counter value or delta.
@@ -528,6 +588,70 @@ mod tests {
             .map(|k| read_str(k).expect("decodes").0)
             .collect();
         assert_eq!(decoded, sorted);
+    }
+
+    #[test]
+    fn temporal_index_values_sort_like_the_values() {
+        use crate::model::ZonedDateTime;
+        use crate::read::compare_values;
+        let zoned = |seconds: i64, nanos: u32, offset: i32| {
+            Value::ZonedDateTime(Box::new(ZonedDateTime {
+                seconds,
+                nanos,
+                offset,
+                zone: None,
+            }))
+        };
+        let groups: [Vec<Value>; 5] = [
+            [-800_000, -1, 0, 20_000].map(Value::Date).to_vec(),
+            [0, 1, 86_399_999_999_999].map(Value::LocalTime).to_vec(),
+            vec![
+                Value::Time(0, 3600),
+                Value::Time(0, 0),
+                Value::Time(1, 0),
+                Value::Time(3_600_000_000_000, -7200),
+            ],
+            vec![
+                Value::LocalDateTime(-5, 999_999_999),
+                Value::LocalDateTime(0, 0),
+                Value::LocalDateTime(0, 1),
+            ],
+            vec![
+                zoned(-1, 0, 0),
+                Value::DateTime(-1),
+                Value::DateTime(0),
+                zoned(0, 1000, 3600),
+                Value::DateTime(2),
+                zoned(i64::MAX, 0, 0),
+            ],
+        ];
+        for values in &groups {
+            for w in values.windows(2) {
+                assert_eq!(
+                    compare_values(&w[0], &w[1]),
+                    Some(std::cmp::Ordering::Less),
+                    "{w:?}"
+                );
+                let (a, b) = (index_value(&w[0]), index_value(&w[1]));
+                assert!(a.is_some() && a < b, "{w:?}");
+                assert_eq!(a.as_ref().map(|k| k[0]), b.as_ref().map(|k| k[0]));
+            }
+        }
+        // Coarse keys: an instant between two microseconds shares the lower one's key.
+        assert_eq!(
+            index_value(&zoned(0, 1500, 0)),
+            index_value(&Value::DateTime(1))
+        );
+        let d = crate::model::DurationValue {
+            months: 1,
+            ..Default::default()
+        };
+        let k = index_value(&Value::Duration(Box::new(d))).expect("indexable for equality");
+        assert!(index_tag_is_unordered(k[0]));
+        assert_eq!(
+            compare_values(&Value::Duration(Box::new(d)), &Value::Duration(Box::new(d))),
+            None
+        );
     }
 
     #[test]

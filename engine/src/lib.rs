@@ -85,13 +85,14 @@ pub use keys::IdentityKind;
 #[cfg(feature = "storage")]
 pub use migrate::{downgrade_to_format_three, record_census, RecordCensus, FORMAT_VERSION};
 pub use model::{
-    AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Properties, Value, WorkspaceId,
+    AdjacentEdge, Direction, DurationValue, Edge, EdgeId, Node, NodeId, Properties, Value,
+    WorkspaceId, ZonedDateTime,
 };
 #[cfg(feature = "storage")]
 pub use oneshot::Receiver as WriteOutcome;
 pub use read::{
-    compare_values, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats, Order,
-    PropertyTest,
+    compare_values, values_equal, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats,
+    Order, PropertyTest,
 };
 pub use readmodel::{ColumnView, CsrView, LabelView, ModelView, ReadModelState, NO_CODE};
 pub use record::{Record, RecordScan};

@@ -54,6 +54,51 @@ pub enum Value {
     DateTime(i64),
     List(Vec<Value>),
     Map(BTreeMap<String, Value>),
+    /// A calendar date: days since 1970-01-01.
+    Date(i64),
+    /// A time of day without an offset: nanoseconds since midnight.
+    LocalTime(i64),
+    /// A time of day with an offset: local nanoseconds since midnight, offset from UTC in
+    /// seconds.
+    Time(i64, i32),
+    /// A datetime without a zone: seconds since 1970-01-01T00:00 on the wall clock, and
+    /// nanoseconds (0..1e9).
+    LocalDateTime(i64, u32),
+    /// A datetime with an offset, a named zone or nanoseconds (a UTC instant at microsecond
+    /// precision is `DateTime`).
+    ZonedDateTime(Box<ZonedDateTime>),
+    /// A duration (not orderable; equal when all four parts are).
+    Duration(Box<DurationValue>),
+}
+
+/// A datetime with its offset and, when it has one, its IANA zone name.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ZonedDateTime {
+    /// The instant: seconds since the Unix epoch (UTC) ...
+    pub seconds: i64,
+    /// ... and nanoseconds (0..1e9).
+    pub nanos: u32,
+    /// Offset from UTC in seconds at that instant.
+    pub offset: i32,
+    /// The IANA zone (`Europe/Stockholm`), None for a fixed offset.
+    pub zone: Option<String>,
+}
+
+impl ZonedDateTime {
+    /// The instant in nanoseconds since the epoch.
+    pub fn instant_nanos(&self) -> i128 {
+        i128::from(self.seconds) * 1_000_000_000 + i128::from(self.nanos)
+    }
+}
+
+/// A Cypher duration: months, days, seconds and nanoseconds, kept apart because a month and a
+/// day have no fixed length.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct DurationValue {
+    pub months: i64,
+    pub days: i64,
+    pub seconds: i64,
+    pub nanos: i64,
 }
 
 impl Value {
@@ -68,6 +113,12 @@ impl Value {
             Value::DateTime(_) => "datetime",
             Value::List(_) => "list",
             Value::Map(_) => "map",
+            Value::Date(_) => "date",
+            Value::LocalTime(_) => "localtime",
+            Value::Time(..) => "time",
+            Value::LocalDateTime(..) => "localdatetime",
+            Value::ZonedDateTime(_) => "datetime",
+            Value::Duration(_) => "duration",
         }
     }
 

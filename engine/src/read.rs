@@ -34,12 +34,14 @@ pub struct IndexStats {
     pub numbers: u64,
     pub datetimes: u64,
     pub strings: u64,
+    /// Dates, times, local datetimes and durations.
+    pub other_temporals: u64,
 }
 
 impl IndexStats {
     /// Entries of every type.
     pub fn total(&self) -> u64 {
-        self.booleans + self.numbers + self.datetimes + self.strings
+        self.booleans + self.numbers + self.datetimes + self.strings + self.other_temporals
     }
 }
 
@@ -66,7 +68,12 @@ pub struct PropertyTest {
 impl PropertyTest {
     /// Whether a property value (None: absent) passes the test.
     pub fn passes(&self, v: Option<&Value>) -> bool {
-        v.is_some_and(|v| compare_values(v, &self.value).is_some_and(|o| self.op.holds(o)))
+        v.is_some_and(|v| match self.op {
+            // Temporal equality is stricter than "orders equal": the same instant in two
+            // zones is not the same datetime.
+            Comparison::Eq => values_equal(v, &self.value),
+            op => compare_values(v, &self.value).is_some_and(|o| op.holds(o)),
+        })
     }
 }
 
@@ -97,6 +104,49 @@ pub fn compare_values(v: &Value, c: &Value) -> Option<std::cmp::Ordering> {
         (Value::Int(x), Value::Float(y)) => (*x as f64).partial_cmp(y),
         (Value::Float(x), Value::Int(y)) => x.partial_cmp(&(*y as f64)),
         (Value::Float(x), Value::Float(y)) => x.partial_cmp(y),
+        // Temporal values order within their own type (datetimes by instant, times by their
+        // UTC time of day); durations are not ordered.
+        (Value::Date(x), Value::Date(y)) | (Value::LocalTime(x), Value::LocalTime(y)) => {
+            Some(x.cmp(y))
+        }
+        (Value::LocalDateTime(s, n), Value::LocalDateTime(t, m)) => Some((s, n).cmp(&(t, m))),
+        (Value::Time(..), Value::Time(..)) => Some(time_utc_nanos(v)?.cmp(&time_utc_nanos(c)?)),
+        (Value::DateTime(_) | Value::ZonedDateTime(_), _) => {
+            Some(instant_nanos(v)?.cmp(&instant_nanos(c)?))
+        }
+        _ => None,
+    }
+}
+
+/// Cypher `=` between two non-null scalars: temporal values are equal only when they are the
+/// same value (a time's offset and a datetime's zone included), others when they compare equal.
+pub fn values_equal(v: &Value, c: &Value) -> bool {
+    match (v, c) {
+        (Value::Time(..), Value::Time(..))
+        | (Value::ZonedDateTime(_), Value::ZonedDateTime(_))
+        | (Value::Duration(_), Value::Duration(_)) => v == c,
+        (Value::ZonedDateTime(z), Value::DateTime(_))
+        | (Value::DateTime(_), Value::ZonedDateTime(z)) => {
+            z.offset == 0
+                && z.zone.is_none()
+                && compare_values(v, c) == Some(std::cmp::Ordering::Equal)
+        }
+        _ => compare_values(v, c) == Some(std::cmp::Ordering::Equal),
+    }
+}
+
+/// A datetime's instant in nanoseconds since the epoch.
+pub(crate) fn instant_nanos(v: &Value) -> Option<i128> {
+    match v {
+        Value::DateTime(us) => Some(i128::from(*us) * 1000),
+        Value::ZonedDateTime(z) => Some(z.instant_nanos()),
+        _ => None,
+    }
+}
+
+fn time_utc_nanos(v: &Value) -> Option<i128> {
+    match v {
+        Value::Time(n, off) => Some(i128::from(*n) - i128::from(*off) * 1_000_000_000),
         _ => None,
     }
 }

@@ -332,7 +332,7 @@ impl GraphRead for Snapshot<'_> {
         if self.index_kind(label, property).is_none() {
             return Ok(None);
         }
-        let mut counts = [0u64; 4];
+        let mut counts = [0u64; keys::INDEX_VALUE_TAGS.len()];
         for (slot, tag) in counts.iter_mut().zip(keys::INDEX_VALUE_TAGS) {
             let key = keys::index_count_key(self.ws, label, property, tag);
             if let Some(b) = self.snap.get(Cf::Counts, &key)? {
@@ -343,12 +343,13 @@ impl GraphRead for Snapshot<'_> {
                 *slot = u64::try_from(n).unwrap_or(0);
             }
         }
-        let [booleans, numbers, datetimes, strings] = counts;
+        let [booleans, numbers, datetimes, strings, rest @ ..] = counts;
         Ok(Some(IndexStats {
             booleans,
             numbers,
             datetimes,
             strings,
+            other_temporals: rest.iter().sum(),
         }))
     }
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {

@@ -12,7 +12,7 @@ use crate::columns::Cf;
 use crate::error::EngineError;
 use crate::keys;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Value, WorkspaceId};
-use crate::read::{GraphRead, IndexKind, Order};
+use crate::read::{Comparison, GraphRead, IndexKind, Order, PropertyTest};
 use crate::schema;
 use crate::store::KvRead;
 
@@ -90,12 +90,28 @@ impl View<'_> {
         order: Order,
         limit: Option<usize>,
     ) -> Result<Vec<NodeId>, EngineError> {
+        let hits = self.collect_index_marked(lower, upper, order, limit, &|_| false)?;
+        Ok(hits.into_iter().map(|(id, _)| id).collect())
+    }
+
+    /// Index entries in key order, each marked when `marked(key)` holds. Marked entries are
+    /// those the caller re-checks (and may drop), so they do not count towards `limit`: the
+    /// scan goes on until `limit` unmarked ones are in.
+    fn collect_index_marked(
+        &self,
+        lower: &[u8],
+        upper: Option<&[u8]>,
+        order: Order,
+        limit: Option<usize>,
+        marked: &dyn Fn(&[u8]) -> bool,
+    ) -> Result<Vec<(NodeId, bool)>, EngineError> {
         let mut out = Vec::new();
         let mut bad = false;
         let limit = limit.unwrap_or(usize::MAX);
         if limit == 0 {
             return Ok(out);
         }
+        let mut unmarked = 0usize;
         self.kv.scan(
             Cf::PropIndex,
             lower,
@@ -103,10 +119,14 @@ impl View<'_> {
             order == Order::Descending,
             &mut |k, _| {
                 match keys::prop_index_node(k) {
-                    Some(id) => out.push(id),
+                    Some(id) => {
+                        let m = marked(k);
+                        unmarked += usize::from(!m);
+                        out.push((id, m));
+                    }
                     None => bad = true,
                 }
-                !bad && out.len() < limit
+                !bad && unmarked < limit
             },
         )?;
         if bad {
@@ -114,6 +134,34 @@ impl View<'_> {
                 context: "property index key",
                 detail: "too short".into(),
             });
+        }
+        Ok(out)
+    }
+
+    /// Keeps the entries that are unmarked or whose node's `property` passes every test
+    /// (the re-check of entries whose index key is coarser than their value).
+    fn recheck(
+        &self,
+        hits: Vec<(NodeId, bool)>,
+        property: &str,
+        tests: &[PropertyTest],
+        limit: Option<usize>,
+    ) -> Result<Vec<NodeId>, EngineError> {
+        let mut out = Vec::with_capacity(hits.len());
+        for (id, marked) in hits {
+            if limit.is_some_and(|l| out.len() >= l) {
+                break;
+            }
+            if marked {
+                let Some(node) = load_node(self.kv, self.ws, id)? else {
+                    continue;
+                };
+                let v = node.properties.get(property);
+                if !tests.iter().all(|t| t.passes(v)) {
+                    continue;
+                }
+            }
+            out.push(id);
         }
         Ok(out)
     }
@@ -231,6 +279,21 @@ impl GraphRead for View<'_> {
         let mut prefix = keys::prop_index_prefix(self.ws, label, property);
         prefix.extend_from_slice(&vkey);
         let end = keys::prefix_end(&prefix);
+        if keys::index_key_is_coarse(vkey[0]) {
+            let hits = self.collect_index_marked(
+                &prefix,
+                end.as_deref(),
+                Order::Ascending,
+                None,
+                &|_| true,
+            )?;
+            let test = PropertyTest {
+                key: property.to_owned(),
+                op: Comparison::Eq,
+                value: value.clone(),
+            };
+            return self.recheck(hits, property, &[test], None).map(Some);
+        }
         self.collect_index(&prefix, end.as_deref(), Order::Ascending, None)
             .map(Some)
     }
@@ -267,6 +330,13 @@ impl GraphRead for View<'_> {
             (Some(a), Some(b)) if a != b => return Ok(Some(Vec::new())),
             (a, b) => a.or(b),
         };
+        // Durations have no order: no range holds any.
+        if tag.is_some_and(keys::index_tag_is_unordered) {
+            return Ok(Some(Vec::new()));
+        }
+        if tag.is_some_and(keys::index_key_is_coarse) {
+            return self.coarse_range(&base, property, (lower, upper), (lo, hi), order, limit);
+        }
         let with = |suffix: &[u8]| {
             let mut k = base.clone();
             k.extend_from_slice(suffix);
@@ -293,5 +363,63 @@ impl GraphRead for View<'_> {
         }
         self.collect_index(&start, end.as_deref(), order, limit)
             .map(Some)
+    }
+}
+
+impl View<'_> {
+    /// A range over keys coarser than their values: entries whose key is a bound's key are
+    /// read (both sides inclusive) and re-checked against the bounds themselves.
+    fn coarse_range(
+        &self,
+        base: &[u8],
+        property: &str,
+        (lower, upper): (Bound<&Value>, Bound<&Value>),
+        (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>),
+        order: Order,
+        limit: Option<usize>,
+    ) -> Result<Option<Vec<NodeId>>, EngineError> {
+        let with = |suffix: &[u8]| {
+            let mut k = base.to_vec();
+            k.extend_from_slice(suffix);
+            k
+        };
+        let key_of = |b: &Bound<Vec<u8>>| match b {
+            Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+            Bound::Unbounded => None,
+        };
+        let (lo_key, hi_key) = (key_of(&lo), key_of(&hi));
+        let tag = lo_key.as_ref().or(hi_key.as_ref()).map(|k| k[0]);
+        let type_prefix = with(&tag.into_iter().collect::<Vec<u8>>());
+        let start = lo_key.as_deref().map_or_else(|| type_prefix.clone(), with);
+        let end = match &hi_key {
+            Some(k) => keys::prefix_end(&with(k)),
+            None => keys::prefix_end(&type_prefix),
+        };
+        if end.as_ref().is_some_and(|e| *e <= start) {
+            return Ok(Some(Vec::new()));
+        }
+        let at_bound = |k: &[u8]| {
+            let value = k.get(base.len()..k.len().saturating_sub(8)).unwrap_or(&[]);
+            lo_key.as_deref() == Some(value) || hi_key.as_deref() == Some(value)
+        };
+        let hits = self.collect_index_marked(&start, end.as_deref(), order, limit, &at_bound)?;
+        let test = |b: Bound<&Value>, inc: Comparison, exc: Comparison| match b {
+            Bound::Included(v) => Some((inc, v.clone())),
+            Bound::Excluded(v) => Some((exc, v.clone())),
+            Bound::Unbounded => None,
+        };
+        let tests: Vec<PropertyTest> = [
+            test(lower, Comparison::Ge, Comparison::Gt),
+            test(upper, Comparison::Le, Comparison::Lt),
+        ]
+        .into_iter()
+        .flatten()
+        .map(|(op, value)| PropertyTest {
+            key: property.to_owned(),
+            op,
+            value,
+        })
+        .collect();
+        self.recheck(hits, property, &tests, limit).map(Some)
     }
 }

@@ -46,9 +46,9 @@
 //! `.transaction`, `.statement`, `.realtime` and `.truncate`), `datetime.fromepoch[millis]`,
 //! `duration` (from a map or a string), `duration.between`, `duration.inMonths`, `inDays`,
 //! `inSeconds`; temporal values compare, order, add and subtract durations and have Cypher's
-//! accessors (`d.year`, `dt.timezone`, `dur.days`, ...). Only a UTC datetime at microsecond
-//! precision can be stored as a property (the store's `DateTime`); the other temporal values
-//! live in queries and results only (results carry them as their ISO 8601 text).
+//! accessors (`d.year`, `dt.timezone`, `dur.days`, ...). Every temporal value can be stored as
+//! a property (zone names and nanoseconds kept), compared and range-indexed; results carry
+//! them as their ISO 8601 text, parameters as Neo4j's typed JSON (`temporal_param`).
 //! Anything else (`CALL`, `LOAD CSV`, `FOREACH`, `COUNT { }` and `COLLECT { }` subqueries,
 //! named paths in `CREATE` / `MERGE`, writes in a `UNION`, constraints, `=~`) is refused with
 //! `unsupported` and its position. The openCypher TCK runs against this crate in `tck/`
@@ -140,6 +140,7 @@ pub use result::{
     ResultTemporal, ResultValue,
 };
 pub use svc_engine::{GraphRead, GraphWrite};
+pub use temporal::{temporal_param, temporal_text, TEMPORAL_PARAM_TYPES};
 
 use ast::Mode;
 

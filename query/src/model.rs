@@ -100,19 +100,36 @@ impl ModelGraph {
 fn ordered_cmp(a: &Value, b: &Value) -> Option<std::cmp::Ordering> {
     match (a, b) {
         (Value::DateTime(x), Value::DateTime(y)) => Some(x.cmp(y)),
-        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        _ if a.as_f64().is_some() => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        // Temporals: the engine's order (within a type; durations unordered).
+        _ => svc_engine::compare_values(a, b),
     }
+}
+
+/// Whether an unbounded side of a range admits `v` (every orderable indexed value).
+fn rangeable(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Int(_)
+            | Value::Float(_)
+            | Value::DateTime(_)
+            | Value::ZonedDateTime(_)
+            | Value::Date(_)
+            | Value::LocalTime(_)
+            | Value::Time(..)
+            | Value::LocalDateTime(..)
+    )
 }
 
 fn within(v: &Value, lower: Bound<&Value>, upper: Bound<&Value>) -> bool {
     use std::cmp::Ordering::*;
     let lo = match lower {
-        Bound::Unbounded => matches!(v, Value::Int(_) | Value::Float(_) | Value::DateTime(_)),
+        Bound::Unbounded => rangeable(v),
         Bound::Included(b) => matches!(ordered_cmp(v, b), Some(Greater | Equal)),
         Bound::Excluded(b) => matches!(ordered_cmp(v, b), Some(Greater)),
     };
     let hi = match upper {
-        Bound::Unbounded => matches!(v, Value::Int(_) | Value::Float(_) | Value::DateTime(_)),
+        Bound::Unbounded => rangeable(v),
         Bound::Included(b) => matches!(ordered_cmp(v, b), Some(Less | Equal)),
         Bound::Excluded(b) => matches!(ordered_cmp(v, b), Some(Less)),
     };
@@ -194,7 +211,12 @@ impl GraphRead for ModelGraph {
                 Value::Bool(_) => stats.booleans += 1,
                 Value::Int(_) => stats.numbers += 1,
                 Value::Float(f) if !f.is_nan() => stats.numbers += 1,
-                Value::DateTime(_) => stats.datetimes += 1,
+                Value::DateTime(_) | Value::ZonedDateTime(_) => stats.datetimes += 1,
+                Value::Date(_)
+                | Value::LocalTime(_)
+                | Value::Time(..)
+                | Value::LocalDateTime(..)
+                | Value::Duration(_) => stats.other_temporals += 1,
                 Value::String(_) => stats.strings += 1,
                 _ => {}
             }

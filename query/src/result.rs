@@ -111,6 +111,18 @@ impl From<&Value> for ResultValue {
                     .map(|(k, v)| (k.clone(), ResultValue::from(v)))
                     .collect(),
             ),
+            Value::Date(_)
+            | Value::LocalTime(_)
+            | Value::Time(..)
+            | Value::LocalDateTime(..)
+            | Value::ZonedDateTime(_)
+            | Value::Duration(_) => match crate::temporal::temporal_text(v) {
+                Some(text) => ResultValue::Temporal(ResultTemporal {
+                    type_name: v.type_name(),
+                    text,
+                }),
+                None => ResultValue::Null,
+            },
         }
     }
 }

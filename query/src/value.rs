@@ -93,6 +93,9 @@ impl From<Value> for Val {
             Value::DateTime(t) => Val::DateTime(t),
             Value::List(l) => Val::List(l.into_iter().map(Val::from).collect()),
             Value::Map(m) => Val::Map(m.into_iter().map(|(k, v)| (k, Val::from(v))).collect()),
+            // A stored temporal no query could have written (out of the calendar's range, an
+            // unknown zone) reads as null rather than failing the whole read.
+            other => crate::temporal::from_value(&other).unwrap_or(Val::Null),
         }
     }
 }
@@ -112,26 +115,21 @@ pub(crate) fn to_property(v: &Val) -> Result<Value, QueryError> {
         Val::Float(f) => Value::Float(*f),
         Val::Str(s) => Value::String(s.clone()),
         Val::DateTime(t) => Value::DateTime(*t),
-        // The store keeps UTC datetimes to the microsecond; an offset, a zone or nanoseconds
-        // would be lost, so such a value is refused rather than changed.
-        Val::Zoned(_) => return Err(QueryError::type_err(
-            "a datetime with an offset, a time zone or nanoseconds cannot be stored; store its \
-                 UTC instant with datetime({datetime: x, timezone: 'Z'})",
-        )),
+        Val::Date(_)
+        | Val::LocalTime(_)
+        | Val::Time(..)
+        | Val::LocalDateTime(_)
+        | Val::Zoned(_)
+        | Val::Duration(_) => crate::temporal::to_value(v).ok_or_else(|| {
+            QueryError::type_err(format!("this {} cannot be stored", v.type_name()))
+        })?,
         Val::List(l) => Value::List(l.iter().map(to_property).collect::<Result<_, _>>()?),
         Val::Map(m) => Value::Map(
             m.iter()
                 .map(|(k, v)| Ok((k.clone(), to_property(v)?)))
                 .collect::<Result<_, QueryError>>()?,
         ),
-        Val::Node(_)
-        | Val::Rel(_)
-        | Val::Path(..)
-        | Val::Date(_)
-        | Val::LocalTime(_)
-        | Val::Time(..)
-        | Val::LocalDateTime(_)
-        | Val::Duration(_) => {
+        Val::Node(_) | Val::Rel(_) | Val::Path(..) => {
             return Err(QueryError::type_err(format!(
                 "a {} cannot be stored as a property value",
                 v.type_name()

@@ -124,7 +124,9 @@ pub fn markdown(records: &[Record]) -> String {
          `tck/baseline.txt`); do not edit by hand. The TCK (`tck/features`, `tck/graphs`, \
          Apache-2.0) runs in-process against the real store, a fresh workspace per scenario; \
          how results, errors and side effects are judged is in `tck/src/lib.rs`. Scenarios \
-         that declare procedures are skipped (no procedures in the engine).\n"
+         that declare procedures are skipped (no procedures in the engine). Temporal values \
+         (their storage, order, indexes and JSON form in results and parameters) are described \
+         in [temporal.md](temporal.md).\n"
     );
     let _ = writeln!(
         out,

@@ -657,3 +657,104 @@ async fn hostile_query_sizes_are_refused_and_the_service_stays_up() {
     assert_eq!(status, StatusCode::OK);
     query_ok(&s, &key, "MATCH (n) RETURN count(n) AS n", json!({})).await;
 }
+
+/// Temporal values are real property values (issue 26): a date and a zoned datetime are
+/// stored, found through a range index with a typed temporal parameter, and come back as
+/// their ISO 8601 text.
+#[tokio::test]
+async fn temporal_properties_are_stored_range_indexed_and_passed_as_typed_parameters() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let t = &a.token;
+    query_ok(
+        &s,
+        t,
+        "UNWIND range(1, 9) AS i
+         CREATE (:Meeting {n: i, day: date({year: 2026, month: 1, day: i}),
+                 at: datetime({year: 2026, month: 1, day: i, hour: 9, nanosecond: 5,
+                               timezone: 'Europe/Stockholm'})})",
+        json!({}),
+    )
+    .await;
+    query_ok(
+        &s,
+        t,
+        "CREATE RANGE INDEX FOR (m:Meeting) ON (m.day)",
+        json!({}),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while query_ok(&s, t, "SHOW INDEXES", json!({})).await["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .any(|r| r[2] == "day" && r[4] != "ONLINE")
+    {
+        assert!(std::time::Instant::now() < deadline, "index never online");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    let range = "MATCH (m:Meeting) WHERE m.day > $from AND m.day <= date('2026-01-05')
+                 RETURN m.n AS n, m.day AS day, m.at AS at ORDER BY m.day DESC";
+    let from = json!({"from": {"$type": "Date", "_value": "2026-01-03"}});
+    let plan = query_ok(&s, t, &format!("EXPLAIN {range}"), from.clone()).await;
+    let mut ops = Vec::new();
+    plan_operators(&plan["plan"], &mut ops);
+    assert!(ops.contains(&"NodeIndexRangeScan".to_owned()), "{ops:?}");
+    let v = query_ok(&s, t, range, from).await;
+    assert_eq!(
+        v["rows"],
+        json!([
+            [
+                5,
+                "2026-01-05",
+                "2026-01-05T09:00:00.000000005+01:00[Europe/Stockholm]"
+            ],
+            [
+                4,
+                "2026-01-04",
+                "2026-01-04T09:00:00.000000005+01:00[Europe/Stockholm]"
+            ]
+        ]),
+        "{v}"
+    );
+
+    // A zoned datetime parameter compares by instant with the stored ones; equality keeps
+    // the zone and the nanoseconds.
+    let at = json!({"at": {"$type": "ZonedDateTime",
+                           "_value": "2026-01-02T08:00:00.000000005Z"}});
+    let v = query_ok(
+        &s,
+        t,
+        "MATCH (m:Meeting) WHERE m.at <= $at RETURN m.n AS n, m.at = $at AS same ORDER BY n",
+        at,
+    )
+    .await;
+    assert_eq!(v["rows"], json!([[1, false], [2, false]]), "{v}");
+    let v = query_ok(
+        &s,
+        t,
+        "MATCH (m:Meeting {n: 2}) RETURN m.at = datetime('2026-01-02T09:00:00.000000005[Europe/Stockholm]') AS same, m.at.nanosecond AS ns",
+        json!({}),
+    )
+    .await;
+    assert_eq!(v["rows"], json!([[true, 5]]), "{v}");
+
+    // Durations store and come back; a bad typed parameter is the caller's error.
+    let v = query_ok(
+        &s,
+        t,
+        "CREATE (x:Slot {d: $d}) RETURN x.d AS d",
+        json!({"d": {"$type": "Duration", "_value": "P1DT2H"}}),
+    )
+    .await;
+    assert_eq!(v["rows"], json!([["P1DT2H"]]), "{v}");
+    let (status, err) = query(
+        &s,
+        t,
+        "RETURN $d AS d",
+        json!({"d": {"$type": "Date", "_value": "2026-02-30"}}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
+}

@@ -11,7 +11,7 @@ use svc_query::{Limits, Params, QueryError, QueryResult};
 
 pub use super::access::{query_error, Access};
 use super::ensure_writable;
-use super::values::json_to_value;
+use super::values::json_to_param;
 use svc_core::error::Result;
 use svc_core::store::{Store, WorkspaceId};
 
@@ -22,7 +22,8 @@ pub struct QueryRequest {
     /// One statement of the subset (MATCH / WHERE / RETURN, aggregations, writes for JWT users).
     #[schema(min_length = 1)]
     pub query: String,
-    /// Values of `$name` parameters.
+    /// Values of `$name` parameters. A temporal value is Neo4j's typed JSON,
+    /// `{"$type": "Date", "_value": "2026-01-02"}` (docs/temporal.md).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub params: Option<Map<String, Json>>,
@@ -43,8 +44,9 @@ pub async fn run(
         .params
         .unwrap_or_default()
         .into_iter()
-        .map(|(k, v)| (k, json_to_value(v)))
-        .collect();
+        .map(|(k, v)| Ok((k, json_to_param(v)?)))
+        .collect::<std::result::Result<_, QueryError>>()
+        .map_err(query_error)?;
     let limits = Limits::default();
     if stmt.is_read_only() {
         return store

@@ -134,6 +134,15 @@ impl Column {
                     op,
                     c: *x,
                 },
+                (Value::ZonedDateTime(z), true) => match micros_test(op, z) {
+                    Some((op, c)) => Prepared::Ints {
+                        values,
+                        absent,
+                        op,
+                        c,
+                    },
+                    None => Prepared::Never,
+                },
                 (Value::Float(f), false) if !f.is_nan() => Prepared::IntsAsFloat {
                     values,
                     absent,
@@ -156,6 +165,24 @@ impl Column {
     }
 }
 
+/// `micros <op> z` for microsecond instants, as a test on the microseconds themselves
+/// (None: none passes). A datetime between two microseconds equals none of them.
+#[cfg(feature = "storage")]
+fn micros_test(op: Comparison, z: &crate::model::ZonedDateTime) -> Option<(Comparison, i64)> {
+    let n = z.instant_nanos();
+    let floor =
+        i64::try_from(n.div_euclid(1000)).unwrap_or(if n < 0 { i64::MIN } else { i64::MAX });
+    if n.rem_euclid(1000) == 0 {
+        let plain_utc = z.offset == 0 && z.zone.is_none();
+        return (op != Comparison::Eq || plain_utc).then_some((op, floor));
+    }
+    match op {
+        Comparison::Eq => None,
+        Comparison::Lt | Comparison::Le => Some((Comparison::Le, floor)),
+        Comparison::Gt | Comparison::Ge => Some((Comparison::Gt, floor)),
+    }
+}
+
 fn value_heap(v: &Value) -> usize {
     match v {
         Value::String(s) => s.capacity(),
@@ -166,6 +193,11 @@ fn value_heap(v: &Value) -> usize {
             .iter()
             .map(|(k, v)| k.capacity() + std::mem::size_of::<Value>() + 32 + value_heap(v))
             .sum(),
+        Value::ZonedDateTime(z) => {
+            std::mem::size_of::<crate::model::ZonedDateTime>()
+                + z.zone.as_ref().map_or(0, |n| n.capacity())
+        }
+        Value::Duration(_) => std::mem::size_of::<crate::model::DurationValue>(),
         _ => 0,
     }
 }

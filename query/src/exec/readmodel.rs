@@ -144,14 +144,28 @@ mod tests {
     }
 
     fn value(rng: &mut StdRng) -> Option<Value> {
-        Some(match rng.below(8) {
+        Some(match rng.below(10) {
             0 => return None,
             1 => Value::Int(rng.range(-2, 3)),
             2 => Value::Float(rng.range(-4, 5) as f64 / 2.0),
             3 => Value::DateTime(rng.range(0, 4)),
             4 => Value::Bool(rng.coin()),
+            // Datetimes between the microseconds, in two zones, next to the UTC ones.
+            8 => zoned(rng),
+            9 => Value::Date(rng.range(0, 3)),
             _ => Value::String(["view", "purchase", "a"][rng.below(3)].into()),
         })
+    }
+
+    fn zoned(rng: &mut StdRng) -> Value {
+        // Paris was at +01:00 on 1970-01-01.
+        let paris = rng.coin();
+        Value::ZonedDateTime(Box::new(svc_engine::ZonedDateTime {
+            seconds: 0,
+            nanos: rng.range(0, 8) as u32 * 500,
+            offset: if paris { 3600 } else { 0 },
+            zone: paris.then(|| "Europe/Paris".to_owned()),
+        }))
     }
 
     fn literal(rng: &mut StdRng) -> String {
@@ -262,7 +276,12 @@ mod tests {
                     };
                     let stmt = parse(&text).expect("test step");
                     let mut params = Params::new();
-                    params.insert("t".into(), Value::DateTime(rng.range(0, 4)));
+                    let t = if rng.coin() {
+                        Value::DateTime(rng.range(0, 4))
+                    } else {
+                        zoned(&mut rng)
+                    };
+                    params.insert("t".into(), t);
                     let want = run_read(&a, &stmt, &params, &limits);
                     let got = run_read(&b, &stmt, &params, &limits);
                     match (want, got) {

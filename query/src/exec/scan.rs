@@ -48,9 +48,30 @@ pub(crate) fn candidates(
                 let v = eval(value, row, cx)?;
                 let found = match &v {
                     Val::Null => Some(Vec::new()),
-                    Val::Str(_) | Val::Bool(_) => g.index_seek(label, key, &to_property(&v)?)?,
-                    // Numeric equality goes through the ordered index so that 1 finds 1.0 too.
-                    Val::Int(_) | Val::Float(_) | Val::DateTime(_)
+                    // Durations too: their keys are exact, and they have no range.
+                    Val::Str(_) | Val::Bool(_) | Val::Duration(_) => {
+                        g.index_seek(label, key, &to_property(&v)?)?
+                    }
+                    // An equality index keys temporals exactly (datetimes re-checked).
+                    Val::Date(_)
+                    | Val::LocalTime(_)
+                    | Val::Time(..)
+                    | Val::LocalDateTime(_)
+                    | Val::Zoned(_)
+                        if *kind == IndexKind::Equality =>
+                    {
+                        g.index_seek(label, key, &to_property(&v)?)?
+                    }
+                    // Numeric equality goes through the ordered index so that 1 finds 1.0 too;
+                    // temporals there as a one-value range (the filter above checks zones).
+                    Val::Int(_)
+                    | Val::Float(_)
+                    | Val::DateTime(_)
+                    | Val::Date(_)
+                    | Val::LocalTime(_)
+                    | Val::Time(..)
+                    | Val::LocalDateTime(_)
+                    | Val::Zoned(_)
                         if *kind == IndexKind::Ordered =>
                     {
                         let pv = to_property(&v)?;

@@ -218,7 +218,8 @@ fn scalar(v: &Val) -> Option<svc_engine::Value> {
         Val::Str(s) => Value::String(s.clone()),
         Val::Bool(b) => Value::Bool(*b),
         Val::DateTime(t) => Value::DateTime(*t),
-        _ => return None,
+        // The engine orders and equates temporals as `value::compare` / `equals` do.
+        other => crate::temporal::to_value(other)?,
     })
 }
 

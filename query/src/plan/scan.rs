@@ -59,10 +59,7 @@ impl Planner<'_> {
                     continue;
                 }
                 let same_class = |b: &Option<(Bound<Val>, usize)>| match b {
-                    Some((Bound::Included(x) | Bound::Excluded(x), _)) => {
-                        matches!((x, &v), (Val::DateTime(_), Val::DateTime(_)))
-                            || (x.as_f64().is_some() && v.as_f64().is_some())
-                    }
+                    Some((Bound::Included(x) | Bound::Excluded(x), _)) => same_range_class(x, &v),
                     _ => true,
                 };
                 if !same_class(&lower) || !same_class(&upper) {
@@ -341,6 +338,21 @@ fn equality_on(e: &CExpr, slot: usize) -> Option<(&str, &CExpr)> {
 }
 
 /// `n.key < constant` and friends (either way round), normalised so n is on the left.
+/// Whether two range bounds compare with each other: numbers with numbers, datetimes (of any
+/// zone) with datetimes, and each other temporal type with itself.
+fn same_range_class(x: &Val, v: &Val) -> bool {
+    let datetime = |a: &Val| matches!(a, Val::DateTime(_) | Val::Zoned(_));
+    (datetime(x) && datetime(v))
+        || (x.as_f64().is_some() && v.as_f64().is_some())
+        || matches!(
+            (x, v),
+            (Val::Date(_), Val::Date(_))
+                | (Val::LocalTime(_), Val::LocalTime(_))
+                | (Val::Time(..), Val::Time(..))
+                | (Val::LocalDateTime(_), Val::LocalDateTime(_))
+        )
+}
+
 fn range_on(e: &CExpr, slot: usize) -> Option<(&str, BinaryOp, Val)> {
     let CExpr::Bin(op, a, b) = e else { return None };
     let flipped = match op {
@@ -352,8 +364,17 @@ fn range_on(e: &CExpr, slot: usize) -> Option<(&str, BinaryOp, Val)> {
     };
     for (p, v, op) in [(a, b, *op), (b, a, flipped)] {
         if let (CExpr::Prop(base, key), CExpr::Const(c)) = (p.as_ref(), v.as_ref()) {
-            let rangeable = matches!(c, Val::Int(_) | Val::DateTime(_))
-                || matches!(c, Val::Float(f) if !f.is_nan());
+            // Numbers and every orderable temporal (durations have no order).
+            let rangeable = matches!(
+                c,
+                Val::Int(_)
+                    | Val::DateTime(_)
+                    | Val::Zoned(_)
+                    | Val::Date(_)
+                    | Val::LocalTime(_)
+                    | Val::Time(..)
+                    | Val::LocalDateTime(_)
+            ) || matches!(c, Val::Float(f) if !f.is_nan());
             if matches!(base.as_ref(), CExpr::Slot(s) if *s == slot) && rangeable {
                 return Some((key, op, c.clone()));
             }

@@ -159,7 +159,11 @@ pub(super) fn between_instants(a: &Val, b: &Val, unit: &str) -> Result<Val, Quer
         },
         _ => {
             let shifted = la
-                .checked_add(jiff::Span::new().months(months))
+                .checked_add(
+                    jiff::Span::new()
+                        .try_months(months)
+                        .map_err(|e| arg_err(e.to_string()))?,
+                )
                 .and_then(|x| x.to_zoned(tz.clone()))
                 .map_err(|e| arg_err(e.to_string()))?;
             let rest = nanos(ib) - nanos(shifted.timestamp());
@@ -178,7 +182,13 @@ pub(super) fn between_instants(a: &Val, b: &Val, unit: &str) -> Result<Val, Quer
 pub(super) fn months_between(a: DateTime, b: DateTime) -> i64 {
     let mut m = (i64::from(b.year()) - i64::from(a.year())) * 12 + i64::from(b.month())
         - i64::from(a.month());
-    let shifted = |m: i64| a.checked_add(jiff::Span::new().months(m)).unwrap_or(a);
+    // try_months: jiff's `months` panics past ±239,976, which two extreme dates can reach.
+    let shifted = |m: i64| {
+        jiff::Span::new()
+            .try_months(m)
+            .and_then(|span| a.checked_add(span))
+            .unwrap_or(a)
+    };
     if m > 0 && shifted(m) > b {
         m -= 1;
     } else if m < 0 && shifted(m) < b {

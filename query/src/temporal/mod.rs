@@ -5,7 +5,7 @@
 //!
 //! A datetime in UTC at microsecond precision is the engine's `DateTime` value (what the
 //! store holds and indexes); any other datetime (an offset, a named zone, nanoseconds) is a
-//! `Val::Zoned`. The other types live only in queries for now: they cannot be stored.
+//! `Val::Zoned`. Every type is stored as an engine value of its own (`store`).
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -19,11 +19,14 @@ use crate::value::Val;
 
 mod between;
 mod parse;
+mod store;
 mod text;
 
 #[allow(unused_imports)]
 pub(crate) use between::*;
 use parse::*;
+pub(crate) use store::{from_value, to_value};
+pub use store::{temporal_param, temporal_text, TEMPORAL_PARAM_TYPES};
 pub(crate) use text::*;
 
 /// A duration as Cypher keeps it: months, days, seconds and nanoseconds, each with its sign.
@@ -55,14 +58,33 @@ impl Duration {
 
     /// Seconds and nanoseconds normalised so that both share the sign of their total.
     /// Seconds rounded down and nanoseconds in `0..1_000_000_000`, as Neo4j keeps them.
+    /// Seconds past the i64 range (only from values no query built) saturate.
     fn normalised(mut self) -> Duration {
         let t = self.total_nanos();
-        self.seconds = t.div_euclid(NANOS) as i64;
+        self.seconds =
+            i64::try_from(t.div_euclid(NANOS)).unwrap_or(if t < 0 { i64::MIN } else { i64::MAX });
         self.nanos = t.rem_euclid(NANOS) as i64;
         self
     }
 
-    fn from_parts(months: f64, days: f64, seconds: f64, extra_nanos: i64) -> Duration {
+    /// A duration from fractional parts; an error when a part is not finite or does not fit
+    /// (so `duration({years: 1e300})` fails rather than wrapping or panicking).
+    fn from_parts(
+        months: f64,
+        days: f64,
+        seconds: f64,
+        extra_nanos: i64,
+    ) -> Result<Duration, QueryError> {
+        // Below 2^63, with room for the carries between parts.
+        const LIMIT: f64 = 9.0e18;
+        let fits = |x: f64| x.is_finite() && x.abs() < LIMIT;
+        let over = || arg_err("duration out of range");
+        // A saturated `extra_nanos` is a sum that did not fit.
+        if ![months, days, seconds].into_iter().all(fits)
+            || extra_nanos.unsigned_abs() >= i64::MAX.unsigned_abs()
+        {
+            return Err(over());
+        }
         // Fractions cascade down: months -> days (and seconds), days -> seconds -> nanoseconds.
         let whole_months = months.trunc();
         let month_rest_secs = (months - whole_months) * MONTH_SECONDS;
@@ -71,42 +93,57 @@ impl Duration {
         let whole_days = days_total.trunc();
         let secs_total = seconds + (days_total - whole_days) * 86_400.0 + month_rest_secs;
         let whole_secs = secs_total.trunc();
+        if ![days_total, secs_total].into_iter().all(fits) {
+            return Err(over());
+        }
         let nanos = ((secs_total - whole_secs) * 1e9).round() as i64 + extra_nanos;
-        Duration {
+        let d = Duration {
             months: whole_months as i64,
             days: whole_days as i64,
             seconds: whole_secs as i64,
             nanos,
+        };
+        let secs = d.total_nanos().div_euclid(NANOS);
+        if secs.unsigned_abs() >= 1 << 63 {
+            return Err(over());
         }
-        .normalised()
+        Ok(d.normalised())
     }
 
     fn neg(self) -> Duration {
         Duration {
-            months: -self.months,
-            days: -self.days,
-            seconds: -self.seconds,
-            nanos: -self.nanos,
+            months: self.months.saturating_neg(),
+            days: self.days.saturating_neg(),
+            seconds: self.seconds.saturating_neg(),
+            nanos: self.nanos.saturating_neg(),
         }
     }
 
     fn add(self, o: Duration) -> Result<Duration, QueryError> {
         let over = || arg_err("duration overflow");
-        Ok(Duration {
+        let d = Duration {
             months: self.months.checked_add(o.months).ok_or_else(over)?,
             days: self.days.checked_add(o.days).ok_or_else(over)?,
             seconds: self.seconds.checked_add(o.seconds).ok_or_else(over)?,
-            nanos: self.nanos + o.nanos,
+            nanos: self.nanos.checked_add(o.nanos).ok_or_else(over)?,
+        };
+        if d.total_nanos().div_euclid(NANOS).unsigned_abs() >= 1 << 63 {
+            return Err(over());
         }
-        .normalised())
+        Ok(d.normalised())
     }
 
-    fn scale(self, f: f64) -> Duration {
+    fn scale(self, f: f64) -> Result<Duration, QueryError> {
+        // Towards zero, as Neo4j (`duration / 2` of 1 ns is 0 ns).
+        let nanos = (self.nanos as f64 * f).trunc();
+        if !nanos.is_finite() || nanos.abs() >= 9.0e18 {
+            return Err(arg_err("duration out of range"));
+        }
         Duration::from_parts(
             self.months as f64 * f,
             self.days as f64 * f,
             self.seconds as f64 * f,
-            (self.nanos as f64 * f).round() as i64,
+            nanos as i64,
         )
     }
 }
@@ -250,6 +287,9 @@ fn date_from_map(m: &BTreeMap<String, Val>, base: Option<Date>) -> Result<Date, 
             _ => None,
         });
         let doq = map_int(m, "dayOfQuarter")?.or(base_doq).unwrap_or(1);
+        if !(1..=4).contains(&q) || !(1..=92).contains(&doq) {
+            return Err(err("quarter or dayOfQuarter out of range"));
+        }
         let first =
             Date::new(y as i16, ((q - 1) * 3 + 1) as i8, 1).map_err(|e| err(e.to_string()))?;
         return first
@@ -262,6 +302,9 @@ fn date_from_map(m: &BTreeMap<String, Val>, base: Option<Date>) -> Result<Date, 
         map_int(m, "month")?,
         map_int(m, "day")?,
     ) {
+        if !(1..=7).contains(&dow) {
+            return Err(err("dayOfWeek out of range"));
+        }
         let shift = dow - i64::from(b.weekday().to_monday_one_offset());
         return b
             .checked_add(jiff::Span::new().days(shift))
@@ -561,13 +604,14 @@ pub(crate) fn duration(arg: &Val) -> Result<Val, QueryError> {
                 + map_num(m, "minutes")? * 60.0
                 + map_num(m, "seconds")?;
             let whole = secs.trunc();
-            let extra = ((secs - whole) * 1e9).round() as i64
-                + (map_num(m, "milliseconds")? * 1e6).round() as i64
-                + (map_num(m, "microseconds")? * 1e3).round() as i64
-                + map_num(m, "nanoseconds")?.round() as i64;
+            // Saturating: a sum past the range is refused by `from_parts`.
+            let extra = (((secs - whole) * 1e9).round() as i64)
+                .saturating_add((map_num(m, "milliseconds")? * 1e6).round() as i64)
+                .saturating_add((map_num(m, "microseconds")? * 1e3).round() as i64)
+                .saturating_add(map_num(m, "nanoseconds")?.round() as i64);
             Ok(Val::Duration(Duration::from_parts(
                 months, days, whole, extra,
-            )))
+            )?))
         }
         other => Err(err(format!(
             "duration() cannot take a {}",
@@ -704,10 +748,28 @@ pub(crate) fn equals(a: &Val, b: &Val) -> Option<bool> {
     }
 }
 
-fn span_of(d: Duration, sign: i64) -> jiff::Span {
+/// The calendar part of a duration as two spans, months then days: a jiff span has one sign,
+/// so `1 month -14 days` cannot be one span (jiff would flip the months). jiff's setters panic
+/// past their range, hence the checked ones (huge durations are an error, not a crash).
+fn span_of(d: Duration, sign: i64) -> Result<[jiff::Span; 2], QueryError> {
+    let over = |e: jiff::Error| arg_err(format!("duration out of range: {e}"));
+    Ok([
+        jiff::Span::new()
+            .try_months(d.months.saturating_mul(sign))
+            .map_err(over)?,
+        jiff::Span::new()
+            .try_days(d.days.saturating_mul(sign))
+            .map_err(over)?,
+    ])
+}
+
+/// Seconds and nanoseconds as a span (checked, as `span_of`).
+fn span_of_nanos(nanos: i128) -> Result<jiff::Span, QueryError> {
+    let secs = i64::try_from(nanos / NANOS).map_err(|_| arg_err("duration out of range"))?;
     jiff::Span::new()
-        .months(d.months * sign)
-        .days(d.days * sign)
+        .try_seconds(secs)
+        .and_then(|s| s.try_nanoseconds((nanos % NANOS) as i64))
+        .map_err(|e| arg_err(format!("duration out of range: {e}")))
 }
 
 fn add_time(t: Time, d: Duration, sign: i64) -> Time {
@@ -728,13 +790,13 @@ fn add_time(t: Time, d: Duration, sign: i64) -> Time {
 }
 
 fn add_datetime(dt: DateTime, d: Duration, sign: i64) -> Result<DateTime, QueryError> {
+    let [months, days] = span_of(d, sign)?;
     let dt = dt
-        .checked_add(span_of(d, sign))
+        .checked_add(months)
+        .and_then(|dt| dt.checked_add(days))
         .map_err(|e| arg_err(e.to_string()))?;
     let nanos = d.total_nanos() * i128::from(sign);
-    let secs = (nanos / NANOS) as i64;
-    let sub = (nanos % NANOS) as i64;
-    dt.checked_add(jiff::Span::new().seconds(secs).nanoseconds(sub))
+    dt.checked_add(span_of_nanos(nanos)?)
         .map_err(|e| arg_err(e.to_string()))
 }
 
@@ -755,8 +817,11 @@ pub(crate) fn add(a: &Val, b: &Val, sign: i64) -> Option<Result<Val, QueryError>
         Val::Date(x) => {
             // Whole days of the time part count; the rest is dropped.
             let days = (d.total_nanos() / (86_400 * NANOS)) as i64;
+            let Some(days) = d.days.checked_add(days) else {
+                return Some(Err(arg_err("duration out of range")));
+            };
             let d2 = Duration {
-                days: d.days + days,
+                days,
                 seconds: 0,
                 nanos: 0,
                 ..d
@@ -783,11 +848,7 @@ pub(crate) fn add(a: &Val, b: &Val, sign: i64) -> Option<Result<Val, QueryError>
                 .map_err(|e| arg_err(e.to_string()))?;
             let nanos = d.total_nanos() * i128::from(sign);
             let z3 = z2
-                .checked_add(
-                    jiff::Span::new()
-                        .seconds((nanos / NANOS) as i64)
-                        .nanoseconds((nanos % NANOS) as i64),
-                )
+                .checked_add(span_of_nanos(nanos)?)
                 .map_err(|e| arg_err(e.to_string()))?;
             Ok(zoned_val(z3))
         })(),
@@ -805,7 +866,7 @@ pub(crate) fn scale(a: &Val, b: &Val, divide: bool) -> Option<Result<Val, QueryE
     if divide && f == 0.0 {
         return Some(Err(arg_err("division of a duration by zero")));
     }
-    Some(Ok(Val::Duration(d.scale(if divide { 1.0 / f } else { f }))))
+    Some(d.scale(if divide { 1.0 / f } else { f }).map(Val::Duration))
 }
 
 #[cfg(test)]
@@ -814,6 +875,41 @@ mod tests {
 
     fn text(v: Result<Val, QueryError>) -> String {
         to_text(&v.expect("value")).expect("temporal")
+    }
+
+    #[test]
+    fn huge_durations_are_errors_not_panics() {
+        let map = |k: &str, v: Val| Val::Map(BTreeMap::from([(k.to_owned(), v)]));
+        for arg in [
+            map("years", Val::Float(1e300)),
+            map("months", Val::Int(i64::MAX)),
+            map("days", Val::Float(f64::INFINITY)),
+            map("milliseconds", Val::Float(9e18)),
+            map("nanoseconds", Val::Float(-1e30)),
+            Val::Str("P9999999999999999999Y".into()),
+            Val::Str("P2012-9223372036854775000-02T14:37:21".into()),
+        ] {
+            assert!(duration(&arg).is_err(), "{arg:?}");
+        }
+        let big = duration(&map("months", Val::Int(1_000_000_000_000))).expect("fits");
+        let date = construct(Kind::Date, Some(&Val::Str("2020-01-01".into()))).expect("date");
+        assert!(add(&date, &big, 1).expect("temporal").is_err());
+        assert!(add(&big, &big, -1).expect("temporal").is_ok());
+        let secs = duration(&map("seconds", Val::Int(9_000_000_000_000_000_000 / 2))).expect("ok");
+        assert!(add(&secs, &secs, 1).expect("temporal").is_ok());
+        assert!(add(&date, &secs, 1).expect("temporal").is_err());
+        assert!(scale(&secs, &Val::Float(1e10), false)
+            .expect("duration")
+            .is_err());
+        let dt =
+            construct(Kind::DateTime, Some(&Val::Str("2020-01-01T00:00Z".into()))).expect("dt");
+        assert!(add(&dt, &big, -1).expect("temporal").is_err());
+        assert!(construct(Kind::Date, Some(&map("year", Val::Int(2020)).clone())).is_ok());
+        let odd = Val::Map(BTreeMap::from([
+            ("year".to_owned(), Val::Int(2020)),
+            ("quarter".to_owned(), Val::Int(i64::MIN)),
+        ]));
+        assert!(construct(Kind::Date, Some(&odd)).is_err());
     }
 
     #[test]

@@ -147,12 +147,16 @@ pub(super) fn parse_duration(s: &str) -> Result<Duration, QueryError> {
             return Err(bad(s));
         };
         let t = parse_time(t)?;
-        return Ok(Duration::from_parts(
-            (num(y)? * 12 + num(m)?) as f64,
+        let months = num(y)?
+            .checked_mul(12)
+            .and_then(|x| x.checked_add(num(m).ok()?))
+            .ok_or_else(|| bad(s))?;
+        return Duration::from_parts(
+            months as f64,
             num(dd)? as f64,
             f64::from(t.hour()) * 3600.0 + f64::from(t.minute()) * 60.0 + f64::from(t.second()),
             i64::from(t.subsec_nanosecond()),
-        ));
+        );
     }
     let (date_part, time_part) = match body.split_once('T') {
         Some((a, b)) => (a, Some(b)),
@@ -192,5 +196,5 @@ pub(super) fn parse_duration(s: &str) -> Result<Duration, QueryError> {
     // Seconds written with a fraction keep their nanoseconds exactly.
     let whole = secs.trunc();
     let nanos = ((secs - whole) * 1e9).round() as i64;
-    Ok(Duration::from_parts(months, days, whole, nanos))
+    Duration::from_parts(months, days, whole, nanos)
 }

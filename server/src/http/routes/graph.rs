@@ -97,7 +97,7 @@ async fn stream_export(
 #[utoipa::path(post, path = "/v1/graph/query", tag = "graph",
     request_body = QueryRequest,
     responses(
-    (status = 200, description = "`{columns, rows, stats, plan?}`", body = Object),
+    (status = 200, description = "`{columns, rows, stats, plan?}`; a temporal value in `rows` is its ISO 8601 text (docs/temporal.md)", body = Object),
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 403, description = "a write from an agent key, an index command from a key or a member, or a read-only workspace", body = ErrorBody),
