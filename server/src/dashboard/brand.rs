@@ -213,7 +213,7 @@ async fn render(
     notice: Option<Result<&str, &str>>,
     typed: Option<&Typed<'_>>,
 ) -> Result<Markup, Failure> {
-    let list = customers::list(&state.store, s.user.workspace)
+    let list = customers::list(&state.store, s.user.workspace, Default::default())
         .await
         .map_err(|e| failed(s, e))?;
     let value = serde_json::to_value(ctx).unwrap_or(Json::Null);

@@ -54,7 +54,11 @@ pub async fn page(
     Query(q): Query<ExploreQuery>,
 ) -> Result<Markup, Failure> {
     let ws = s.user.workspace;
-    let customers = svc_domains::customers::list(&state.store, ws)
+    let recent = svc_domains::customers::CustomerQuery {
+        limit: 8,
+        ..Default::default()
+    };
+    let customers = svc_domains::customers::list(&state.store, ws, recent)
         .await
         .map_err(|e| super::respond::failed(&s, e))?;
     let campaigns = svc_domains::customers::campaigns(&state.store, ws)

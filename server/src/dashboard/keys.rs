@@ -129,10 +129,11 @@ async fn render(
                     } }
                     tbody {
                         @if list.keys.is_empty() { tr { td colspan="7" { "No keys yet." } } }
-                        @for k in &list.keys { (row(s, k)) }
+                        @for k in list.keys.iter().filter(|k| k.kind != keys::KeyKind::OAuth) { (row(s, k)) }
                     }
                 }
             }
+            (super::oauth_consent::approved_clients(s, &list.keys))
             @if s.is_owner() { (form(s, error)) }
         },
     ))

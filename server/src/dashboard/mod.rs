@@ -24,6 +24,7 @@ pub mod home;
 pub mod integrations;
 pub mod keys;
 pub mod layout;
+pub mod oauth_consent;
 pub mod playbook_cards;
 pub mod playbooks;
 pub mod respond;

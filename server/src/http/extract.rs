@@ -164,7 +164,8 @@ impl<S: Send + Sync> FromRequestParts<S> for AgentKeyAuth {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)?.principal() {
-            Some(Principal::Key(key)) if key.kind == KeyKind::Agent => {
+            // An MCP client's OAuth approval acts exactly as an agent key (`svc_core::oauth`).
+            Some(Principal::Key(key)) if matches!(key.kind, KeyKind::Agent | KeyKind::OAuth) => {
                 Ok(AgentKeyAuth(key.clone()))
             }
             Some(_) => Err(Error::forbidden("this route needs an agent key").into()),

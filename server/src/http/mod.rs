@@ -57,6 +57,11 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(gateway::usage))
         .routes(routes!(gateway::receipt))
         .routes(routes!(mcp::post))
+        .routes(routes!(crate::oauth::metadata::protected_resource))
+        .routes(routes!(crate::oauth::metadata::protected_resource_mcp))
+        .routes(routes!(crate::oauth::metadata::authorization_server))
+        .routes(routes!(crate::oauth::clients::register))
+        .routes(routes!(crate::oauth::token::token))
         .routes(routes!(approvals::pending))
         .routes(routes!(approvals::list_approvals))
         .routes(routes!(approvals::approve))
@@ -151,6 +156,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 pub fn app(state: AppState) -> Router {
     let (api, mut doc) = routes();
     access::document(&mut doc);
+    crate::oauth::docs::document(&mut doc);
     openapi::complete_error_responses(&mut doc);
     openapi::state_runtime_constraints(&mut doc);
     event_docs::describe_chat_events(&mut doc);
@@ -164,6 +170,8 @@ pub fn app(state: AppState) -> Router {
     // own rule (cookie session + CSRF, see `crate::dashboard`).
     let app = api
         .merge(crate::dashboard::router(state.clone()))
+        // MCP authorization's consent page: the dashboard's session, its own headers.
+        .merge(crate::dashboard::oauth_consent::router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
