@@ -154,20 +154,70 @@
     setInterval(tick, 1000);
   }
 
-  function graph(root) {
+  // Colours for node labels, told apart in light and dark themes.
+  var PALETTE = ["#2454c7", "#c2410c", "#15803d", "#9333ea", "#b45309", "#0e7490", "#be123c", "#4d7c0f", "#6d28d9", "#0f766e"];
+
+  function graph() {
     var data = json("graph-data");
-    var el = (root || document).querySelector ? document.getElementById("graph") : null;
+    var el = document.getElementById("graph");
     if (!data || !el || !window.cytoscape) return;
     var css = getComputedStyle(document.documentElement);
-    var fg = css.getPropertyValue("--fg").trim(), accent = css.getPropertyValue("--accent").trim();
-    cytoscape({
+    var fg = css.getPropertyValue("--fg").trim(), bg = css.getPropertyValue("--bg").trim();
+    var kinds = [];
+    data.forEach(function (d) { var k = d.data.kind; if (!d.data.source && k && kinds.indexOf(k) < 0) kinds.push(k); });
+    var colour = function (k) { var i = kinds.indexOf(k); return i < 0 ? "#888" : PALETTE[i % PALETTE.length]; };
+    var degree = {};
+    data.forEach(function (d) { if (d.data.source) { degree[d.data.source] = (degree[d.data.source] || 0) + 1; degree[d.data.target] = (degree[d.data.target] || 0) + 1; } });
+    // The centre: the node the page names (data-centre), else the best connected one.
+    var centre = el.dataset.centre || null;
+    if (!centre) { var best = -1; Object.keys(degree).forEach(function (id) { if (degree[id] > best) { best = degree[id]; centre = id; } }); }
+    var cy = cytoscape({
       container: el,
       elements: data,
-      layout: { name: "cose", animate: false },
+      layout: { name: "cose", animate: false, nodeRepulsion: 9000, idealEdgeLength: 90 },
       style: [
-        { selector: "node", style: { label: "data(label)", "background-color": accent, color: fg, "font-size": 10 } },
-        { selector: "edge", style: { label: "data(label)", "curve-style": "bezier", "target-arrow-shape": "triangle", "font-size": 8, color: fg, width: 1.5 } }
+        { selector: "node", style: { label: "data(label)", "background-color": function (n) { return colour(n.data("kind")); }, color: fg, "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "text-max-width": 110, "text-wrap": "ellipsis", "text-background-color": bg, "text-background-opacity": 0.8, "text-background-padding": 1 } },
+        { selector: "node.centre", style: { width: 42, height: 42, "border-width": 4, "border-color": fg, "font-weight": "bold" } },
+        { selector: "edge", style: { label: "data(label)", "curve-style": "bezier", "target-arrow-shape": "triangle", "font-size": 8, color: fg, width: 1.5, "text-rotation": "autorotate", "text-background-color": bg, "text-background-opacity": 0.8 } }
       ]
+    });
+    if (centre) cy.getElementById(centre).addClass("centre");
+    // A click opens the node's neighbourhood in the console.
+    cy.on("tap", "node", function (e) { location.href = "/app/graph?explore=" + encodeURIComponent("n_" + e.target.id().slice(1)); });
+    var legend = document.getElementById("graph-legend");
+    if (legend) {
+      legend.textContent = "";
+      kinds.forEach(function (k) {
+        var li = document.createElement("li"), sw = document.createElement("span");
+        sw.className = "swatch";
+        sw.style.background = colour(k);
+        li.append(sw, k);
+        legend.append(li);
+      });
+    }
+  }
+
+  // The console: Ctrl+Enter runs; earlier queries are kept in this browser (localStorage).
+  function consoleHistory() {
+    var q = document.getElementById("query"), pick = document.getElementById("query-history");
+    if (!q || !pick) return;
+    var key = "svc-cypher-history", list = [];
+    try { list = JSON.parse(localStorage.getItem(key) || "[]"); } catch (e) { list = []; }
+    function fill() {
+      while (pick.options.length > 1) pick.remove(1);
+      list.forEach(function (text) { var o = document.createElement("option"); o.value = text; o.textContent = text.length > 80 ? text.slice(0, 79) + "…" : text; pick.append(o); });
+    }
+    fill();
+    pick.addEventListener("change", function () { if (pick.value) q.value = pick.value; q.focus(); });
+    q.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) { e.preventDefault(); q.form.requestSubmit(); }
+    });
+    q.form.addEventListener("submit", function () {
+      var text = q.value.trim();
+      if (!text) return;
+      list = [text].concat(list.filter(function (t) { return t !== text; })).slice(0, 20);
+      try { localStorage.setItem(key, JSON.stringify(list)); } catch (e) { /* private mode */ }
+      fill();
     });
   }
 
@@ -205,6 +255,27 @@
       log.append(li);
       return li;
     }
+    // Enter sends; Shift+Enter is a new line.
+    form.elements.message.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing) { e.preventDefault(); form.requestSubmit(); }
+    });
+    // Customer ids (and API paths to them) in an answer become links to their pages.
+    function linkify(el) {
+      var text = el.textContent;
+      var re = /(?:\/api)?(?:\/v1\/customers\/)?(cus_[A-Za-z0-9_-]+)/g, last = 0, m, out = document.createDocumentFragment();
+      while ((m = re.exec(text))) {
+        out.append(text.slice(last, m.index));
+        var a = document.createElement("a");
+        a.href = "/app/customers/" + encodeURIComponent(m[1]);
+        a.textContent = m[1];
+        out.append(a);
+        last = re.lastIndex;
+      }
+      out.append(text.slice(last));
+      el.textContent = "";
+      el.append(out);
+    }
+    log.scrollTop = log.scrollHeight;
     form.addEventListener("submit", function (e) {
       e.preventDefault();
       var data = new URLSearchParams(new FormData(form));
@@ -221,12 +292,17 @@
       function handle(name, payload) {
         var d = null;
         try { d = JSON.parse(payload); } catch (err) { return; }
-        if (name === "turn.started" && d.session_id) document.getElementById("chat-session").value = d.session_id;
+        if (name === "turn.started" && d.session_id) {
+          document.getElementById("chat-session").value = d.session_id;
+          // A reload resumes this conversation.
+          history.replaceState(null, "", "/app/chat?session=" + encodeURIComponent(d.session_id));
+        }
         if (name === "route") meta.textContent = (d.buddy_id || d.buddy || "orchestrator") + (d.reason ? " — " + d.reason : "");
         if (name === "tool_call") meta.textContent += " · " + (d.capability || "tool");
         if (name === "message.delta") body.textContent += d.text || "";
         if (name === "turn.completed") {
           if (!body.textContent) body.textContent = d.message || "";
+          linkify(body);
           answer.dataset.state = d.status || "completed";
         }
       }
@@ -280,6 +356,7 @@
     countdowns();
     relativeTimes();
     confirmDialogs();
+    consoleHistory();
     graph();
     chat();
   });

@@ -145,6 +145,37 @@ async fn every_figure_equals_the_api_and_the_pipeline_adds_up() {
     let text = b.text(&run).await;
     assert!(text.contains("3 queued for approval"), "{text}");
 
+    // The console: Ctrl+Enter runs and the query is remembered; the graph comes before the
+    // table, coloured by label with a legend; an explored neighbourhood marks its centre.
+    b.goto(&s.url("/app/graph")).await;
+    b.fill_in(
+        "#query",
+        "MATCH (c:Customer)-[r]-(o:Opportunity) RETURN c, r, o LIMIT 20\u{E009}\u{E007}\u{E000}",
+    )
+    .await;
+    b.wait_for("#graph canvas").await;
+    let legend = b.find_all("#graph-legend li").await.len();
+    assert!(legend >= 2, "a legend entry per label: {legend}");
+    let order = b
+        .execute(
+            "return document.getElementById('graph').compareDocumentPosition(document.getElementById('result-table')) & Node.DOCUMENT_POSITION_FOLLOWING;",
+            json!([]),
+        )
+        .await;
+    assert_ne!(order, json!(0), "the graph is above the table");
+    let remembered = b
+        .execute(
+            "return localStorage.getItem('svc-cypher-history');",
+            json!([]),
+        )
+        .await;
+    assert!(
+        remembered.as_str().is_some_and(|h| h.contains("LIMIT 20")),
+        "{remembered}"
+    );
+    b.click_on("ul.explore a").await;
+    b.wait_for("#graph[data-centre] canvas").await;
+
     // The theme toggle draws the charts again in the new theme's colours.
     b.goto(&s.url("/app/home")).await;
     b.wait_for("#chart-pipeline").await;
@@ -235,6 +266,26 @@ async fn first_steps_not_found_forms_and_the_phone_navigation() {
     b.wait_for_text("#settings-error", "whole number").await;
     let kept = b.property(&b.wait_for("#cap").await, "value").await;
     assert_eq!(kept, json!("lots"));
+
+    // Chat: Enter sends; the conversation survives a reload and is listed to resume.
+    b.goto(&s.url("/app/chat")).await;
+    b.fill_in("#chat-message", "What can you do?\u{E007}").await;
+    b.wait_for("#chat-log li.buddy[data-state='completed']")
+        .await;
+    let url = b.current_url().await;
+    assert!(url.contains("/app/chat?session=chs_"), "{url}");
+    b.goto(&url).await;
+    b.wait_for_text("#chat-log li.you", "What can you do?")
+        .await;
+    b.wait_for("#chat-log li.buddy").await;
+    b.wait_for_text("#chat-sessions", "What can you do?").await;
+    let resumed = b
+        .property(&b.wait_for("#chat-session").await, "value")
+        .await;
+    assert!(
+        url.ends_with(resumed.as_str().expect("session id")),
+        "{url}"
+    );
 
     // A phone: the navigation stays one row (it scrolls sideways).
     b.set_window_size(390, 844).await;

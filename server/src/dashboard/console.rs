@@ -90,7 +90,7 @@ pub async fn page(
         params: Some(params),
     };
     let block = match query::run(&state.store, ws, Access::ReadOnly, req).await {
-        Ok(r) => result_block(&r),
+        Ok(r) => result_block(&r, Some(id)),
         Err(e) if e.code.status() < 500 => alert(&e.message),
         Err(e) => return Err(super::respond::failed(&s, e)),
     };
@@ -110,7 +110,7 @@ pub async fn run(
     };
     let (status, block) =
         match query::run(&state.store, s.user.workspace, Access::ReadWrite, req).await {
-            Ok(r) => (StatusCode::OK, result_block(&r)),
+            Ok(r) => (StatusCode::OK, result_block(&r, None)),
             Err(e) if e.code.status() < 500 => {
                 let mut msg = e.message.clone();
                 if let Some(d) = &e.details {
@@ -139,7 +139,8 @@ fn render(s: &Session, text: &str, result: Markup, after: Markup) -> Markup {
             form.card method="post" action="/app/graph" hx-post="/app/graph" hx-target="#result" hx-swap="innerHTML" {
                 (csrf_input(s))
                 label for="query" { "Query " span.hint { "(prefix with EXPLAIN or PROFILE to see the plan)" } }
-                textarea id="query" name="query" rows="4" spellcheck="false" required { (text) }
+                textarea id="query" name="query" rows="4" spellcheck="false" required aria-describedby="query-keys" { (text) }
+                p.hint id="query-keys" { "Ctrl+Enter runs. Earlier queries: " select id="query-history" aria-label="Earlier queries" { option value="" { "—" } } }
                 button.primary type="submit" { "Run" }
             }
             div id="result" aria-live="polite" { (result) }
@@ -148,7 +149,8 @@ fn render(s: &Session, text: &str, result: Markup, after: Markup) -> Markup {
     )
 }
 
-fn result_block(r: &QueryResult) -> Markup {
+/// `centre`: the engine id of the node a neighbourhood is about (highlighted).
+fn result_block(r: &QueryResult, centre: Option<u64>) -> Markup {
     let graph = graph_elements(r);
     html! {
         p.hint.stats {
@@ -164,8 +166,17 @@ fn result_block(r: &QueryResult) -> Markup {
                 ul.plan { (plan_node(plan)) }
             }
         }
+        // The graph first: a long table would push it out of view.
+        @if !graph.is_empty() {
+            figure.card {
+                figcaption { "As a graph " span.hint { "(colour by label; click a node to open its neighbourhood)" } }
+                div.graph id="graph" data-centre=[centre.map(|c| format!("n{c}"))] role="img" aria-label=(format!("Graph of {} elements from the result", graph.len())) {}
+                ul.legend id="graph-legend" aria-label="Labels" {}
+            }
+            (json_script("graph-data", &Json::Array(graph)))
+        }
         @if !r.columns.is_empty() {
-            div.table-wrap {
+            div.table-wrap.result {
                 table id="result-table" {
                     thead { tr { @for c in &r.columns { th scope="col" { (c) } } } }
                     tbody {
@@ -175,13 +186,6 @@ fn result_block(r: &QueryResult) -> Markup {
                     }
                 }
             }
-        }
-        @if !graph.is_empty() {
-            figure.card {
-                figcaption { "As a graph" }
-                div.graph id="graph" role="img" aria-label=(format!("Graph of {} elements from the result", graph.len())) {}
-            }
-            (json_script("graph-data", &Json::Array(graph)))
         }
     }
 }
