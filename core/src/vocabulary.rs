@@ -6,6 +6,7 @@
 //! ```text
 //! (Customer)-[:HAS_TOUCHPOINT]->(Touchpoint)-[:INFLUENCED_BY]->(Campaign)
 //! (Customer)-[:HAS_OPPORTUNITY]->(Opportunity)-[:AT_STAGE]->(Stage)
+//! (Customer)-[:MEMBER_OF]->(Company)
 //! ```
 
 pub use svc_engine::schema::{CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
@@ -20,8 +21,16 @@ pub const HAS_OPPORTUNITY: &str = "HAS_OPPORTUNITY";
 /// One at a time per opportunity; its history is kept as `opportunity_stage_changed` touchpoints.
 pub const AT_STAGE: &str = "AT_STAGE";
 
+/// A Segment `group`'s account/company (`events::segment::identity`), and the edge to it.
+pub const COMPANY: &str = "Company";
+pub const MEMBER_OF: &str = "MEMBER_OF";
+
 /// Property names.
 pub mod prop {
+    /// Customer: the first Segment `anonymousId` seen for it; Touchpoint: the message's.
+    pub const ANONYMOUS_ID: &str = "anonymousId";
+    /// Company: Segment's `groupId`.
+    pub const GROUP_ID: &str = "groupId";
     // Customer
     pub const EMAIL: &str = "email";
     pub const PHONE: &str = "phone";

@@ -17,7 +17,11 @@
 //!
 //! Instead of a capability id, `track` drives the direct route `/api/v1/events/track` (one
 //! event per request) and `batch` the batch route `/api/v1/events` (100 events per request;
-//! the figure is then events per second).
+//! the figure is then events per second). `segment` drives Segment's Tracking API
+//! `/segment/v1/batch` with a source write key (HTTP Basic), 100 messages per request in a
+//! realistic mix (see [`segment_message`]; events per second as for `batch`);
+//! `segment-track` sends only the mix's `track` message (Segment's protocol at the batch
+//! route's workload).
 
 use std::time::{Duration, Instant};
 
@@ -87,6 +91,20 @@ async fn main() {
         .await
         .expect("key body");
     let key = key["key"].as_str().expect("key").to_owned();
+    let write_key: Value = client
+        .post(format!("{base}/api/v1/segment/write-keys"))
+        .bearer_auth(&token)
+        .json(&json!({"name": "load", "rate_limit_per_min": 1_000_000}))
+        .send()
+        .await
+        .expect("write key")
+        .json()
+        .await
+        .expect("write key body");
+    let write_key = write_key["write_key"]
+        .as_str()
+        .expect("write_key")
+        .to_owned();
     // One customer for context.get to read.
     let seed: Value = client
         .post(format!("{base}{}", invoke_path(Capability::EventsIngest)))
@@ -107,10 +125,11 @@ async fn main() {
     let deadline = started_run + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for worker in 0..connections {
-        let (client, base, key, cap, customer) = (
+        let (client, base, key, write_key, cap, customer) = (
             client.clone(),
             base.clone(),
             key.clone(),
+            write_key.clone(),
             capability.clone(),
             customer.clone(),
         );
@@ -136,6 +155,16 @@ async fn main() {
                             .post(format!("{base}/api/v1/events"))
                             .header("x-api-key", &key)
                             .json(&json!({ "events": events }))
+                    }
+                    "segment" | "segment-track" => {
+                        let track_only = cap == "segment-track";
+                        let batch: Vec<Value> = (0..BATCH)
+                            .map(|i| segment_message(worker, n * BATCH + i, track_only))
+                            .collect();
+                        client
+                            .post(format!("{base}/segment/v1/batch"))
+                            .basic_auth(&write_key, Some(""))
+                            .json(&json!({ "batch": batch }))
                     }
                     _ => {
                         let input = if cap == Capability::EventsIngest.id() {
@@ -175,7 +204,11 @@ async fn main() {
         let i = ((all.len() as f64 - 1.0) * p).round() as usize;
         all.get(i).map_or(0.0, |d| d.as_secs_f64() * 1000.0)
     };
-    let per_request = if capability == "batch" { BATCH } else { 1 };
+    let per_request = if matches!(capability.as_str(), "batch" | "segment" | "segment-track") {
+        BATCH
+    } else {
+        1
+    };
     println!(
         "{capability}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (per request)",
         all.len(),
@@ -191,6 +224,39 @@ fn work_done(target: &str, body: &Value) -> bool {
     match target {
         "track" => body["touchpoint_id"].is_string() && body["duplicate"] == false,
         "batch" => body["failed"] == 0 && body["accepted"] == BATCH,
+        "segment" | "segment-track" => {
+            body["success"] == true
+                && body["accepted"] == BATCH
+                && body["duplicates"] == 0
+                && body["rejected"].as_array().is_some_and(Vec::is_empty)
+        }
         _ => body["status"] == "committed",
+    }
+}
+
+/// Message `i` of a worker's Segment traffic: per 100, 50 track, 25 page (a third of them by
+/// anonymous visitors, with UTM context), 5 screen, 10 identify (linking the visitor's
+/// anonymous id), 5 group, 2 alias and 3 more track. 1,000 users per worker. `track_only`:
+/// always the mix's track.
+fn segment_message(worker: usize, i: u64, track_only: bool) -> Value {
+    let user = format!("u{worker}-{}", i % 1000);
+    let anon = format!("a{worker}-{}", i % 1000);
+    let id = format!("m{worker}-{i}-{}", std::process::id());
+    let slot = if track_only { 0 } else { i % 100 };
+    match slot {
+        0..=49 | 97..=99 => json!({"type": "track", "userId": user, "event": "Product Viewed",
+            "messageId": id, "properties": {"sku": format!("SKU-{}", i % 50), "price": 19.5}}),
+        50..=74 if i % 3 == 0 => json!({"type": "page", "anonymousId": anon, "name": "Pricing",
+            "messageId": id, "properties": {"path": "/pricing"},
+            "context": {"campaign": {"name": "spring", "source": "newsletter"},
+                        "userAgent": "Mozilla/5.0"}}),
+        50..=74 => json!({"type": "page", "userId": user, "name": "Docs", "messageId": id,
+            "properties": {"path": "/docs"}}),
+        75..=79 => json!({"type": "screen", "userId": user, "name": "Home", "messageId": id}),
+        80..=89 => json!({"type": "identify", "userId": user, "anonymousId": anon,
+            "messageId": id, "traits": {"email": format!("{user}@example.com"), "plan": "pro"}}),
+        90..=94 => json!({"type": "group", "userId": user, "groupId": format!("g{}", i % 20),
+            "messageId": id, "traits": {"name": "Acme"}}),
+        _ => json!({"type": "alias", "userId": user, "previousId": anon, "messageId": id}),
     }
 }

@@ -42,8 +42,56 @@ fn clean(s: &str) -> String {
         .to_owned()
 }
 
+/// The first email address, phone number (`+` and 7-15 digits) or customer id (`cus_...`) in
+/// `text`, wherever it stands, without the punctuation around it; and the byte offset where
+/// the text after it starts. A sentence may carry the reference in its middle ("an email to
+/// ann@x.example inviting them to upgrade"), so the words around it must not become part of it.
+fn reference_in(text: &str) -> Option<(String, usize)> {
+    let mut start = 0;
+    for word in text.split_inclusive(char::is_whitespace) {
+        let end = start + word.len();
+        let token = word.trim().trim_matches(|c: char| {
+            matches!(
+                c,
+                '?' | '!' | '.' | ',' | ';' | ':' | '"' | '\'' | '(' | ')' | '<' | '>'
+            )
+        });
+        let email = token
+            .split_once('@')
+            .is_some_and(|(local, domain)| !local.is_empty() && domain.contains('.'));
+        let digits = token.chars().filter(char::is_ascii_digit).count();
+        let phone = token.starts_with('+')
+            && (7..=15).contains(&digits)
+            && token[1..]
+                .chars()
+                .all(|c| c.is_ascii_digit() || matches!(c, '-' | ' ' | '(' | ')'));
+        let id = token.starts_with("cus_") && token.len() > 4;
+        if email || phone || id {
+            return Some((token.to_owned(), end));
+        }
+        start = end;
+    }
+    None
+}
+
+/// The topic after a reference: the rest of the sentence without a leading "about"/"re".
+fn topic_after(rest: &str) -> String {
+    let t = rest.trim_start();
+    let lower = t.to_ascii_lowercase();
+    for w in TOPIC_WORDS {
+        let w = w.trim_start();
+        if lower.starts_with(w) {
+            return clean(&t[w.len()..]);
+        }
+    }
+    clean(t)
+}
+
 /// `(customer, topic)` from the text after "to": `ada@x.io about pricing`.
 fn customer_and_topic(rest: &str) -> (String, String) {
+    if let Some((customer, end)) = reference_in(rest) {
+        return (customer, topic_after(&rest[end..]));
+    }
     let lower = rest.to_ascii_lowercase();
     let cut = TOPIC_WORDS
         .iter()
@@ -105,7 +153,12 @@ impl Intent {
             "who is ",
         ] {
             if let Some(i) = lower.find(lead) {
-                let customer = clean(&m[i + lead.len()..]);
+                let rest = &m[i + lead.len()..];
+                // The reference wherever it stands, else the words up to the sentence's end.
+                let customer = match reference_in(rest) {
+                    Some((reference, _)) => reference,
+                    None => clean(rest.split(['?', '!']).next().unwrap_or(rest)),
+                };
                 if !customer.is_empty() {
                     return Intent::Context { customer };
                 }
@@ -497,6 +550,35 @@ mod tests {
             Intent::parse("Plan: Book 5 demos this month"),
             Intent::Plan {
                 goal: "Book 5 demos this month".into()
+            }
+        );
+        // Issue 29: the reference is taken out of the sentence wherever it stands.
+        assert_eq!(
+            Intent::parse(
+                "Draft an email to ann@x.example inviting them to upgrade to the annual plan"
+            ),
+            Intent::Draft {
+                customer: "ann@x.example".into(),
+                topic: "inviting them to upgrade to the annual plan".into()
+            }
+        );
+        assert_eq!(
+            Intent::parse("What do we know about ann@x.example? Give me their context."),
+            Intent::Context {
+                customer: "ann@x.example".into()
+            }
+        );
+        assert_eq!(
+            Intent::parse("Send a message to +14155550100, about the renewal."),
+            Intent::Queue {
+                customer: "+14155550100".into(),
+                topic: "the renewal".into()
+            }
+        );
+        assert_eq!(
+            Intent::parse("Tell me about cus_547."),
+            Intent::Context {
+                customer: "cus_547".into()
             }
         );
         assert_eq!(Intent::parse("hello there"), Intent::Help);

@@ -13,6 +13,7 @@
 
 pub mod direct;
 pub mod realtime;
+pub mod segment;
 pub mod signatures;
 pub mod stream_tickets;
 pub mod webhook_secrets;
@@ -102,6 +103,10 @@ pub struct MarketingEvent {
     /// Client-chosen id; a repeat within 24 hours in the workspace is a duplicate.
     #[serde(default, rename = "messageId", skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// Segment's identities beyond the identity keys (anonymousId, alias, group); set by the
+    /// Segment mapping only (`segment::mapping`), never read from a client's JSON.
+    #[serde(skip)]
+    pub links: Option<segment::Links>,
 }
 
 /// An event that passed validation, ready for [`apply`].
@@ -111,6 +116,8 @@ pub struct ValidEvent {
     pub message_id: Option<String>,
     /// Customer properties to set after resolution.
     pub traits: Properties,
+    /// Segment's links, applied around identity resolution (`segment::identity`).
+    pub links: Option<segment::Links>,
 }
 
 impl ValidEvent {
@@ -220,7 +227,19 @@ impl MarketingEvent {
                 ))
             }
         };
-        let keys = self.identity_keys()?;
+        let anonymous = self
+            .links
+            .as_ref()
+            .is_some_and(|l| l.anonymous_id.is_some());
+        let keys = if anonymous && self.names_nobody() {
+            // Segment's anonymous visitor: `segment::identity` names the customer.
+            IdentityKeys::default()
+        } else {
+            self.identity_keys()?
+        };
+        if let Some(links) = &self.links {
+            segment::identity::validate(links)?;
+        }
         let properties = json_object_to_properties(self.properties.unwrap_or_default());
         let traits = json_object_to_properties(self.traits.unwrap_or_default());
         if let Some(reserved) = RESERVED_TRAITS.iter().find(|k| traits.contains_key(**k)) {
@@ -241,7 +260,22 @@ impl MarketingEvent {
             },
             message_id,
             traits,
+            links: self.links,
         })
+    }
+
+    /// No identity field holds a usable value.
+    fn names_nobody(&self) -> bool {
+        [
+            &self.customer,
+            &self.customer_id,
+            &self.email,
+            &self.phone,
+            &self.external_id,
+            &self.external_id_alias,
+        ]
+        .iter()
+        .all(|v| v.as_deref().and_then(normalize_external_id).is_none())
     }
 
     /// The identity keys, with `customer` read per DESIGN.md §4: a customer id (`cus_<n>`),
@@ -411,7 +445,11 @@ pub fn apply(
         Some(change) => crate::pipeline::owner_for_event(w, change)?,
         None => None,
     };
-    let outcome = match followed {
+    let anonymous = match &ev.links {
+        Some(links) => segment::identity::anonymous_customer(w, links, &ev.input.keys)?,
+        None => None,
+    };
+    let outcome = match followed.or(anonymous) {
         Some(owner) => {
             let mut input = ev.input.clone();
             input.keys = svc_engine::IdentityKeys {
@@ -434,6 +472,9 @@ pub fn apply(
     }
     if set_traits(w, outcome.customer_id, &ev.traits)? && !outcome.customer_written {
         nodes_mutated += 1;
+    }
+    if let Some(links) = &ev.links {
+        nodes_mutated += segment::identity::link(w, links, outcome.customer_id, &ev.input.action)?;
     }
     let result = IngestResult {
         customer_id: ids::customer_id(outcome.customer_id),

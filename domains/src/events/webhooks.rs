@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value as Json};
 
 use super::direct::{batch_item_event, BatchBody, MAX_BATCH};
+use super::segment::mapping::Clock;
 use super::MarketingEvent;
 use crate::pipeline::sources::HUBSPOT_DEAL_PLACEHOLDER as DEAL_PLACEHOLDER;
 use svc_core::error::{Error, Result};
@@ -63,7 +64,7 @@ pub fn normalize(
 }
 
 /// The text at `path`: strings as they are, numbers in decimal.
-fn text(v: &Json, path: &[&str]) -> Option<String> {
+pub(super) fn text(v: &Json, path: &[&str]) -> Option<String> {
     let mut cur = v;
     for p in path {
         cur = cur.get(*p)?;
@@ -75,7 +76,7 @@ fn text(v: &Json, path: &[&str]) -> Option<String> {
     }
 }
 
-fn first(v: &Json, paths: &[&[&str]]) -> Option<String> {
+pub(super) fn first(v: &Json, paths: &[&[&str]]) -> Option<String> {
     paths.iter().find_map(|p| text(v, p))
 }
 
@@ -304,7 +305,8 @@ fn hubspot_subjects(kind: &str, e: &Json) -> Result<(Option<String>, Option<Stri
     Ok((object, None))
 }
 
-/// Segment's spec: one message or `{batch: [...]}`; `track`, `identify`, `page`, `screen`.
+/// Segment's spec: one message or `{batch: [...]}`, mapped by `segment::mapping` (the
+/// timestamps Segment delivers are already corrected for clock skew).
 fn segment(body: Json) -> Vec<Result<MarketingEvent>> {
     let items = match body {
         Json::Object(mut m) if m.contains_key("batch") => match m.remove("batch") {
@@ -313,51 +315,10 @@ fn segment(body: Json) -> Vec<Result<MarketingEvent>> {
         },
         other => vec![other],
     };
-    items.into_iter().map(|m| segment_message(&m)).collect()
-}
-
-fn segment_message(m: &Json) -> Result<MarketingEvent> {
-    let kind =
-        text(m, &["type"]).ok_or_else(|| Error::invalid_input("segment: message without type"))?;
-    let mut traits: Map<String, Json> = m
-        .get("traits")
-        .or_else(|| m.pointer("/context/traits"))
-        .and_then(Json::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let email = first(
-        m,
-        &[
-            &["traits", "email"],
-            &["context", "traits", "email"],
-            &["properties", "email"],
-        ],
-    );
-    let phone = first(m, &[&["traits", "phone"], &["context", "traits", "phone"]]);
-    for reserved in ["email", "phone", "externalId", "external_id", "lastSeen"] {
-        traits.remove(reserved);
-    }
-    let event = match kind.as_str() {
-        "track" => text(m, &["event"]),
-        "identify" => Some("identify".to_owned()),
-        "page" | "screen" => Some(match text(m, &["name"]) {
-            Some(name) => format!("{kind}:{name}"),
-            None => kind.clone(),
-        }),
-        other => Some(other.to_owned()),
-    };
-    Ok(MarketingEvent {
-        event,
-        email,
-        phone,
-        external_id: text(m, &["userId"]),
-        channel: Some("segment".to_owned()),
-        timestamp: m.get("timestamp").cloned(),
-        message_id: text(m, &["messageId"]).map(|id| format!("segment:{id}")),
-        properties: m.get("properties").and_then(Json::as_object).cloned(),
-        traits: (kind == "identify" && !traits.is_empty()).then_some(traits),
-        ..MarketingEvent::default()
-    })
+    items
+        .into_iter()
+        .map(|m| super::segment::mapping::message(&m, None, Clock::Corrected))
+        .collect()
 }
 
 /// Customer.io reporting webhooks: `{event_id, object_type, metric, timestamp, data}`.

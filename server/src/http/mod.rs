@@ -83,6 +83,20 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(outbound::outbox))
         .routes(routes!(outbound::voice_status))
         .routes(routes!(webhooks::mint_token))
+        .routes(routes!(routes::segment::track))
+        .routes(routes!(routes::segment::identify))
+        .routes(routes!(routes::segment::page))
+        .routes(routes!(routes::segment::screen))
+        .routes(routes!(routes::segment::group))
+        .routes(routes!(routes::segment::alias))
+        .routes(routes!(routes::segment::batch))
+        .routes(routes!(routes::segment::import))
+        .routes(routes!(
+            routes::segment::create_write_key,
+            routes::segment::list_write_keys
+        ))
+        .routes(routes!(routes::segment::revoke_write_key))
+        .routes(routes!(routes::segment::anonymous_id))
         .routes(routes!(
             playbooks::list_playbooks,
             playbooks::create_playbook

@@ -37,6 +37,8 @@ pub const AGENT_KEY_HEADER: &str = "api_key";
 pub const WEBHOOK_TOKEN: &str = "webhook_token";
 /// A one-use WebSocket ticket in the query (`?ticket=stk_...`, `POST /v1/stream/ticket`).
 pub const STREAM_TICKET: &str = "stream_ticket";
+/// A Segment source write key as the HTTP Basic user name (`http::routes::segment`).
+pub const SEGMENT_WRITE_KEY: &str = "segment_write_key";
 
 struct SecuritySchemes;
 
@@ -72,6 +74,10 @@ impl Modify for SecuritySchemes {
         components.add_security_scheme(
             STREAM_TICKET,
             SecurityScheme::ApiKey(ApiKey::Query(ApiKeyValue::new("ticket"))),
+        );
+        components.add_security_scheme(
+            SEGMENT_WRITE_KEY,
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Basic).build()),
         );
     }
 }

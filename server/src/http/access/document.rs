@@ -5,7 +5,9 @@
 use axum::http::Method;
 use serde_json::{json, Value};
 
-use super::openapi::{AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, STREAM_TICKET, WEBHOOK_TOKEN};
+use super::openapi::{
+    AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, SEGMENT_WRITE_KEY, STREAM_TICKET, WEBHOOK_TOKEN,
+};
 use super::rules::{Anonymous, Effect, KeyAccess, Rule};
 use super::table::rule_for;
 use svc_core::keys::RouteGrant;
@@ -19,6 +21,7 @@ impl Rule {
             Anonymous::WebhookToken => kinds.push("webhook_token"),
             Anonymous::Signature => kinds.push("signature"),
             Anonymous::StreamTicket => kinds.push("stream_ticket"),
+            Anonymous::WriteKey => kinds.push("segment_write_key"),
             Anonymous::Refused => {}
         }
         if matches!(self.anonymous, Anonymous::Public | Anonymous::Signature) {
@@ -76,6 +79,10 @@ impl Rule {
             Anonymous::StreamTicket => {
                 who.push("a one-use `?ticket=` from `POST /v1/stream/ticket`".to_owned())
             }
+            Anonymous::WriteKey => who.push(
+                "a Segment source write key (HTTP Basic user name, or `writeKey` in the body)"
+                    .to_owned(),
+            ),
             Anonymous::Refused => {}
         }
         if self.jwt && self.owner_only {
@@ -133,6 +140,12 @@ impl Rule {
         if self.anonymous == Anonymous::WebhookToken {
             out.push(SecurityRequirement::new(
                 WEBHOOK_TOKEN,
+                Vec::<String>::new(),
+            ));
+        }
+        if self.anonymous == Anonymous::WriteKey {
+            out.push(SecurityRequirement::new(
+                SEGMENT_WRITE_KEY,
                 Vec::<String>::new(),
             ));
         }

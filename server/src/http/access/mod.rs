@@ -124,7 +124,10 @@ async fn authorize(
     headers: &HeaderMap,
     uri: &Uri,
 ) -> Result<Caller, Error> {
-    if matches!(rule.anonymous, Anonymous::Public | Anonymous::Signature) {
+    if matches!(
+        rule.anonymous,
+        Anonymous::Public | Anonymous::Signature | Anonymous::WriteKey
+    ) {
         return Ok(Caller::Anonymous);
     }
     let presented = headers.contains_key("authorization") || headers.contains_key("x-api-key");
@@ -196,7 +199,7 @@ fn admit(state: &AppState, rule: &Rule, principal: &Principal) -> Result<(), Err
     }
 }
 
-fn grant_denied(missing: RouteGrant) -> Error {
+pub(crate) fn grant_denied(missing: RouteGrant) -> Error {
     let alternatives = missing.also_satisfied_by();
     let message = if alternatives.is_empty() {
         format!("the key lacks the grant {}", missing.as_str())

@@ -30,6 +30,10 @@ pub enum Anonymous {
     /// Served as the credential a one-use `?ticket=` stands for (`/v1/stream` from browsers,
     /// see `events::stream_tickets`); 401 otherwise.
     StreamTicket,
+    /// Segment's Tracking API: the handler authenticates the source write key (HTTP Basic
+    /// user name or `writeKey` in the possibly gzipped body) or an agent key with the rule's
+    /// grants, as Segment's clients send them (`http::routes::segment`).
+    WriteKey,
 }
 
 /// What an agent (`svc_live_`) key gets.

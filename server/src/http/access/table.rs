@@ -23,6 +23,14 @@ pub(super) const PLAYBOOKS: Rule = Rule::keyed(Read, &[PlaybooksRead]);
 pub(super) const BRAND: Rule = Rule::keyed(Read, &[BrandRead]);
 pub(super) const OUTBOX: Rule = Rule::keyed(Read, &[OutboxRead]);
 pub(super) const INGEST: Rule = Rule::ingest();
+/// Segment's Tracking API: a write key, or an agent key with `events:write`, checked by the
+/// handler (the key may be in the body). No JWT: Segment's clients never send one.
+pub(super) const SEGMENT: Rule = Rule {
+    jwt: false,
+    legacy: false,
+    ..Rule::ingest()
+}
+.anonymous(Anonymous::WriteKey);
 /// Provider callbacks: no credential, the body's signature is checked by the handler.
 pub(super) const SIGNED: Rule = Rule::public().anonymous(Anonymous::Signature);
 
@@ -72,6 +80,23 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("PUT", "/api/v1/webhooks/{platform}/secret", OWNER_WRITE),
     ("GET", "/api/v1/webhooks/{platform}/secret", JWT_READ),
     ("DELETE", "/api/v1/webhooks/{platform}/secret", OWNER_WRITE),
+    // Segment's Tracking API (the handler checks the write key) and its write keys.
+    ("POST", "/segment/v1/track", SEGMENT),
+    ("POST", "/segment/v1/identify", SEGMENT),
+    ("POST", "/segment/v1/page", SEGMENT),
+    ("POST", "/segment/v1/screen", SEGMENT),
+    ("POST", "/segment/v1/group", SEGMENT),
+    ("POST", "/segment/v1/alias", SEGMENT),
+    ("POST", "/segment/v1/batch", SEGMENT),
+    ("POST", "/segment/v1/import", SEGMENT),
+    ("POST", "/api/v1/segment/write-keys", OWNER_WRITE),
+    ("GET", "/api/v1/segment/write-keys", JWT_READ),
+    ("DELETE", "/api/v1/segment/write-keys/{id}", OWNER_WRITE),
+    (
+        "GET",
+        "/api/v1/segment/anonymous-ids/{anonymous_id}",
+        CUSTOMERS,
+    ),
     // Customers and what is derived from them.
     ("GET", "/v1/customers", CUSTOMERS),
     ("POST", "/v1/customers/dedupe", JWT_WRITE),

@@ -16,6 +16,7 @@ pub mod models;
 pub mod outbound;
 pub mod playbooks;
 pub mod reporting;
+pub mod segment;
 pub mod stream;
 pub mod system;
 pub mod webhooks;

@@ -1,0 +1,413 @@
+//! Grouping operators: hash aggregation and DISTINCT, keyed by dictionary codes where they can be.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// Up to four key columns' codes (dictionary codes or node references): a row's group or
+/// DISTINCT key without building its values, valid while the dictionaries stay the same.
+pub(super) type FastKey = [u32; 4];
+
+/// Per row, the fast key of `cols`, when every column has codes (None otherwise).
+pub(super) fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<usize>)> {
+    if cols.len() > 4 {
+        return None;
+    }
+    let mut dicts = Vec::new();
+    for c in cols {
+        match c {
+            Col::Dict { dict, .. } => dicts.push(Rc::as_ptr(dict) as usize),
+            Col::Nodes(_) | Col::Null => dicts.push(0),
+            Col::Vals(_) => return None,
+        }
+    }
+    let mut keys = vec![[0u32; 4]; len];
+    for (k, c) in cols.iter().enumerate() {
+        match c {
+            Col::Dict { codes, .. } => keys.iter_mut().zip(codes).for_each(|(x, c)| x[k] = *c),
+            Col::Nodes(v) => keys.iter_mut().zip(v).for_each(|(x, r)| x[k] = *r),
+            _ => {}
+        }
+    }
+    Some((keys, dicts))
+}
+
+/// A cache from fast keys to an index (a group, a seen flag), dropped when the key columns'
+/// dictionaries change. One key: a table indexed by its code (codes and node references are
+/// small dense integers); several: a hash map with a cheap hash.
+#[derive(Default)]
+pub(in crate::batch) struct FastIndex {
+    dicts: Vec<usize>,
+    one: Vec<u32>,
+    map: HashMap<FastKey, usize, Fx>,
+}
+
+/// Hash maps keyed by the executor's own keys use `FxHasher`.
+pub(in crate::batch) type Fx = std::hash::BuildHasherDefault<FxHasher>;
+
+/// Most entries of the one-key table (beyond, the hash map serves).
+pub(super) const TABLE_MAX: u32 = 1 << 24;
+
+impl FastIndex {
+    fn reset_if_changed(&mut self, dicts: &[usize]) {
+        if self.dicts != dicts {
+            self.dicts = dicts.to_vec();
+            self.one.clear();
+            self.map.clear();
+        }
+    }
+
+    #[inline]
+    fn get(&self, k: &FastKey) -> Option<usize> {
+        if self.dicts.len() == 1 && k[0] < TABLE_MAX {
+            return match self.one.get(k[0] as usize) {
+                Some(0) | None => None,
+                Some(g) => Some(*g as usize - 1),
+            };
+        }
+        self.map.get(k).copied()
+    }
+
+    #[inline]
+    fn insert(&mut self, k: FastKey, v: usize) {
+        if self.dicts.len() == 1 && k[0] < TABLE_MAX {
+            let i = k[0] as usize;
+            if self.one.len() <= i {
+                self.one.resize((i + 1).max(self.one.len() * 2), 0);
+            }
+            self.one[i] = v as u32 + 1;
+            return;
+        }
+        self.map.insert(k, v);
+    }
+}
+
+/// A multiply-rotate hasher (as rustc's FxHash) for the fast keys: a few `u32`s, no
+/// untrusted input, so no need for SipHash's flooding resistance.
+#[derive(Default)]
+pub(in crate::batch) struct FxHasher(u64);
+
+impl std::hash::Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        for b in chunks.remainder() {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.write_u64(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.write_u64(i as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// `n.key` of a slot, when the expression is exactly that.
+pub(super) fn plain_prop(e: &Option<crate::eval::CExpr>) -> Option<(usize, &str)> {
+    match e {
+        Some(crate::eval::CExpr::Prop(base, key)) => match base.as_ref() {
+            crate::eval::CExpr::Slot(s) => Some((*s, key.as_str())),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A number (or datetime) column's values for a chunk's nodes, read in place.
+pub(super) enum InPlace<'a> {
+    Ints {
+        values: &'a [i64],
+        col: ColumnView<'a>,
+        /// No row of the column lacks a value.
+        full: bool,
+        row0: usize,
+        datetime: bool,
+    },
+    Floats(&'a [f64]),
+}
+
+/// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
+/// one label's base (a label scan's chunk, nothing touched). None otherwise (the caller
+/// evaluates row by row).
+pub(super) fn numbers_in_place<'a>(
+    bx: &Bx<'a, '_>,
+    refs: &[NodeRef],
+    key: &str,
+) -> Option<InPlace<'a>> {
+    if !bx.m.untouched() {
+        return None;
+    }
+    let first = *refs.first()?;
+    let (li, col, row0) = match crate::batch::expr::PropReader::new(key).locate(bx, first) {
+        crate::batch::expr::Found::Column(li, col, row) => (li, col, row),
+        _ => return None,
+    };
+    let end = row0 + refs.len();
+    if bx.label_rows(li).get(row0..end)? != refs {
+        return None;
+    }
+    match col {
+        ColumnView::Integers {
+            values,
+            absent,
+            datetime,
+        } => Some(InPlace::Ints {
+            values: values.get(row0..end)?,
+            col,
+            full: absent.is_empty(),
+            row0,
+            datetime,
+        }),
+        ColumnView::Floats(values) => Some(InPlace::Floats(values.get(row0..end)?)),
+        _ => None,
+    }
+}
+
+/// `state.add(kind, v)` for a number, with the common cases (count, and min / max against a
+/// number of the same kind) done without the general comparison; the same result.
+#[inline]
+pub(super) fn add_number(state: &mut AggState, kind: AggKind, v: Val) -> Result<(), QueryError> {
+    match (&mut *state, &v) {
+        (AggState::Count(n), _) => *n += 1,
+        (AggState::Extreme(Some(Val::Int(b))), Val::Int(x))
+        | (AggState::Extreme(Some(Val::DateTime(b))), Val::DateTime(x)) => {
+            if (kind == AggKind::Max && x > b) || (kind == AggKind::Min && x < b) {
+                *b = *x;
+            }
+        }
+        (AggState::Extreme(Some(Val::Float(b))), Val::Float(x)) if !b.is_nan() && !x.is_nan() => {
+            if (kind == AggKind::Max && x > b) || (kind == AggKind::Min && x < b) {
+                *b = *x;
+            }
+        }
+        _ => state.add(kind, v)?,
+    }
+    Ok(())
+}
+
+pub(super) struct Group {
+    keys: Vec<Val>,
+    states: Vec<AggState>,
+    seen: Vec<HashSet<Vec<u8>, Fx>>,
+}
+
+pub(in crate::batch) struct Aggregate<'p> {
+    pub(in crate::batch) input: BBox<'p>,
+    pub(in crate::batch) keys: Vec<(usize, BExpr)>,
+    pub(in crate::batch) aggs: Vec<(&'p AggSpec, Option<BExpr>)>,
+    pub(in crate::batch) output: Option<std::vec::IntoIter<Chunk>>,
+}
+
+impl Aggregate<'_> {
+    fn run(&mut self, bx: &Bx<'_, '_>) -> Result<Vec<Chunk>, QueryError> {
+        let max = bx.cx.limits.max_buffered_rows;
+        let mut index: HashMap<Vec<u8>, usize, Fx> = HashMap::default();
+        let mut fast = FastIndex::default();
+        let mut groups: Vec<Group> = Vec::new();
+        let new_group = |keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]| Group {
+            keys,
+            states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
+            seen: aggs.iter().map(|_| HashSet::default()).collect(),
+        };
+        let mut group_of = Vec::new();
+        while let Some(ch) = self.input.next(bx)? {
+            check_deadline(bx)?;
+            let mut key_cols = Vec::with_capacity(self.keys.len());
+            for (_, e) in &mut self.keys {
+                key_cols.push(e.eval(bx, &ch)?);
+            }
+            let refs: Vec<&Col> = key_cols.iter().collect();
+            let fk = fast_keys(&refs, ch.len);
+            if let Some((_, dicts)) = &fk {
+                fast.reset_if_changed(dicts);
+            }
+            group_of.clear();
+            for i in 0..ch.len {
+                if let Some((keys, _)) = &fk {
+                    if let Some(g) = fast.get(&keys[i]) {
+                        group_of.push(g);
+                        continue;
+                    }
+                }
+                let vals: Vec<Val> = key_cols.iter().map(|c| cell(bx, c, i)).collect();
+                let mut k = Vec::new();
+                vals.iter().for_each(|v| write_key(v, &mut k));
+                let g = match index.get(&k) {
+                    Some(g) => *g,
+                    None => {
+                        if groups.len() >= max {
+                            return Err(QueryError::BufferLimit(max));
+                        }
+                        groups.push(new_group(vals, &self.aggs));
+                        index.insert(k, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                if let Some((keys, _)) = &fk {
+                    fast.insert(keys[i], g);
+                }
+                group_of.push(g);
+            }
+            for (a, (spec, arg)) in self.aggs.iter_mut().enumerate() {
+                let Some(arg) = arg else {
+                    // count(*): every row counts.
+                    for g in &group_of {
+                        if let AggState::Count(n) = &mut groups[*g].states[a] {
+                            *n += 1;
+                        }
+                    }
+                    continue;
+                };
+                // A number column read in place: no values built, no evaluator.
+                if !spec.distinct {
+                    if let Some((s, key)) = plain_prop(&spec.arg) {
+                        if let Some(Col::Nodes(refs)) = ch.cols.get(s) {
+                            match numbers_in_place(bx, refs, key) {
+                                Some(InPlace::Ints {
+                                    values,
+                                    col,
+                                    full,
+                                    row0,
+                                    datetime,
+                                }) => {
+                                    for (i, (g, v)) in group_of.iter().zip(values).enumerate() {
+                                        if !full && col.is_absent(row0 + i) {
+                                            continue;
+                                        }
+                                        let v = if datetime {
+                                            Val::DateTime(*v)
+                                        } else {
+                                            Val::Int(*v)
+                                        };
+                                        add_number(&mut groups[*g].states[a], spec.kind, v)?;
+                                    }
+                                    continue;
+                                }
+                                Some(InPlace::Floats(values)) => {
+                                    for (g, v) in group_of.iter().zip(values) {
+                                        if !v.is_nan() {
+                                            let state = &mut groups[*g].states[a];
+                                            add_number(state, spec.kind, Val::Float(*v))?;
+                                        }
+                                    }
+                                    continue;
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                }
+                let c = arg.eval(bx, &ch)?;
+                for (i, g) in group_of.iter().enumerate() {
+                    let v = cell(bx, &c, i);
+                    if v.is_null() {
+                        continue;
+                    }
+                    let group = &mut groups[*g];
+                    if spec.distinct {
+                        let mut key = Vec::new();
+                        write_key(&v, &mut key);
+                        if !group.seen[a].insert(key) {
+                            continue;
+                        }
+                    }
+                    group.states[a].add(spec.kind, v)?;
+                }
+            }
+        }
+        if groups.is_empty() && self.keys.is_empty() {
+            groups.push(new_group(Vec::new(), &self.aggs));
+        }
+        let mut out = Vec::new();
+        let mut rest = groups.into_iter().peekable();
+        while rest.peek().is_some() {
+            let part: Vec<Group> = rest.by_ref().take(CHUNK).collect();
+            let mut ch = Chunk::new(part.len(), bx.width);
+            let mut key_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(part.len()); self.keys.len()];
+            let mut agg_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(part.len()); self.aggs.len()];
+            for g in part {
+                for (k, v) in g.keys.into_iter().enumerate() {
+                    key_vals[k].push(v);
+                }
+                for (a, s) in g.states.into_iter().enumerate() {
+                    agg_vals[a].push(s.finish());
+                }
+            }
+            for ((slot, _), vals) in self.keys.iter().zip(key_vals) {
+                ch.cols[*slot] = col_from_vals(bx, vals);
+            }
+            for ((spec, _), vals) in self.aggs.iter().zip(agg_vals) {
+                ch.cols[spec.slot] = col_from_vals(bx, vals);
+            }
+            out.push(ch);
+        }
+        Ok(out)
+    }
+}
+
+impl BOp for Aggregate<'_> {
+    fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
+        if self.output.is_none() {
+            self.output = Some(self.run(bx)?.into_iter());
+        }
+        Ok(self.output.as_mut().and_then(Iterator::next))
+    }
+}
+
+pub(in crate::batch) struct Distinct<'p> {
+    pub(in crate::batch) input: BBox<'p>,
+    pub(in crate::batch) slots: &'p [usize],
+    pub(in crate::batch) seen: HashSet<Vec<u8>, Fx>,
+    pub(in crate::batch) fast: FastIndex,
+}
+
+impl BOp for Distinct<'_> {
+    fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
+        let max = bx.cx.limits.max_buffered_rows;
+        while let Some(ch) = self.input.next(bx)? {
+            let cols: Vec<&Col> = self.slots.iter().map(|s| &ch.cols[*s]).collect();
+            let fk = fast_keys(&cols, ch.len);
+            if let Some((_, dicts)) = &fk {
+                self.fast.reset_if_changed(dicts);
+            }
+            let mut keep = vec![false; ch.len];
+            for (i, k) in keep.iter_mut().enumerate() {
+                if let Some((keys, _)) = &fk {
+                    if self.fast.get(&keys[i]).is_some() {
+                        continue;
+                    }
+                    self.fast.insert(keys[i], 0);
+                }
+                let mut key = Vec::new();
+                for c in &cols {
+                    write_key(&cell(bx, c, i), &mut key);
+                }
+                if self.seen.insert(key) {
+                    if self.seen.len() > max {
+                        return Err(QueryError::BufferLimit(max));
+                    }
+                    *k = true;
+                }
+            }
+            let out = ch.select(&keep);
+            if out.len > 0 {
+                return Ok(Some(out));
+            }
+        }
+        Ok(None)
+    }
+}
