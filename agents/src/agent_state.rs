@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::playbook_runs::executor::Runner;
+use crate::playbook_runs::tasks::Tasks;
 use svc_domains::events::Realtime;
 use svc_gateway::Gateway;
 
@@ -17,7 +17,7 @@ pub struct AgentState {
     /// Per-workspace real-time channels (a tool call's event broadcast).
     pub realtime: Arc<Realtime>,
     /// The background tasks of running playbook runs.
-    pub playbook_runs: Arc<Runner>,
+    pub playbook_runs: Arc<Tasks>,
 }
 
 impl AsRef<Gateway> for AgentState {

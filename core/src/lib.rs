@@ -17,6 +17,7 @@ pub mod integration_kind;
 pub mod keys;
 pub mod ledger;
 pub mod members;
+pub mod oauth;
 pub mod plumbing;
 pub mod ratelimit;
 pub mod retention;

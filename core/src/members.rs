@@ -91,8 +91,10 @@ fn digest(token: &str) -> String {
     ids::hex(&Sha256::digest(token.trim().as_bytes()))
 }
 
-/// An owner invites `email` into their workspace. 409 when the email already has an account
-/// (an account belongs to one workspace).
+/// An owner invites `email` into their workspace. The answer is the same whether or not the
+/// email has an account, so inviting cannot be used to learn who has one; an invite for an
+/// email that has an account can never be accepted (an account belongs to one workspace, and
+/// [`accept`] refuses it as registration does).
 pub async fn invite(store: &Store, by: &UserSession, req: InviteRequest) -> Result<CreatedInvite> {
     let email = accounts::parse_email(&req.email)?;
     let token = format!("{TOKEN_PREFIX}{}", ids::random_base62(TOKEN_CHARS));
@@ -109,16 +111,7 @@ pub async fn invite(store: &Store, by: &UserSession, req: InviteRequest) -> Resu
     };
     let expires_at = clock::unix_rfc3339(invite.expires_at);
     store
-        .write(move |tx| {
-            if accounts::email_taken(tx, &invite.email_normalized)? {
-                return Err(Error::new(
-                    Code::Conflict,
-                    "an account with this email already exists (an account belongs to one \
-                     workspace)",
-                ));
-            }
-            tx.put(WorkspaceId::GLOBAL, &invite)
-        })
+        .write(move |tx| tx.put(WorkspaceId::GLOBAL, &invite))
         .await?;
     tracing::info!(workspace = %by.workspace, "member invited");
     Ok(CreatedInvite {

@@ -60,6 +60,9 @@ impl std::fmt::Debug for Store {
     }
 }
 
+/// How long a graceful stop waits for calls still running when it closes the store.
+const CLOSE_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Store {
     /// Opens without the application's record types: enough for a store this build created
     /// (tests, tools). A store of an older format keeps its old records undecoded until it is
@@ -185,6 +188,18 @@ impl Store {
         if let Some(graph) = self.graph.write().take() {
             graph.close();
         }
+    }
+
+    /// [`Store::close`], then waits (at most `CLOSE_WAIT`) for the calls still running to
+    /// return and the database to close, so that the directory may be opened again at once
+    /// (a restart in the same process). False when it was still held after the wait.
+    pub async fn close_and_wait(&self) -> bool {
+        let Some(graph) = self.graph.write().take() else {
+            return true;
+        };
+        tokio::task::spawn_blocking(move || graph.close_and_wait(CLOSE_WAIT))
+            .await
+            .unwrap_or(false)
     }
 
     pub async fn get<T: StoredRecord>(

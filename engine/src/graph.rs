@@ -278,4 +278,20 @@ impl Graph {
 
     /// Drops this handle; the store closes once no clone is left.
     pub fn close(self) {}
+
+    /// Drops this handle and waits until the store has closed (no clone left, no call still
+    /// running, background threads stopped), so the same directory can be opened again at
+    /// once. False when something still held it after `timeout`.
+    pub fn close_and_wait(self, timeout: std::time::Duration) -> bool {
+        let shared = Arc::downgrade(&self.shared);
+        drop(self);
+        let deadline = std::time::Instant::now() + timeout;
+        while shared.strong_count() > 0 {
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        true
+    }
 }

@@ -502,3 +502,35 @@ fn bad_names_and_values_are_refused() {
         0
     );
 }
+
+#[test]
+fn close_and_wait_returns_once_a_running_call_lets_go_and_the_directory_reopens() {
+    let (dir, graph) = temp_graph();
+    graph
+        .write(|txn| {
+            txn.workspace(WS).create_node(&["Customer"], props(&[]))?;
+            Ok::<(), EngineError>(())
+        })
+        .expect("write");
+    // A call still running elsewhere holds its own handle for a while.
+    let held = graph.clone();
+    let call = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(held);
+    });
+    assert!(graph.close_and_wait(std::time::Duration::from_secs(30)));
+    call.join().expect("call thread");
+    let again = reopen(dir.path());
+    assert_eq!(
+        again.snapshot(WS).label_count("Customer").expect("count"),
+        1
+    );
+}
+
+#[test]
+fn close_and_wait_gives_up_after_its_timeout() {
+    let (_dir, graph) = temp_graph();
+    let held = graph.clone();
+    assert!(!graph.close_and_wait(std::time::Duration::from_millis(50)));
+    drop(held);
+}

@@ -22,13 +22,22 @@
     try { return JSON.parse(document.body.getAttribute("hx-headers"))["X-CSRF-Token"]; } catch (e) { return ""; }
   }
 
+  // Home's charts, drawn again in the new colours when the theme changes.
   function charts() {
     var data = json("chart-data");
     if (!data || !window.Chart) return;
+    ["chart-activity", "chart-pipeline", "chart-credits"].forEach(function (id) {
+      var old = Chart.getChart(id);
+      if (old) old.destroy();
+    });
     var css = getComputedStyle(document.documentElement);
     var accent = css.getPropertyValue("--accent").trim() || "#2454c7";
     var muted = css.getPropertyValue("--muted").trim() || "#888";
+    var grid = css.getPropertyValue("--line").trim() || "rgba(128,128,128,0.3)";
     Chart.defaults.color = muted;
+    Chart.defaults.borderColor = grid;
+    var money = new Intl.NumberFormat(undefined, { style: "currency", currency: data.currency || "USD", maximumFractionDigits: 0 });
+    var short = new Intl.NumberFormat(undefined, { style: "currency", currency: data.currency || "USD", notation: "compact", maximumFractionDigits: 1 });
     var hours = data.activity.map(function (_, i) { return (i - data.activity.length + 1) + "h"; });
     new Chart(document.getElementById("chart-activity"), {
       type: "line",
@@ -38,13 +47,45 @@
     new Chart(document.getElementById("chart-pipeline"), {
       type: "bar",
       data: { labels: data.stages, datasets: [{ label: "open amount", data: data.stage_amounts, backgroundColor: accent }] },
-      options: { animation: false, plugins: { legend: { display: false } }, scales: { y: { beginAtZero: true } } }
+      options: {
+        animation: false,
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { label: function (c) {
+            var n = data.stage_counts[c.dataIndex];
+            return money.format(c.parsed.y) + " · " + n + (n === 1 ? " opportunity" : " opportunities");
+          } } }
+        },
+        scales: { y: { beginAtZero: true, ticks: { callback: function (v) { return short.format(v); } } } }
+      }
     });
     new Chart(document.getElementById("chart-credits"), {
       type: "doughnut",
-      data: { labels: ["used", "left"], datasets: [{ data: [data.credits_used, data.credits_left], backgroundColor: [accent, muted] }] },
+      data: { labels: ["used", "left"], datasets: [{ data: [data.credits_used, data.credits_left], backgroundColor: [accent, muted], borderColor: css.getPropertyValue("--card").trim() || "#fff" }] },
       options: { animation: false }
     });
+  }
+
+  // <time data-relative>: the text says how long ago, kept current; the title has the time.
+  function relativeTimes() {
+    var fmt = window.Intl && Intl.RelativeTimeFormat ? new Intl.RelativeTimeFormat(undefined, { numeric: "auto" }) : null;
+    function tick() {
+      if (!fmt) return;
+      document.querySelectorAll("time[data-relative]").forEach(function (el) {
+        var at = Date.parse(el.getAttribute("datetime"));
+        if (isNaN(at)) return;
+        var s = Math.round((at - Date.now()) / 1000), a = Math.abs(s);
+        var text;
+        if (a < 45) text = "just now";
+        else if (a < 3600) text = fmt.format(Math.round(s / 60), "minute");
+        else if (a < 86400) text = fmt.format(Math.trunc(s / 3600), "hour");
+        else if (a < 86400 * 60) text = fmt.format(Math.trunc(s / 86400), "day");
+        else return;
+        el.textContent = text;
+      });
+    }
+    tick();
+    setInterval(tick, 30000);
   }
 
   function liveFeed() {
@@ -81,7 +122,7 @@
           activity.update();
         }
         var fig = document.getElementById("fig-signals");
-        if (fig && /^\d+$/.test(fig.textContent)) fig.textContent = String(Number(fig.textContent) + 1);
+        if (fig && /^[\d,]+$/.test(fig.textContent)) fig.textContent = (Number(fig.textContent.replace(/,/g, "")) + 1).toLocaleString("en-US");
       };
       ws.onclose = function () {
         feed.dataset.connected = "false";
@@ -136,6 +177,7 @@
       var next = effectiveTheme() === "dark" ? "light" : "dark";
       document.documentElement.dataset.theme = next;
       try { localStorage.setItem("svc-theme", next); } catch (err) { /* ignore */ }
+      charts();
     }
     if (t.dataset && t.dataset.copy) {
       var input = document.getElementById(t.dataset.copy);
@@ -226,6 +268,7 @@
     charts();
     liveFeed();
     countdowns();
+    relativeTimes();
     graph();
     chat();
   });

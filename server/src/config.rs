@@ -50,6 +50,10 @@ pub struct Config {
     pub outbound: svc_domains::integrations::Destinations,
     /// Start even when the data directory is open to other users (`plumbing::data_dir`).
     pub allow_open_data_dir: bool,
+    /// Lifetime of the MCP OAuth access tokens (`oauth`); default one hour.
+    pub oauth_access_ttl: Duration,
+    /// Lifetime of the MCP OAuth refresh tokens (each refresh issues a new one); default 30 days.
+    pub oauth_refresh_ttl: Duration,
 }
 
 impl std::fmt::Debug for Config {
@@ -83,6 +87,8 @@ impl std::fmt::Debug for Config {
             .field("read_model_bytes", &self.read_model_bytes)
             .field("outbound", &self.outbound)
             .field("allow_open_data_dir", &self.allow_open_data_dir)
+            .field("oauth_access_ttl", &self.oauth_access_ttl)
+            .field("oauth_refresh_ttl", &self.oauth_refresh_ttl)
             .finish()
     }
 }
@@ -112,6 +118,17 @@ impl Config {
             read_model_bytes: svc_core::store::Store::default_read_model_bytes(),
             outbound: svc_domains::integrations::Destinations::public_only(),
             allow_open_data_dir: false,
+            oauth_access_ttl: Duration::from_secs(3600),
+            oauth_refresh_ttl: Duration::from_secs(30 * 24 * 3600),
+        }
+    }
+
+    /// The OAuth token lifetimes in the core's terms.
+    pub fn oauth_lifetimes(&self) -> svc_core::oauth::Lifetimes {
+        let ms = |d: Duration| i64::try_from(d.as_millis()).unwrap_or(i64::MAX).max(1);
+        svc_core::oauth::Lifetimes {
+            access_ms: ms(self.oauth_access_ttl),
+            refresh_ms: ms(self.oauth_refresh_ttl),
         }
     }
 

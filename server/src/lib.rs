@@ -13,6 +13,7 @@ pub mod dashboard;
 pub mod http;
 pub mod mcp;
 pub mod metrics;
+pub mod oauth;
 pub mod record_kinds;
 pub mod state;
 pub mod sweeper;

@@ -62,6 +62,14 @@ struct ServeArgs {
     /// `http://<addr>`.
     #[arg(long, env = "SVC_PUBLIC_URL")]
     public_url: Option<String>,
+    /// Lifetime of MCP OAuth access tokens, in seconds (bound to `<public URL>/mcp`).
+    #[arg(long, env = "SVC_OAUTH_ACCESS_TTL_SECS", default_value_t = 3600,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    oauth_access_ttl_secs: u64,
+    /// Lifetime of MCP OAuth refresh tokens, in seconds (rotated at every use).
+    #[arg(long, env = "SVC_OAUTH_REFRESH_TTL_SECS", default_value_t = 30 * 24 * 3600,
+          value_parser = clap::value_parser!(u64).range(60..=365 * 24 * 3600))]
+    oauth_refresh_ttl_secs: u64,
     /// PEM certificate chain: serve HTTPS (with --tls-key).
     #[arg(long, env = "SVC_TLS_CERT", requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -113,6 +121,8 @@ fn main() -> ExitCode {
     config.cors_origins = args.cors_origins;
     config.read_model_bytes = args.read_model_mb << 20;
     config.allow_open_data_dir = args.allow_open_data_dir;
+    config.oauth_access_ttl = std::time::Duration::from_secs(args.oauth_access_ttl_secs);
+    config.oauth_refresh_ttl = std::time::Duration::from_secs(args.oauth_refresh_ttl_secs);
     svc_server::telemetry::init(config.log_format);
     match svc_domains::integrations::Destinations::parse_allow_list(&args.outbound_allow) {
         Ok(ranges) => {

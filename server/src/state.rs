@@ -48,8 +48,6 @@ pub struct Inner {
     /// The capability gateway's handle (store, sealer, HTTP client, idempotency keys in
     /// flight, the public URL).
     pub gateway: Gateway,
-    /// rmcp's streamable HTTP service behind `/mcp` (stateless: no MCP sessions to keep).
-    pub mcp: crate::mcp::transport::Endpoint,
     /// The agents' share of this state: chat turns and the background tasks of running
     /// playbook runs (`playbooks::executor`).
     pub agents: AgentState,
@@ -130,7 +128,6 @@ impl AppState {
                 http,
                 store,
                 config,
-                mcp: crate::mcp::transport::Endpoint::new(crate::http::MAX_BODY_BYTES),
                 agents: AgentState {
                     gateway,
                     realtime,
@@ -224,7 +221,9 @@ impl AppState {
             let _ = handle.await;
         }
         let flushed = self.usage.flush(&self.store).await;
-        self.store.close();
+        if !self.store.close_and_wait().await {
+            tracing::warn!("the store was still in use when the stop's wait ended");
+        }
         flushed.map(|_| ())
     }
 }

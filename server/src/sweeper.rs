@@ -4,7 +4,9 @@
 //! - stored idempotent responses older than 24 hours are deleted
 //!   ([`idempotency::purge`]);
 //! - `messageId` dedupe records older than their 24-hour window are deleted
-//!   ([`events::purge_seen_messages`]).
+//!   ([`events::purge_seen_messages`]);
+//! - MCP OAuth codes and tokens a day past their expiry are deleted
+//!   ([`svc_core::oauth::purge_expired`]).
 //!
 //! The rules live in those domain modules; this module only walks the workspaces. The server
 //! runs [`sweep`] from its one background task (`AppState`) every `Config::sweep_interval`,
@@ -26,6 +28,8 @@ pub struct SweepReport {
     pub expired_actions: usize,
     pub idempotency_purged: usize,
     pub messages_purged: usize,
+    /// MCP OAuth codes and tokens a day past their expiry (`svc_core::oauth::purge_expired`).
+    pub oauth_purged: usize,
     /// Workspaces whose sweep failed (logged; the next sweep tries again).
     pub failed: usize,
 }
@@ -39,6 +43,14 @@ pub async fn sweep(store: &Store, now: OffsetDateTime) -> Result<SweepReport> {
         if let Err(e) = sweep_workspace(store, ws, now, &mut report).await {
             report.failed += 1;
             tracing::warn!(workspace = %ws, error = %e, "sweeping a workspace failed");
+        }
+    }
+    // Codes and tokens live in the global scope (a request names no workspace).
+    match svc_core::oauth::purge_expired(store, now).await {
+        Ok(n) => report.oauth_purged += n,
+        Err(e) => {
+            report.failed += 1;
+            tracing::warn!(error = %e, "purging expired OAuth codes and tokens failed");
         }
     }
     Ok(report)
@@ -59,12 +71,20 @@ async fn sweep_workspace(
 /// One tick of the background task: sweeps as of the wall clock and logs what it did.
 pub async fn run(store: &Store) {
     match sweep(store, svc_core::plumbing::clock::now()).await {
-        Ok(r) if r.expired_actions + r.idempotency_purged + r.messages_purged + r.failed > 0 => {
+        Ok(r)
+            if r.expired_actions
+                + r.idempotency_purged
+                + r.messages_purged
+                + r.oauth_purged
+                + r.failed
+                > 0 =>
+        {
             tracing::info!(
                 workspaces = r.workspaces,
                 expired_actions = r.expired_actions,
                 idempotency_purged = r.idempotency_purged,
                 messages_purged = r.messages_purged,
+                oauth_purged = r.oauth_purged,
                 failed = r.failed,
                 "sweep done"
             );

@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod llm;
 pub mod providers;
+pub mod seed;
 pub mod smtp;
 
 use std::time::Duration;

@@ -68,9 +68,66 @@ async fn list_is_the_100_most_recently_seen() {
     assert!(list[0]["id"]
         .as_str()
         .is_some_and(|id| id.starts_with("cus_")));
+    assert_eq!(
+        (v["total"].as_u64(), v["offset"].as_u64()),
+        (Some(105), Some(0))
+    );
     // Agent keys read customers too.
     let v = get(&s, "/v1/customers", &key).await;
     assert_eq!(v["customers"].as_array().map(Vec::len), Some(100));
+
+    // Search and paging over the whole workspace: c6..c0 are beyond the first 100.
+    let emails = |v: &Value| -> Vec<String> {
+        v["customers"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| str_at(c, "/email"))
+            .collect()
+    };
+    let v = get(&s, "/v1/customers?q=C1%40X.IO", &a.token).await;
+    assert_eq!(
+        (emails(&v), v["total"].as_u64()),
+        (vec!["c1@x.io".to_owned()], Some(1))
+    );
+    let v = get(&s, "/v1/customers?q=c10&sort=email&order=asc", &a.token).await;
+    // Case-insensitive text order: "0" sorts before "@".
+    assert_eq!(
+        emails(&v),
+        [
+            "c100@x.io",
+            "c101@x.io",
+            "c102@x.io",
+            "c103@x.io",
+            "c104@x.io",
+            "c10@x.io"
+        ]
+    );
+    let v = get(&s, "/v1/customers?offset=100&limit=10", &a.token).await;
+    assert_eq!(
+        emails(&v),
+        ["c5@x.io", "c4@x.io", "c2@x.io", "c1@x.io", "c0@x.io"]
+    );
+    assert_eq!(
+        (v["total"].as_u64(), v["limit"].as_u64()),
+        (Some(105), Some(10))
+    );
+    for bad in [
+        "limit=0",
+        "limit=501",
+        "sort=shoe",
+        "order=up",
+        "min_churn=x",
+        "offset=-1",
+    ] {
+        let resp = s
+            .get(&format!("/v1/customers?{bad}"))
+            .bearer_auth(&a.token)
+            .send()
+            .await
+            .expect("send");
+        expect_error(resp, StatusCode::BAD_REQUEST, "invalid_input").await;
+    }
 }
 
 #[tokio::test]

@@ -90,7 +90,8 @@ async fn an_invited_member_joins_the_owners_workspace_once() {
     let list = get_ok(&s, "/api/v1/workspace/members", &other.token).await;
     assert_eq!(list["members"].as_array().map(Vec::len), Some(1));
 
-    // An email that has an account cannot be invited; bad input is named.
+    // Inviting does not tell whether an email has an account: the answer has the same shape
+    // as for a new email, and only accepting it fails, as registering it would.
     let r = s
         .post("/api/v1/workspace/invites")
         .bearer_auth(&owner.token)
@@ -98,6 +99,17 @@ async fn an_invited_member_joins_the_owners_workspace_once() {
         .send()
         .await
         .expect("invite");
+    assert_eq!(r.status(), StatusCode::CREATED);
+    let taken: Value = r.json().await.expect("json");
+    let mut keys_taken: Vec<&String> = taken.as_object().expect("object").keys().collect();
+    keys_taken.sort();
+    assert_eq!(keys_taken, ["email", "expires_at", "token", "workspace_id"]);
+    let r = s
+        .post("/api/auth/accept-invite")
+        .json(&json!({"token": taken["token"], "password": "a long password", "name": "X"}))
+        .send()
+        .await
+        .expect("accept");
     expect_error(r, StatusCode::CONFLICT, "conflict").await;
     let r = s
         .post("/api/v1/workspace/invites")

@@ -7,11 +7,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use svc_integration_tests::{expect_error, get_ok, read, str_at, Account, TestServer};
+use tokio::io::AsyncReadExt;
 
 /// (python, node_modules) from scripts/segment-clients.sh (idempotent, cached per machine).
 fn clients() -> &'static (PathBuf, PathBuf) {
@@ -194,12 +196,68 @@ enum Client {
     Node,
 }
 
+/// A TCP proxy in front of svcd that forwards its first connection's request but drops the
+/// answer and closes the connection (an acknowledgement lost on the way), then forwards every
+/// later connection unchanged. Returns its address and how many answers it dropped.
+async fn lossy_proxy(upstream: std::net::SocketAddr) -> (String, Arc<AtomicUsize>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind proxy");
+    let addr = listener.local_addr().expect("proxy addr");
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let counter = dropped.clone();
+    tokio::spawn(async move {
+        let mut first = true;
+        while let Ok((mut client, _)) = listener.accept().await {
+            let Ok(mut server) = tokio::net::TcpStream::connect(upstream).await else {
+                continue;
+            };
+            if std::mem::take(&mut first) {
+                let counter = counter.clone();
+                tokio::spawn(async move {
+                    let (mut client_read, _client_write) = client.split();
+                    let (mut server_read, mut server_write) = server.split();
+                    let forward = tokio::io::copy(&mut client_read, &mut server_write);
+                    let mut answer = [0u8; 1];
+                    // The server answers only after it read the whole request: drop the
+                    // answer and both connections.
+                    tokio::select! {
+                        _ = forward => {}
+                        n = server_read.read(&mut answer) => {
+                            if matches!(n, Ok(n) if n > 0) {
+                                counter.fetch_add(1, Ordering::SeqCst);
+                            }
+                        }
+                    }
+                });
+            } else {
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                });
+            }
+        }
+    });
+    (format!("http://{addr}"), dropped)
+}
+
 /// Runs one client's scenario against a fresh server and checks what it left.
 async fn drive(client: Client, tag: &str) {
+    drive_through(client, tag, false).await;
+}
+
+/// [`drive`], optionally through [`lossy_proxy`].
+async fn drive_through(client: Client, tag: &str, lose_first_answer: bool) {
     let (python, node_modules) = clients();
     let s = TestServer::start().await;
     let a = s.account().await;
     let key = write_key(&s, &a, None).await;
+    let (base, dropped) = if lose_first_answer {
+        let upstream = s.base.trim_start_matches("http://").parse().expect("addr");
+        let (base, dropped) = lossy_proxy(upstream).await;
+        (base, Some(dropped))
+    } else {
+        (s.base.clone(), None)
+    };
     let (program, script, first) = match client {
         Client::Python(library) => (python.clone(), "python_client.py", library.to_owned()),
         Client::Node => (
@@ -211,17 +269,31 @@ async fn drive(client: Client, tag: &str) {
     let args = vec![
         driver(script).display().to_string(),
         first,
-        s.url("/segment"),
+        format!("{base}/segment"),
         key,
         tag.to_owned(),
     ];
     run(program, args).await;
+    if let Some(dropped) = dropped {
+        assert_eq!(
+            dropped.load(Ordering::SeqCst),
+            1,
+            "the proxy lost no answer"
+        );
+    }
     check_scenario(&s, &a, tag).await;
 }
 
 #[tokio::test]
 async fn segment_python_client_end_to_end() {
     drive(Client::Python("segment"), "segpy").await;
+}
+
+/// The first batch is accepted but its answer is lost: the library retries it, and the
+/// service's messageId dedupe keeps every event once (`check_scenario` counts them).
+#[tokio::test]
+async fn segment_python_client_retries_a_lost_answer_without_duplicates() {
+    drive_through(Client::Python("segment"), "segretry", true).await;
 }
 
 #[tokio::test]

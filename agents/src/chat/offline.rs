@@ -244,18 +244,48 @@ fn error_text(o: &ToolOutcome) -> String {
 
 const BUDGET_NOTE: &str = "(I stopped at the turn's budget of 8 tool calls.)";
 
-/// The top customers by churn or conversion score: stored scores (`churnScore`,
-/// `conversionScore`) where present, otherwise `score.<kind>` through the gateway.
+/// The top customers by churn or conversion score: the highest stored scores (`churnScore`,
+/// `score`) of the whole workspace, then, while there is room, the most recently seen customers
+/// without one, scored by `score.<kind>` through the gateway.
 async fn scores(turn: &mut Turn, kind: &str) -> String {
-    let recent = match customers::list(&turn.state.gateway.store, turn.ws).await {
-        Ok(l) => l.customers,
-        Err(e) => return format!("I could not read the customers: {}.", e.message),
+    let store = &turn.state.gateway.store;
+    let churn = kind == "churn";
+    let stored = customers::CustomerQuery {
+        sort: if churn {
+            customers::CustomerSort::Churn
+        } else {
+            customers::CustomerSort::Score
+        },
+        // Any stored value at all: the customers with a score.
+        min_churn: churn.then_some(f64::MIN),
+        min_score: (!churn).then_some(f64::MIN),
+        limit: CANDIDATES,
+        ..customers::CustomerQuery::default()
     };
-    if recent.is_empty() {
-        return "The workspace has no customers yet: send events (POST /api/v1/events/track) \
-                and ask again."
-            .to_owned();
-    }
+    let recent = customers::CustomerQuery {
+        limit: CANDIDATES,
+        ..customers::CustomerQuery::default()
+    };
+    let (stored, recent) = match (
+        customers::list(store, turn.ws, stored).await,
+        customers::list(store, turn.ws, recent).await,
+    ) {
+        (Ok(s), Ok(r)) => (s, r),
+        (Err(e), _) | (_, Err(e)) => {
+            return format!("I could not read the customers: {}.", e.message)
+        }
+    };
+    let stored_total = stored.total;
+    // With room left every scored customer is in `stored`: the others have no score yet.
+    let room = CANDIDATES.saturating_sub(stored.customers.len());
+    let unscored: Vec<_> = recent
+        .customers
+        .into_iter()
+        .filter(|c| !stored.customers.iter().any(|s| s.id == c.id))
+        .take(room)
+        .collect();
+    let mut recent = stored.customers;
+    recent.extend(unscored);
     let (capability, property) = if kind == "churn" {
         (Capability::ScoreChurn, vocabulary::prop::CHURN_SCORE)
     } else {
@@ -293,11 +323,19 @@ async fn scores(turn: &mut Turn, kind: &str) -> String {
         }
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let mut lines = vec![format!(
-        "the customers most likely to {} (of the {} most recently seen, by {capability}):",
-        if kind == "churn" { "churn" } else { "convert" },
-        scored.len() + failures.len()
-    )];
+    let verb = if churn { "churn" } else { "convert" };
+    let mut lines = vec![if stored_total > 0 {
+        format!(
+            "the customers most likely to {verb} (the highest stored scores of all \
+             {stored_total} scored customers, then the most recently seen without one, by \
+             {capability}):"
+        )
+    } else {
+        format!(
+            "the customers most likely to {verb} (of the {} most recently seen, by {capability}):",
+            scored.len() + failures.len()
+        )
+    }];
     for (i, (s, who, why)) in scored.iter().take(LISTED).enumerate() {
         let band = if *s >= 0.6 {
             "high"
@@ -331,7 +369,13 @@ async fn resolve(turn: &Turn, reference: &str) -> String {
     if r.starts_with("cus_") || r.contains('@') || r.starts_with('+') {
         return r.to_owned();
     }
-    let Ok(list) = customers::list(&turn.state.gateway.store, turn.ws).await else {
+    // Every customer whose text matches, not only the recently seen.
+    let named = customers::CustomerQuery {
+        q: r.chars().take(customers::search::QUERY_MAX).collect(),
+        limit: 50,
+        ..customers::CustomerQuery::default()
+    };
+    let Ok(list) = customers::list(&turn.state.gateway.store, turn.ws, named).await else {
         return r.to_owned();
     };
     let wanted = r.to_lowercase();

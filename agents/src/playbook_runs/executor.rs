@@ -18,20 +18,17 @@
 //!   their tasks when the service starts; `AppState::shutdown` stops the tasks between two
 //!   steps before the store closes.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
 use tokio::sync::Notify;
-use tokio::task::JoinHandle;
 
 use super::attribution::Attributed;
 use super::lead_source::{self, RunRequest, Source};
 use super::lead_step::{self, LeadOutcome};
 use super::leads::{self, RunLead};
 use super::model_judge::Judging;
+use super::outcomes;
 use super::run_plan::{status, LeadCounts, RunError, RunPlan, CHANNEL_EMAIL, VARIANTS};
 use super::runs::{self, run_key, PlaybookRun, RunMetrics};
 use super::{judge, principal};
@@ -48,118 +45,18 @@ pub const IDLE_POLL: Duration = Duration::from_secs(1);
 const SYNC_EVERY: Duration = Duration::from_secs(1);
 /// Most segment members a following run looks at per poll.
 const FOLLOW_SCAN: usize = 10_000;
-/// How long shutdown waits for a task in the middle of a lead.
-const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
-type TaskKey = (WorkspaceId, String);
-
-struct Slot {
-    wake: Arc<Notify>,
-    /// Set when the run was resumed while its task was deciding to end: it goes on instead.
-    rerun: bool,
-    handle: Option<JoinHandle<()>>,
-}
-
-/// The running runs' tasks (one per run), held by `AgentState`.
-#[derive(Default)]
-pub struct Runner {
-    slots: Mutex<HashMap<TaskKey, Slot>>,
-    stopping: AtomicBool,
-}
-
-impl std::fmt::Debug for Runner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runner")
-            .field("tasks", &self.slots.lock().len())
-            .finish()
-    }
-}
-
-impl Runner {
-    /// Makes sure the run has a task (starting one, or telling an ending one to go on).
-    pub fn ensure(&self, state: &AgentState, ws: WorkspaceId, playbook_id: &str, run_id: &str) {
-        if self.stopping.load(Ordering::SeqCst) {
-            return;
-        }
-        let key = (ws, run_key(playbook_id, run_id));
-        // The lock is held across the spawn, so the task cannot look for its slot before the
-        // slot exists.
-        let mut slots = self.slots.lock();
-        if let Some(slot) = slots.get_mut(&key) {
-            slot.rerun = true;
-            slot.wake.notify_one();
-            return;
-        }
-        let wake = Arc::new(Notify::new());
-        let handle = tokio::spawn(drive(
+/// Makes sure the run has a task driving it (see [`super::tasks::Tasks::ensure`]).
+pub fn ensure_task(state: &AgentState, ws: WorkspaceId, playbook_id: &str, run_id: &str) {
+    state.playbook_runs.ensure(ws, playbook_id, run_id, |wake| {
+        tokio::spawn(drive(
             state.clone(),
             ws,
             playbook_id.to_owned(),
             run_id.to_owned(),
-            wake.clone(),
-        ));
-        slots.insert(
-            key,
-            Slot {
-                wake,
-                rerun: false,
-                handle: Some(handle),
-            },
-        );
-    }
-
-    /// Wakes the run's task from its cadence wait (after a pause or cancel).
-    pub fn wake(&self, ws: WorkspaceId, playbook_id: &str, run_id: &str) {
-        if let Some(slot) = self.slots.lock().get(&(ws, run_key(playbook_id, run_id))) {
-            slot.wake.notify_one();
-        }
-    }
-
-    /// Whether a task drives the run (for tests and metrics).
-    pub fn is_driving(&self, ws: WorkspaceId, playbook_id: &str, run_id: &str) -> bool {
-        self.slots
-            .lock()
-            .contains_key(&(ws, run_key(playbook_id, run_id)))
-    }
-
-    /// Called by a task whose run is no longer running: true when it should end.
-    fn finish(&self, key: &TaskKey) -> bool {
-        let mut slots = self.slots.lock();
-        match slots.get_mut(key) {
-            Some(slot) if slot.rerun && !self.stopping.load(Ordering::SeqCst) => {
-                slot.rerun = false;
-                false
-            }
-            _ => {
-                slots.remove(key);
-                true
-            }
-        }
-    }
-
-    fn stopping(&self) -> bool {
-        self.stopping.load(Ordering::SeqCst)
-    }
-
-    /// Stops every task between two steps and waits for them (runs stay `running` and resume
-    /// at the next start).
-    pub async fn shutdown(&self) {
-        self.stopping.store(true, Ordering::SeqCst);
-        let handles: Vec<JoinHandle<()>> = self
-            .slots
-            .lock()
-            .values_mut()
-            .filter_map(|s| {
-                s.wake.notify_one();
-                s.handle.take()
-            })
-            .collect();
-        for h in handles {
-            if tokio::time::timeout(SHUTDOWN_WAIT, h).await.is_err() {
-                tracing::warn!("a playbook run task did not stop in time");
-            }
-        }
-    }
+            wake,
+        ))
+    });
 }
 
 /// Starts the task of every `running` run of every workspace (at service start).
@@ -176,9 +73,7 @@ pub async fn resume_all(state: &AgentState) {
         match runs::active(&state.gateway.store, ws).await {
             Ok(active) => {
                 for run in active {
-                    state
-                        .playbook_runs
-                        .ensure(state, ws, &run.playbook_id, &run.id);
+                    ensure_task(state, ws, &run.playbook_id, &run.id);
                     resumed += 1;
                 }
             }
@@ -290,7 +185,7 @@ async fn step(
         // The model judge, when connected, is asked here, outside any write.
         let judging = Judging::load(&state.gateway, ws).await?;
         if let Err(e) =
-            runs::sync_attributed(store, ws, playbook_id.into(), run_id.into(), &judging).await
+            outcomes::sync_attributed(store, ws, playbook_id.into(), run_id.into(), &judging).await
         {
             if e.code == Code::Unavailable {
                 return Err(e);
@@ -586,9 +481,7 @@ pub async fn start(
             Ok(run)
         })
         .await?;
-    state
-        .playbook_runs
-        .ensure(state, ws, &run.playbook_id, &run.id);
+    ensure_task(state, ws, &run.playbook_id, &run.id);
     Ok(run)
 }
 
@@ -661,9 +554,7 @@ pub async fn control(
         })
         .await?;
     if run.status == status::RUNNING {
-        state
-            .playbook_runs
-            .ensure(state, ws, &run.playbook_id, &run.id);
+        ensure_task(state, ws, &run.playbook_id, &run.id);
     } else {
         state.playbook_runs.wake(ws, &run.playbook_id, &run.id);
     }

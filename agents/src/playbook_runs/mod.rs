@@ -15,6 +15,8 @@ pub mod lead_source;
 pub mod lead_step;
 pub mod leads;
 pub mod model_judge;
+pub mod outcomes;
 pub mod principal;
 pub mod run_plan;
 pub mod runs;
+pub mod tasks;

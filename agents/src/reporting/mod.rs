@@ -223,20 +223,9 @@ pub fn compute<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Summary> {
         }
     }
 
-    let mut pipeline = 0.0f64;
-    let mut open = 0u64;
-    for id in r.label_scan(OPPORTUNITY)? {
-        let Some(o) = r.node(id)? else { continue };
-        // Its `status` (kept by the pipeline), else what its `stage` / AT_STAGE name implies.
-        if svc_domains::pipeline::status_of(r, &o)? != Status::Open {
-            continue;
-        }
-        open += 1;
-        pipeline += [vocab::AMOUNT, "arr", "estimatedValue"]
-            .iter()
-            .find_map(|k| num(prop(&o, k)))
-            .unwrap_or(0.0);
-    }
+    let stages = open_pipeline(r)?;
+    let open: u64 = stages.iter().map(|s| s.count).sum();
+    let pipeline: f64 = stages.iter().map(|s| s.amount).sum();
 
     let mut confidences = Vec::new();
     let customers = r.label_scan(CUSTOMER)?;
@@ -271,6 +260,100 @@ pub fn compute<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Summary> {
         uptime_pct: 100.0,
         confidence_ppt_delta: ((avg - 50.0) / 10.0 * 10.0).round() / 10.0,
     })
+}
+
+/// One stage of the open pipeline: its open opportunities and their summed amount.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct StageTotal {
+    /// The AT_STAGE Stage name, else the `stage` property; `(none)` without either.
+    pub stage: String,
+    pub count: u64,
+    pub amount: f64,
+    /// The opportunities' `currency` when they all name the same one.
+    pub currency: Option<String>,
+}
+
+/// The name under which opportunities without a stage are grouped.
+pub const NO_STAGE: &str = "(none)";
+
+/// Every open Opportunity, grouped by stage in funnel order ([`funnel_rank`]). The summary's
+/// `pipelineArr` and `openTasks` are the sums of this list, so a chart drawn from it always
+/// adds up to the figures.
+pub fn open_pipeline<R: GraphRead + ?Sized>(r: &R) -> Result<Vec<StageTotal>> {
+    let mut by_stage: HashMap<String, (StageTotal, bool)> = HashMap::new();
+    for id in r.label_scan(OPPORTUNITY)? {
+        let Some(o) = r.node(id)? else { continue };
+        // Its `status` (kept by the pipeline), else what its `stage` / AT_STAGE name implies.
+        if svc_domains::pipeline::status_of(r, &o)? != Status::Open {
+            continue;
+        }
+        let stage = svc_domains::pipeline::stage_of(r, &o)?.unwrap_or_else(|| NO_STAGE.into());
+        let amount = [vocab::AMOUNT, "arr", "estimatedValue"]
+            .iter()
+            .find_map(|k| num(prop(&o, k)))
+            .unwrap_or(0.0);
+        let currency = match prop(&o, vocab::CURRENCY) {
+            Some(Value::String(c)) if !c.trim().is_empty() => Some(c.trim().to_ascii_uppercase()),
+            _ => None,
+        };
+        let (total, mixed) = by_stage.entry(stage.clone()).or_insert_with(|| {
+            (
+                StageTotal {
+                    stage,
+                    currency: currency.clone(),
+                    ..StageTotal::default()
+                },
+                false,
+            )
+        });
+        if total.count > 0 && total.currency != currency {
+            *mixed = true;
+        }
+        total.count += 1;
+        total.amount += amount;
+    }
+    let mut stages: Vec<StageTotal> = by_stage
+        .into_values()
+        .map(|(mut t, mixed)| {
+            if mixed {
+                t.currency = None;
+            }
+            t
+        })
+        .collect();
+    stages.sort_by_cached_key(|s| funnel_rank(&s.stage));
+    Ok(stages)
+}
+
+/// Stage words in the order a sales funnel passes them (letters only, lower-cased, matched
+/// as a prefix or contained word). Stages carry no order of their own in the graph.
+const FUNNEL: &[&str] = &[
+    "new", "lead", "prospect", "mql", "contact", "sql", "qualif", "discover", "meeting", "demo",
+    "trial", "evaluat", "poc", "pilot", "solution", "proposal", "quote", "negotiat", "contract",
+    "commit", "decision", "closing", "won", "lost",
+];
+
+/// Sort key of a stage: a leading number (`"2. Demo"`) first, else its place in [`FUNNEL`],
+/// else after every known stage by name; the no-stage group last.
+pub fn funnel_rank(stage: &str) -> (u8, u64, String) {
+    let name = stage.trim().to_lowercase();
+    if stage == NO_STAGE {
+        return (3, 0, name);
+    }
+    let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+    if let Ok(n) = digits.parse::<u64>() {
+        return (0, n, name);
+    }
+    let squashed: String = name.chars().filter(char::is_ascii_alphabetic).collect();
+    match FUNNEL.iter().position(|w| squashed.contains(w)) {
+        Some(i) => (1, i as u64, name),
+        None => (2, 0, name),
+    }
+}
+
+/// [`open_pipeline`] of a workspace, read from one snapshot.
+pub async fn pipeline(store: &Store, ws: WorkspaceId) -> Result<Vec<StageTotal>> {
+    store.read(ws, |snap| open_pipeline(snap)).await
 }
 
 /// Mean `confidence` of the relationships touching customers (the fallback of avgConfidence).

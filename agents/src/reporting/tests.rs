@@ -281,3 +281,61 @@ async fn an_internal_failure_answers_the_zero_filled_summary() {
     let json = serde_json::to_value(&s).expect("json");
     assert_eq!(json["arrTargetCents"], 0, "every figure zero: {json}");
 }
+
+#[tokio::test]
+async fn the_open_pipeline_is_every_open_opportunity_in_funnel_order_and_adds_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = fixture(dir.path()).await;
+    let stages = store
+        .read(WS, |snap| open_pipeline(snap))
+        .await
+        .expect("pipeline");
+    let names: Vec<&str> = stages.iter().map(|s| s.stage.as_str()).collect();
+    assert_eq!(names, ["discovery", "Proposal", "negotiation", NO_STAGE]);
+    assert_eq!(stages[1].amount, 1000.6);
+    assert_eq!(stages[3].amount, 500.0, "estimatedValue, no stage");
+    let s = store
+        .read(WS, |snap| compute(snap, NOW))
+        .await
+        .expect("summary");
+    assert_eq!(stages.iter().map(|s| s.count).sum::<u64>(), s.open_tasks);
+    assert_eq!(
+        stages.iter().map(|s| s.amount).sum::<f64>().trunc() as i64,
+        s.pipeline_arr
+    );
+}
+
+#[test]
+fn funnel_rank_orders_known_words_then_numbers_then_names() {
+    let mut stages = vec![
+        "closedwon",
+        "Negotiation",
+        "zeta",
+        NO_STAGE,
+        "Qualified",
+        "lead",
+        "alpha",
+        "Demo scheduled",
+        "proposal",
+        "discovery",
+    ];
+    stages.sort_by_key(|s| funnel_rank(s));
+    assert_eq!(
+        stages,
+        [
+            "lead",
+            "Qualified",
+            "discovery",
+            "Demo scheduled",
+            "proposal",
+            "Negotiation",
+            "closedwon",
+            "alpha",
+            "zeta",
+            NO_STAGE
+        ]
+    );
+    let mut numbered = vec!["10 Closing", "2 Demo", "1 Intro"];
+    numbered.sort_by_key(|s| funnel_rank(s));
+    assert_eq!(numbered, ["1 Intro", "2 Demo", "10 Closing"]);
+}

@@ -2,7 +2,7 @@
 //! the gateway"). Capability grants (`capability:<id>`) are the gateway's; these name areas of
 //! the REST API. Which route needs which grant is declared in `http::access`.
 
-use super::AgentKey;
+use super::record::AgentKey;
 
 /// A grant in a key's `grants` that opens a group of routes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,6 +6,7 @@
 //! so a revoked key is refused from the next request on.
 
 pub mod grants;
+pub mod record;
 pub mod token;
 pub mod usage;
 
@@ -18,6 +19,7 @@ use crate::plumbing::ids;
 use crate::store::{Record, RecordScan, Store, WorkspaceId};
 use crate::workspaces;
 pub use grants::RouteGrant;
+pub use record::AgentKey;
 pub use token::KeyKind;
 use usage::UsageTracker;
 
@@ -30,54 +32,6 @@ const MAX_LABEL_CHARS: usize = 200;
 /// Bounds a listing; a workspace with more keys than this pages nothing away silently: the
 /// listing says `has_more`.
 pub const MAX_LISTED: usize = 1000;
-
-/// A key as stored (never its plaintext).
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct AgentKey {
-    pub id: String,
-    pub workspace: u64,
-    pub kind: KeyKind,
-    pub name: String,
-    pub agent: String,
-    pub scopes: Vec<String>,
-    pub grants: Vec<String>,
-    pub allowed_modes: Vec<String>,
-    pub auto_run: bool,
-    pub rate_limit_per_min: u32,
-    pub quota_override_monthly: Option<u64>,
-    pub prefix: String,
-    pub last_four: String,
-    pub created_at: String,
-    pub created_by: String,
-    pub last_used_at: Option<String>,
-    pub revoked_at: Option<String>,
-}
-
-impl Record for AgentKey {
-    const KIND: &'static str = "agent_key";
-    fn id(&self) -> String {
-        self.id.clone()
-    }
-}
-
-impl AgentKey {
-    pub fn workspace_id(&self) -> WorkspaceId {
-        WorkspaceId(self.workspace)
-    }
-
-    pub fn is_revoked(&self) -> bool {
-        self.revoked_at.is_some()
-    }
-
-    pub fn allows_mode(&self, mode: Mode) -> bool {
-        self.allowed_modes.iter().any(|m| m == mode.as_str())
-    }
-
-    pub fn has_grant(&self, capability_id: &str) -> bool {
-        let grant = capabilities::grant_for(capability_id);
-        self.grants.contains(&grant)
-    }
-}
 
 /// Global map from a plaintext's digest to its key.
 #[derive(Clone, Debug, Serialize, Deserialize)]

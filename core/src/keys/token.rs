@@ -24,6 +24,10 @@ pub enum KeyKind {
     /// A chat buddy's principal for the gateway (`agents::principal`): a stored key record
     /// with no plaintext and no digest, so no request can ever present it.
     Internal,
+    /// An MCP client's approval (`crate::oauth`): a stored key record with no plaintext and no
+    /// digest; the client's OAuth access tokens act as it.
+    #[serde(rename = "oauth")]
+    OAuth,
 }
 
 impl KeyKind {
@@ -33,6 +37,8 @@ impl KeyKind {
             KeyKind::Legacy => LEGACY_PREFIX,
             // The id prefix of internal principals; no plaintext of this kind exists.
             KeyKind::Internal => "int_",
+            // Shown as the key's prefix in listings; no plaintext of this kind exists either.
+            KeyKind::OAuth => "oauth_",
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use parking_lot::Mutex;
 
-use super::AgentKey;
+use super::record::AgentKey;
 use crate::error::Result;
 use crate::store::{Store, WorkspaceId};
 

@@ -3,6 +3,9 @@
 //! HTTP types.
 
 pub mod insights;
+pub mod search;
+
+pub use search::{CustomerList, CustomerQuery, CustomerSort};
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -24,7 +27,6 @@ use svc_core::store::{Store, WorkspaceId};
 use svc_core::vocabulary::{prop, OPPORTUNITY};
 
 /// SPEC.md limits.
-pub const CUSTOMERS_LISTED: usize = 100;
 pub const OPPORTUNITIES_LISTED: usize = 50;
 /// Touchpoints embedded in a profile (newest first); the timeline has them all.
 pub const PROFILE_TOUCHPOINTS: usize = 100;
@@ -63,12 +65,6 @@ pub struct TouchpointView {
     pub timestamp: Option<String>,
     #[schema(value_type = Object)]
     pub properties: Json,
-}
-
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct CustomerList {
-    /// At most 100, most recently seen first.
-    pub customers: Vec<CustomerView>,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
@@ -233,27 +229,12 @@ fn touchpoints_of<R: GraphRead + ?Sized>(r: &R, customer: NodeId) -> Result<Vec<
     Ok(out)
 }
 
-pub async fn list(store: &Store, ws: WorkspaceId) -> Result<CustomerList> {
+/// One page of the workspace's customers matching `q` (see [`search`]): the API's list, the
+/// dashboard's and every reader that needs customers beyond the most recently seen.
+pub async fn list(store: &Store, ws: WorkspaceId, q: CustomerQuery) -> Result<CustomerList> {
+    let q = q.checked()?;
     store
-        .read(ws, |snap| {
-            let ids = snap
-                .index_range(
-                    CUSTOMER,
-                    "lastSeen",
-                    Bound::Included(&Value::DateTime(i64::MIN)),
-                    Bound::Unbounded,
-                    Order::Descending,
-                    Some(CUSTOMERS_LISTED),
-                )?
-                .ok_or_else(|| Error::internal("no ordered index on Customer.lastSeen"))?;
-            let mut customers = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(n) = snap.node(id)? {
-                    customers.push(customer_view(&n));
-                }
-            }
-            Ok(CustomerList { customers })
-        })
+        .read(ws, move |snap| search::search_in(snap, &q))
         .await
 }
 

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use time::OffsetDateTime;
 
-use super::{ingest, ingest_many, IngestResult, MarketingEvent, Realtime, ValidEvent};
+use super::apply::{ingest, ingest_many};
+use super::input::{IngestResult, MarketingEvent, ValidEvent};
+use super::realtime::Realtime;
 use svc_core::error::{Error, Result};
 use svc_core::store::{Store, WorkspaceId};
 

@@ -3,7 +3,15 @@ use svc_engine::GraphRead;
 use time::macros::datetime;
 
 use super::*;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::ids;
+use svc_core::store::Record;
+use svc_core::store::{Store, WorkspaceId};
 use svc_core::workspaces::WorkspaceSettings;
+use svc_engine::{NodeId, Value};
+use time::OffsetDateTime;
 
 const WS: WorkspaceId = WorkspaceId(7);
 

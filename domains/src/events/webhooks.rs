@@ -11,8 +11,9 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value as Json};
 
 use super::direct::{batch_item_event, BatchBody, MAX_BATCH};
+use super::input::MarketingEvent;
+use super::json_path::{first, text};
 use super::segment::mapping::Clock;
-use super::MarketingEvent;
 use crate::pipeline::sources::HUBSPOT_DEAL_PLACEHOLDER as DEAL_PLACEHOLDER;
 use svc_core::error::{Error, Result};
 
@@ -61,23 +62,6 @@ pub fn normalize(
         )));
     }
     Ok(events)
-}
-
-/// The text at `path`: strings as they are, numbers in decimal.
-pub(super) fn text(v: &Json, path: &[&str]) -> Option<String> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(*p)?;
-    }
-    match cur {
-        Json::String(s) if !s.trim().is_empty() => Some(s.clone()),
-        Json::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
-pub(super) fn first(v: &Json, paths: &[&[&str]]) -> Option<String> {
-    paths.iter().find_map(|p| text(v, p))
 }
 
 fn unix_to_rfc3339(secs: Option<i64>) -> Option<Json> {
@@ -263,10 +247,11 @@ fn hubspot(body: Json) -> Vec<Result<MarketingEvent>> {
                     }
                 }),
                 channel: Some("hubspot".to_owned()),
-                timestamp: e
-                    .get("occurredAt")
-                    .and_then(Json::as_i64)
-                    .map(|ms| Json::from(super::micros_rfc3339(ms.saturating_mul(1000)))),
+                timestamp: e.get("occurredAt").and_then(Json::as_i64).map(|ms| {
+                    Json::from(svc_core::plumbing::clock::micros_rfc3339(
+                        ms.saturating_mul(1000),
+                    ))
+                }),
                 message_id: text(&e, &["eventId"]).map(|id| format!("hubspot:{id}")),
                 properties: props(&[
                     ("portalId", text(&e, &["portalId"]).map(Json::from)),

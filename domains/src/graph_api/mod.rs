@@ -2,6 +2,7 @@
 //! inside write transactions, node rendering, and (submodules) export, paths, queries and
 //! value conversion. Consistent reads are `Store::read`.
 
+pub mod access;
 pub mod export;
 pub mod path;
 pub mod query;

@@ -8,7 +8,7 @@ use svc_engine::catalog::{Declared, IndexInfo, IndexSpec};
 use svc_engine::{EngineError, ErrorKind, IndexKind};
 use svc_query::{QueryError, QueryResult, QueryStats, ResultValue, SchemaCommand};
 
-use super::query::{query_error, Access};
+use super::access::{query_error, Access};
 use svc_core::error::{Code, Error, Result};
 use svc_core::store::{Store, WorkspaceId};
 

@@ -11,8 +11,9 @@
 use serde::Deserialize;
 use serde_json::{json, Map, Value as Json};
 
+use super::config::{CustomerioConfig, Region};
 use super::http::{error_message, HttpClient};
-use super::{CustomerioConfig, ProviderError, Region};
+use super::provider_error::ProviderError;
 
 /// `{host}/api/v1/…segments`, each segment percent-encoded (customer ids are free text).
 fn url(cfg: &CustomerioConfig, segments: &[&str]) -> Result<reqwest::Url, ProviderError> {

@@ -13,7 +13,7 @@
 use std::time::Duration;
 
 use super::destinations::Destinations;
-use super::ProviderError;
+use super::provider_error::ProviderError;
 use svc_core::error::{Error, Result};
 
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

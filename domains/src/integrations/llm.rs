@@ -7,9 +7,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::config::{field_error, http_url, Body};
+use super::fields::{field_error, http_url, Body};
 use super::http::error_message;
-use super::{HttpClient, ProviderError};
+use super::http::HttpClient;
+use super::provider_error::ProviderError;
 use svc_core::error::{Error, Result};
 
 /// Seconds a model call may take when `timeout_s` is not set.
@@ -107,8 +108,8 @@ pub async fn check(
 
 #[cfg(test)]
 mod tests {
-    use super::super::Config;
     use super::*;
+    use crate::integrations::config::Config;
     use serde_json::json;
     use svc_core::integration_kind::Kind;
 

@@ -15,8 +15,9 @@ use lettre::transport::smtp::client::{Certificate, CertificateStore, Tls, TlsPar
 use lettre::transport::smtp::extension::ClientId;
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
+use super::config::{SmtpConfig, SmtpSecurity};
 use super::destinations::Destinations;
-use super::{ProviderError, SmtpConfig, SmtpSecurity};
+use super::provider_error::ProviderError;
 
 /// Each SMTP command's timeout (connect included).
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);

@@ -7,8 +7,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
-use super::{customerio, smtp, voice, Config, CustomerioConfig, Destinations, HttpClient};
-use super::{SmtpConfig, VoiceConfig};
+use super::config::{Config, CustomerioConfig, SmtpConfig, VoiceConfig};
+use super::destinations::Destinations;
+use super::http::HttpClient;
+use super::{customerio, smtp, voice};
 use svc_core::error::{Code, Error, Result};
 use svc_core::integration_kind::Kind;
 use svc_core::plumbing::clock;

@@ -14,8 +14,9 @@ use hmac::{Hmac, Mac};
 use serde::Deserialize;
 use sha1::Sha1;
 
+use super::config::VoiceConfig;
 use super::http::{error_message, HttpClient};
-use super::{ProviderError, VoiceConfig};
+use super::provider_error::ProviderError;
 
 /// Twilio's API version path segment.
 const API_VERSION: &str = "2010-04-01";

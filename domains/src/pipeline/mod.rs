@@ -17,7 +17,7 @@ use svc_engine::{
     Direction, EventInput, GraphRead, GraphWrite, IdentityKeys, Node, NodeId, Properties, Value,
 };
 
-use crate::events::value_to_json;
+use crate::graph_api::values::value_to_json;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::ids;
 use svc_core::vocabulary::{prop, AT_STAGE, CUSTOMER, HAS_OPPORTUNITY, OPPORTUNITY, STAGE};

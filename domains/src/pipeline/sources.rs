@@ -11,10 +11,9 @@
 //!   open at stage `trialing` while trialing): `stripe:<subscription id>`, else
 //!   `stripe:<invoice id>`; Stripe's minor units become currency units.
 
-use svc_engine::{Properties, Value};
+use svc_engine::{EventInput, Properties, Value};
 
 use super::{OpportunityChange, Status, CREATED, STAGE_CHANGED, WON_STAGE};
-use crate::events::ValidEvent;
 use svc_core::error::{Error, Result};
 use svc_core::vocabulary::prop;
 
@@ -77,9 +76,9 @@ pub fn from_minor_units(amount: f64, currency: Option<&str>) -> f64 {
 
 /// The opportunity change an event carries, if any; an opportunity event missing its id is
 /// `invalid_input`.
-pub fn change_of(ev: &ValidEvent) -> Result<Option<OpportunityChange>> {
-    let p = &ev.input.properties;
-    let action = ev.input.action.as_str();
+pub fn change_of(event: &EventInput) -> Result<Option<OpportunityChange>> {
+    let p = &event.properties;
+    let action = event.action.as_str();
     match action {
         CREATED | STAGE_CHANGED => generic(p).map(Some),
         a if a.starts_with("hubspot.deal.") || a == "hubspot.contact.associationChange" => {

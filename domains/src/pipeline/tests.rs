@@ -96,10 +96,13 @@ fn events_read_into_changes() {
             .validate(now)
             .expect("valid")
     };
-    let c = change_of(&valid(
-        json!({"event": "opportunity_stage_changed", "email": "a@x.io",
+    let c = change_of(
+        &valid(
+            json!({"event": "opportunity_stage_changed", "email": "a@x.io",
         "properties": {"opportunityId": "D-1", "stage": "proposal", "amount": "1200.50"}}),
-    ))
+        )
+        .input,
+    )
     .expect("ok")
     .expect("change");
     assert_eq!(
@@ -108,30 +111,34 @@ fn events_read_into_changes() {
     );
     let missing = valid(json!({"event": "opportunity_created", "email": "a@x.io"}));
     assert_eq!(
-        change_of(&missing).expect_err("no id").code,
+        change_of(&missing.input).expect_err("no id").code,
         svc_core::error::Code::InvalidInput
     );
     let bad = valid(json!({"event": "opportunity_created", "email": "a@x.io",
         "properties": {"opportunityId": "D-2", "amount": "lots"}}));
-    assert!(change_of(&bad).is_err());
+    assert!(change_of(&bad.input).is_err());
     assert_eq!(
-        change_of(&valid(json!({"event": "signup", "email": "a@x.io"}))).expect("ok"),
+        change_of(&valid(json!({"event": "signup", "email": "a@x.io"})).input).expect("ok"),
         None
     );
-    let inv = change_of(&valid(
-        json!({"event": "stripe.invoice.paid", "external_id": "stripe:cus_1",
+    let inv = change_of(
+        &valid(
+            json!({"event": "stripe.invoice.paid", "external_id": "stripe:cus_1",
         "properties": {"stripe_object_id": "in_1", "stripe_subscription": "sub_1",
                        "amount": 4900, "currency": "usd"}}),
-    ))
+        )
+        .input,
+    )
     .expect("ok")
     .expect("change");
     assert_eq!(inv.opportunity_id, "stripe:sub_1");
     assert_eq!((inv.amount, inv.status), (Some(49.0), Some(Status::Won)));
-    let trialing = change_of(&valid(
-        json!({"event": "stripe.customer.subscription.created",
+    let trialing = change_of(
+        &valid(json!({"event": "stripe.customer.subscription.created",
         "external_id": "stripe:cus_1", "properties": {"stripe_object_id": "sub_2",
-        "stripe_status": "incomplete"}}),
-    ))
+        "stripe_status": "incomplete"}}))
+        .input,
+    )
     .expect("ok");
     assert_eq!(
         trialing, None,

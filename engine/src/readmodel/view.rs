@@ -192,20 +192,33 @@ impl<'a> LabelView<'a> {
 
     /// The column of property `key` (None: no node of the label has it).
     pub fn column(&self, key: &str) -> Option<ColumnView<'a>> {
-        self.rows.columns.get(key).map(|c| match c {
-            Column::Strings { codes, dict } => ColumnView::Strings { codes, dict },
-            Column::Integers {
-                values,
-                absent,
-                datetime,
-            } => ColumnView::Integers {
-                values,
-                absent,
-                datetime: *datetime,
-            },
-            Column::Floats(v) => ColumnView::Floats(v),
-            Column::Values(v) => ColumnView::Values(v),
-        })
+        self.rows.columns.get(key).map(column_view)
+    }
+
+    /// Every column of the label (one per property key some node of it has), in no order:
+    /// what a search over any property (a customer's traits) reads.
+    pub fn columns(&self) -> impl Iterator<Item = (&'a str, ColumnView<'a>)> + 'a {
+        self.rows
+            .columns
+            .iter()
+            .map(|(k, c)| (k.as_str(), column_view(c)))
+    }
+}
+
+fn column_view(c: &Column) -> ColumnView<'_> {
+    match c {
+        Column::Strings { codes, dict } => ColumnView::Strings { codes, dict },
+        Column::Integers {
+            values,
+            absent,
+            datetime,
+        } => ColumnView::Integers {
+            values,
+            absent,
+            datetime: *datetime,
+        },
+        Column::Floats(v) => ColumnView::Floats(v),
+        Column::Values(v) => ColumnView::Values(v),
     }
 }
 

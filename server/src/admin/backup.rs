@@ -12,9 +12,15 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use super::SECRET_FILES;
 use svc_core::error::{Code, Error, Result};
 use svc_core::store::Store;
+
+/// The secrets files of a data directory that a backup carries next to the store.
+pub const SECRET_FILES: [&str; 3] = [
+    "jwt.secret",
+    svc_core::plumbing::sealed::KEY_FILE,
+    svc_core::plumbing::sealed::RETIRED_KEY_FILE,
+];
 
 /// Which secrets the service was given rather than keeping them in its data directory.
 #[derive(Clone, Copy, Debug, Default)]

@@ -30,9 +30,6 @@ use svc_core::workspaces::{self, Plan};
 /// The socket's file name inside the data directory.
 pub const SOCKET_FILE: &str = "admin.sock";
 
-/// The secrets files of a data directory that a backup carries next to the store.
-pub const SECRET_FILES: [&str; 3] = ["jwt.secret", sealed::KEY_FILE, sealed::RETIRED_KEY_FILE];
-
 /// Master keys given on the command line or in the environment (`SVC_MASTER_KEY`,
 /// `SVC_MASTER_KEYS_RETIRED`) rather than generated into the data directory.
 #[derive(Clone, Default)]

@@ -9,8 +9,8 @@ use maud::{html, Markup};
 use serde_json::Value;
 
 use super::layout::{csrf_input, page};
+use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
-use super::{failed, is_htmx, Failure};
 use crate::state::AppState;
 use svc_gateway::approvals::{self, PendingView};
 

@@ -53,7 +53,7 @@ pub async fn signup_page() -> Markup {
 /// tie a token to, so the browser's own headers decide, as OWASP recommends: `Sec-Fetch-Site`
 /// when sent, else an `Origin` that must name this host (or the configured public URL).
 /// Clients that send neither (scripts, curl) are not browsers a third site can drive.
-fn cross_site(state: &AppState, headers: &HeaderMap) -> bool {
+pub(crate) fn cross_site(state: &AppState, headers: &HeaderMap) -> bool {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     if let Some(site) = text("sec-fetch-site") {
         return !matches!(site, "same-origin" | "none");

@@ -3,16 +3,17 @@
 //! that voice. The preview is `draft.outreach` through the gateway as the prospect buddy (so it
 //! is charged and receipted like any draft); its HTML is shown in a sandboxed frame.
 
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{Query, State};
+use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value as Json};
 
+use super::forms::{refused_status, see_other};
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
-use super::{failed, is_htmx, Failure};
 use crate::state::AppState;
 use svc_agents::buddies::Buddy;
 use svc_agents::chat::principal;
@@ -83,15 +84,30 @@ pub fn update_body(form: &[(String, String)]) -> Json {
     Json::Object(body)
 }
 
+/// `?saved=1` after a successful save (post/redirect/get).
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Saved {
+    pub saved: Option<String>,
+}
+
+/// A refused save: what was typed, and the message with the field it is about.
+struct Typed<'a> {
+    form: &'a [(String, String)],
+    field: String,
+    message: String,
+}
+
 /// `GET /app/brand`.
 pub async fn page(
     State(state): State<AppState>,
     Extension(s): Extension<Session>,
+    Query(q): Query<Saved>,
 ) -> Result<Markup, Failure> {
     let ctx = brand::get(&state.store, &state.sealer, s.user.workspace)
         .await
         .map_err(|e| failed(&s, e))?;
-    render(&state, &s, &ctx, None).await
+    let notice = q.saved.is_some().then_some(Ok("Brand voice saved."));
+    render(&state, &s, &ctx, notice, None).await
 }
 
 /// `POST /app/brand`: save.
@@ -102,17 +118,27 @@ pub async fn save(
 ) -> Result<Response, Failure> {
     let ws = s.user.workspace;
     match brand::put(&state.store, state.sealer.clone(), ws, update_body(&form)).await {
-        Ok(ctx) => Ok(render(&state, &s, &ctx, Some(Ok("Brand voice saved.")))
-            .await?
-            .into_response()),
+        Ok(_) => Ok(see_other("/app/brand?saved=1")),
         Err(e) if e.code.status() < 500 => {
             let ctx = brand::get(&state.store, &state.sealer, ws)
                 .await
                 .map_err(|e| failed(&s, e))?;
-            let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::BAD_REQUEST);
+            let field = e
+                .details
+                .as_ref()
+                .and_then(|d| d.get("field"))
+                .and_then(Json::as_str)
+                .map(str::to_owned)
+                .or_else(|| e.message.split_once(':').map(|(f, _)| f.trim().to_owned()))
+                .unwrap_or_default();
+            let typed = Typed {
+                form: &form,
+                field,
+                message: e.message.clone(),
+            };
             Ok((
-                status,
-                render(&state, &s, &ctx, Some(Err(&e.message))).await?,
+                refused_status(&e),
+                render(&state, &s, &ctx, None, Some(&typed)).await?,
             )
                 .into_response())
         }
@@ -185,26 +211,58 @@ async fn render(
     s: &Session,
     ctx: &BrandContext,
     notice: Option<Result<&str, &str>>,
+    typed: Option<&Typed<'_>>,
 ) -> Result<Markup, Failure> {
-    let list = customers::list(&state.store, s.user.workspace)
+    let list = customers::list(&state.store, s.user.workspace, Default::default())
         .await
         .map_err(|e| failed(s, e))?;
     let value = serde_json::to_value(ctx).unwrap_or(Json::Null);
-    let text = |k: &str| value.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+    // After a refused save the form shows what was typed, not what is stored.
+    let typed_value = |name: &str| {
+        typed.map(|t| {
+            t.form
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default()
+        })
+    };
+    let text = |k: &str| {
+        typed_value(k)
+            .unwrap_or_else(|| value.get(k).and_then(Json::as_str).unwrap_or("").to_owned())
+    };
     let voice = ctx.voice.clone().unwrap_or_default();
-    let dial = |k: &str| match k {
-        "formality" => voice.formality,
-        "humor" => voice.humor,
-        "respect" => voice.respect,
-        _ => voice.energy,
+    let dial = |k: &str| {
+        let stored = match k {
+            "formality" => voice.formality,
+            "humor" => voice.humor,
+            "respect" => voice.respect,
+            _ => voice.energy,
+        };
+        typed_value(k)
+            .and_then(|v| v.parse::<u8>().ok())
+            .unwrap_or(stored)
     };
     let link = |k: &str| {
-        value["links"]
-            .get(k)
-            .and_then(Json::as_str)
-            .unwrap_or("")
-            .to_owned()
+        typed_value(&format!("link_{k}")).unwrap_or_else(|| {
+            value["links"]
+                .get(k)
+                .and_then(Json::as_str)
+                .unwrap_or("")
+                .to_owned()
+        })
     };
+    // The refusal's message beside the field it names (`website`, `links.pricing`, ...).
+    let error_at = |names: &[String]| {
+        typed
+            .filter(|t| names.contains(&t.field))
+            .map(|t| alert(&t.message))
+    };
+    let placed = typed.is_some_and(|t| {
+        TEXTS.iter().any(|(n, _)| *n == t.field)
+            || DIALS.iter().any(|(n, _)| t.field == format!("voice.{n}"))
+            || LINKS.iter().any(|(n, _)| t.field == format!("links.{n}"))
+    });
     Ok(shell(
         Some(s),
         "Brand voice",
@@ -219,6 +277,7 @@ async fn render(
                         Some(Err(m)) => (alert(m)),
                         None => {},
                     }
+                    @if let Some(t) = typed.filter(|_| !placed) { (alert(&t.message)) }
                     @for (name, label) in TEXTS {
                         label for=(format!("brand-{name}")) { (label) }
                         @if *name == "description" || *name == "audience" {
@@ -226,6 +285,7 @@ async fn render(
                         } @else {
                             input id=(format!("brand-{name}")) name=(name) type="text" value=(text(name));
                         }
+                        @if let Some(m) = error_at(&[(*name).to_owned()]) { (m) }
                     }
                     fieldset {
                         legend { "Voice (1 to 5)" }
@@ -233,6 +293,7 @@ async fn render(
                             label for=(format!("dial-{name}")) { (label) ": " output id=(format!("dial-{name}-value")) { (dial(name)) } }
                             input id=(format!("dial-{name}")) name=(name) type="range" min="1" max="5" step="1" value=(dial(name))
                                 data-output=(format!("dial-{name}-value"));
+                            @if let Some(m) = error_at(&[format!("voice.{name}")]) { (m) }
                         }
                     }
                     fieldset {
@@ -240,6 +301,7 @@ async fn render(
                         @for (name, label) in LINKS {
                             label for=(format!("link-{name}")) { (label) }
                             input id=(format!("link-{name}")) name=(format!("link_{name}")) type="url" value=(link(name));
+                            @if let Some(m) = error_at(&[format!("links.{name}")]) { (m) }
                         }
                     }
                     button type="submit" { "Save brand voice" }

@@ -7,8 +7,8 @@ use maud::{html, Markup};
 use serde_json::Value;
 
 use super::layout::page as shell;
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_core::ledger;
 use svc_core::{keys, workspaces};

@@ -14,8 +14,8 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::chat::{self, ChatRequest};
 

@@ -13,8 +13,8 @@ use svc_query::{PlanTree, QueryResult, ResultValue};
 
 use super::assets::CYTOSCAPE;
 use super::layout::{alert, csrf_input, json_script, page as shell};
+use super::respond::{is_htmx, Failure};
 use super::session::Session;
-use super::{is_htmx, Failure};
 
 use crate::state::AppState;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
@@ -54,12 +54,16 @@ pub async fn page(
     Query(q): Query<ExploreQuery>,
 ) -> Result<Markup, Failure> {
     let ws = s.user.workspace;
-    let customers = svc_domains::customers::list(&state.store, ws)
+    let recent = svc_domains::customers::CustomerQuery {
+        limit: 8,
+        ..Default::default()
+    };
+    let customers = svc_domains::customers::list(&state.store, ws, recent)
         .await
-        .map_err(|e| super::failed(&s, e))?;
+        .map_err(|e| super::respond::failed(&s, e))?;
     let campaigns = svc_domains::customers::campaigns(&state.store, ws)
         .await
-        .map_err(|e| super::failed(&s, e))?;
+        .map_err(|e| super::respond::failed(&s, e))?;
     let starts = html! {
         section.card aria-labelledby="explore-h" {
             h2 id="explore-h" { "Explore a neighbourhood" }
@@ -88,7 +92,7 @@ pub async fn page(
     let block = match query::run(&state.store, ws, Access::ReadOnly, req).await {
         Ok(r) => result_block(&r),
         Err(e) if e.code.status() < 500 => alert(&e.message),
-        Err(e) => return Err(super::failed(&s, e)),
+        Err(e) => return Err(super::respond::failed(&s, e)),
     };
     Ok(render(&s, NEIGHBOURHOOD, block, starts))
 }
@@ -116,7 +120,7 @@ pub async fn run(
                 }
                 (StatusCode::BAD_REQUEST, alert(&msg))
             }
-            Err(e) => return Err(super::failed(&s, e)),
+            Err(e) => return Err(super::respond::failed(&s, e)),
         };
     if is_htmx(&headers) {
         // htmx swaps 2xx only; errors are shown as 200 fragments with role=alert.

@@ -1,4 +1,4 @@
-//! Customers: the searchable, sortable list of the most recently seen customers, and a
+//! Customers: the searchable, sortable, paged list of every customer, and a
 //! customer's profile: identities, churn and conversion scores with their factors, and one
 //! timeline of the customer's events and the agent actions taken on it (ledger receipts).
 
@@ -7,143 +7,236 @@ use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use maud::{html, Markup};
-use serde::Deserialize;
 use serde_json::Value as Json;
 
 use super::assets::CYTOSCAPE;
 use super::layout::{json_script, page};
+use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
-use super::{failed, is_htmx, Failure};
 use crate::state::AppState;
 use svc_core::error::Error;
 use svc_core::ledger::{self, LedgerRow};
 use svc_core::plumbing::{clock, ids};
-use svc_domains::customers::{self, CustomerView};
+use svc_domains::customers::{self, CustomerList, CustomerQuery, CustomerSort, CustomerView};
 use svc_domains::graph_api::node_with_label;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
 use svc_domains::scoring::{self, Models};
 
-#[derive(Debug, Default, Deserialize)]
-pub struct ListQuery {
-    #[serde(default)]
-    pub q: String,
-    /// `last_seen` (default), `email` or `name`.
-    #[serde(default)]
-    pub sort: String,
-    /// `asc` or `desc` (default).
-    #[serde(default)]
-    pub dir: String,
-}
+/// Rows per page of the customers list.
+const PAGE: usize = 50;
 
-/// Customers matching `q` (case-insensitive, in id, email, name, phone or external id),
-/// sorted by `sort` in `dir`.
-pub fn search(mut list: Vec<CustomerView>, q: &ListQuery) -> Vec<CustomerView> {
-    let needle = q.q.trim().to_lowercase();
-    if !needle.is_empty() {
-        list.retain(|c| {
-            [
-                &Some(c.id.clone()),
-                &c.email,
-                &c.name,
-                &c.phone,
-                &c.external_id,
-            ]
-            .iter()
-            .any(|f| {
-                f.as_deref()
-                    .is_some_and(|v| v.to_lowercase().contains(&needle))
-            })
-        });
-    }
-    let key = |c: &CustomerView| -> String {
-        match q.sort.as_str() {
-            "email" => c.email.clone().unwrap_or_default().to_lowercase(),
-            "name" => c.name.clone().unwrap_or_default().to_lowercase(),
-            _ => c.last_seen.clone().unwrap_or_default(),
-        }
-    };
-    list.sort_by_key(key);
-    if q.dir != "asc" {
-        list.reverse();
-    }
-    list
-}
-
-/// `GET /app/customers` (the table body alone for htmx's live search).
+/// `GET /app/customers`: every customer of the workspace, searched, filtered, sorted and paged
+/// on the server (`customers::list`, the API's list); htmx's live search gets the results
+/// block alone.
 pub async fn list(
     State(state): State<AppState>,
     Extension(s): Extension<Session>,
     headers: HeaderMap,
-    Query(q): Query<ListQuery>,
+    Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, Failure> {
-    let all = customers::list(&state.store, s.user.workspace)
+    let get = |k: &str| {
+        params
+            .iter()
+            .find(|(n, _)| n == k)
+            .map_or("", |(_, v)| v.as_str())
+            .trim()
+            .to_owned()
+    };
+    let mut q = CustomerQuery::from_params(
+        params
+            .iter()
+            .filter(|(k, v)| k != "limit" && !v.trim().is_empty())
+            .map(|(k, v)| (k.as_str(), v.as_str())),
+    )
+    .map_err(|e| failed(&s, e))?;
+    q.limit = PAGE;
+    let found = customers::list(&state.store, s.user.workspace, q.clone())
         .await
         .map_err(|e| failed(&s, e))?;
-    let rows = rows(&search(all.customers, &q));
-    if is_htmx(&headers) {
-        return Ok(rows.into_response());
-    }
-    let header = |key: &str, label: &str| {
-        let current = q.sort == key || (key == "last_seen" && q.sort.is_empty());
-        let next_dir = if current && q.dir != "asc" {
-            "asc"
-        } else {
-            "desc"
-        };
-        let aria = current.then_some(if q.dir == "asc" {
-            "ascending"
-        } else {
-            "descending"
-        });
-        html! {
-            th scope="col" aria-sort=[aria] {
-                a href=(format!("/app/customers?sort={key}&dir={next_dir}&q={}", urlencode(&q.q))) { (label) }
-            }
-        }
+    let view = ListView {
+        q: &q,
+        stage: get("stage"),
+        campaign: get("campaign"),
+        min_churn: get("min_churn"),
+        max_churn: get("max_churn"),
     };
+    let results = view.results(&found);
+    if is_htmx(&headers) {
+        return Ok(results.into_response());
+    }
     Ok(page(
         Some(&s),
         "Customers",
         "/app/customers",
         &[],
         html! {
-            form.search role="search" method="get" action="/app/customers" {
-                label for="q" { "Search customers" }
-                input id="q" name="q" type="search" value=(q.q) placeholder="email, name, id…"
-                    hx-get="/app/customers" hx-trigger="input changed delay:250ms, search"
-                    hx-target="#customer-rows" hx-include="closest form";
-                input type="hidden" name="sort" value=(q.sort);
-                input type="hidden" name="dir" value=(q.dir);
-            }
-            div.table-wrap {
-                table {
-                    caption.visually-hidden { "Customers, most recently seen first" }
-                    thead { tr {
-                        (header("email", "Email"))
-                        (header("name", "Name"))
-                        th scope="col" { "Phone" }
-                        (header("last_seen", "Last seen"))
-                    } }
-                    tbody id="customer-rows" { (rows) }
+            form.search.filters role="search" method="get" action="/app/customers"
+                hx-get="/app/customers" hx-target="#customer-results" hx-push-url="true"
+                hx-trigger="input changed delay:250ms from:#q, search from:#q, change, submit" {
+                div.field {
+                    label for="q" { "Search customers" }
+                    input id="q" name="q" type="search" value=(q.q)
+                        placeholder="email, name, phone, external id, trait…";
                 }
+                div.field {
+                    label for="stage" { "Lifecycle stage" }
+                    input id="stage" name="stage" type="text" value=(view.stage) placeholder="any";
+                }
+                div.field {
+                    label for="campaign" { "Campaign" }
+                    input id="campaign" name="campaign" type="text" value=(view.campaign) placeholder="any";
+                }
+                div.field {
+                    label for="min_churn" { "Churn from" }
+                    input id="min_churn" name="min_churn" type="number" min="0" max="1" step="0.01" value=(view.min_churn);
+                }
+                div.field {
+                    label for="max_churn" { "to" }
+                    input id="max_churn" name="max_churn" type="number" min="0" max="1" step="0.01" value=(view.max_churn);
+                }
+                input type="hidden" name="sort" value=(q.sort.as_str());
+                input type="hidden" name="order" value=(if q.ascending { "asc" } else { "desc" });
+                button type="submit" { "Filter" }
             }
+            div id="customer-results" aria-live="polite" { (results) }
             (super::dedupe::section(&s))
         },
     )
     .into_response())
 }
 
+/// The list's state, for links that keep the search and filters.
+struct ListView<'a> {
+    q: &'a CustomerQuery,
+    stage: String,
+    campaign: String,
+    min_churn: String,
+    max_churn: String,
+}
+
+impl ListView<'_> {
+    /// The URL of this list with another sort, order or offset.
+    fn href(&self, sort: CustomerSort, ascending: bool, offset: usize) -> String {
+        let mut url = format!(
+            "/app/customers?sort={}&order={}",
+            sort.as_str(),
+            if ascending { "asc" } else { "desc" }
+        );
+        for (k, v) in [
+            ("q", self.q.q.as_str()),
+            ("stage", &self.stage),
+            ("campaign", &self.campaign),
+            ("min_churn", &self.min_churn),
+            ("max_churn", &self.max_churn),
+        ] {
+            if !v.is_empty() {
+                url.push_str(&format!("&{k}={}", urlencode(v)));
+            }
+        }
+        if offset > 0 {
+            url.push_str(&format!("&offset={offset}"));
+        }
+        url
+    }
+
+    /// The count, the table and the pager.
+    fn results(&self, found: &CustomerList) -> Markup {
+        let q = self.q;
+        let header = |key: CustomerSort, label: &str| {
+            let current = q.sort == key;
+            // A new column starts in its natural order: text A-Z, times and scores highest.
+            let text = matches!(
+                key,
+                CustomerSort::Email | CustomerSort::Name | CustomerSort::Phone
+            );
+            let next_asc = if current { !q.ascending } else { text };
+            let aria = current.then_some(if q.ascending {
+                "ascending"
+            } else {
+                "descending"
+            });
+            html! {
+                th scope="col" aria-sort=[aria] {
+                    a href=(self.href(key, next_asc, 0)) { (label) }
+                }
+            }
+        };
+        let first = found.offset + 1;
+        let last = found.offset + found.customers.len();
+        let pages = found.total.div_ceil(PAGE).max(1);
+        let current = found.offset / PAGE + 1;
+        html! {
+            p.count id="customer-count" {
+                @if found.total == 0 {
+                    "No customers match."
+                } @else {
+                    "Showing " (group(first)) "–" (group(last)) " of " strong { (group(found.total)) }
+                    @if found.total == 1 { " customer" } @else { " customers" }
+                }
+            }
+            div.table-wrap {
+                table {
+                    caption.visually-hidden { "Customers" }
+                    thead { tr {
+                        (header(CustomerSort::Email, "Email"))
+                        (header(CustomerSort::Name, "Name"))
+                        (header(CustomerSort::Phone, "Phone"))
+                        (header(CustomerSort::LastSeen, "Last seen"))
+                        (header(CustomerSort::Churn, "Churn"))
+                        (header(CustomerSort::Score, "Conversion"))
+                    } }
+                    tbody id="customer-rows" { (rows(&found.customers)) }
+                }
+            }
+            @if pages > 1 {
+                nav.pager aria-label="Pages of customers" {
+                    @if found.offset > 0 {
+                        a rel="prev" href=(self.href(q.sort, q.ascending, found.offset.saturating_sub(PAGE))) { "← Previous" }
+                    }
+                    span { "Page " (group(current)) " of " (group(pages)) }
+                    @if last < found.total {
+                        a rel="next" href=(self.href(q.sort, q.ascending, found.offset + PAGE)) { "Next →" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A count with thousands separators.
+fn group(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn percent(c: &CustomerView, key: &str) -> String {
+    c.properties
+        .get(key)
+        .and_then(Json::as_f64)
+        .map(|p| format!("{:.0}%", p * 100.0))
+        .unwrap_or_default()
+}
+
 fn rows(list: &[CustomerView]) -> Markup {
     html! {
         @if list.is_empty() {
-            tr { td colspan="4" { "No customers match." } }
+            tr { td colspan="6" { "No customers match." } }
         }
         @for c in list {
             tr {
-                td { a href=(format!("/app/customers/{}", c.id)) { (c.email.as_deref().unwrap_or(&c.id)) } }
+                td { a href=(format!("/app/customers/{}", c.id)) { (c.email.as_deref().or(c.name.as_deref()).unwrap_or(&c.id)) } }
                 td { (c.name.as_deref().unwrap_or("")) }
                 td { (c.phone.as_deref().unwrap_or("")) }
                 td { (c.last_seen.as_deref().unwrap_or("")) }
+                td { (percent(c, "churnScore")) }
+                td { (percent(c, "score")) }
             }
         }
     }
@@ -347,43 +440,13 @@ fn shown(v: &Json) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::Map;
-
-    fn c(id: &str, email: &str, seen: &str) -> CustomerView {
-        CustomerView {
-            id: id.into(),
-            email: Some(email.into()),
-            phone: None,
-            external_id: None,
-            name: None,
-            cio_id: None,
-            last_seen: Some(seen.into()),
-            properties: Map::new(),
-        }
-    }
 
     #[test]
-    fn search_filters_and_sorts() {
-        let all = vec![
-            c("cus_1", "b@x.io", "2026-01-02"),
-            c("cus_2", "a@x.io", "2026-01-03"),
-            c("cus_3", "c@y.io", "2026-01-01"),
-        ];
-        let q = |q: &str, sort: &str, dir: &str| ListQuery {
-            q: q.into(),
-            sort: sort.into(),
-            dir: dir.into(),
-        };
-        let ids = |v: Vec<CustomerView>| v.into_iter().map(|c| c.id).collect::<Vec<_>>();
-        assert_eq!(
-            ids(search(all.clone(), &q("", "", ""))),
-            ["cus_2", "cus_1", "cus_3"]
-        );
-        assert_eq!(
-            ids(search(all.clone(), &q("X.IO", "email", "asc"))),
-            ["cus_2", "cus_1"]
-        );
-        assert_eq!(ids(search(all, &q("cus_3", "", ""))), ["cus_3"]);
+    fn counts_are_grouped() {
+        assert_eq!(group(0), "0");
+        assert_eq!(group(999), "999");
+        assert_eq!(group(10_650), "10,650");
+        assert_eq!(group(1_234_567), "1,234,567");
     }
 
     #[test]

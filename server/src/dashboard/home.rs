@@ -2,8 +2,6 @@
 //! pipeline by stage, credits used against the plan) and the live feed of new events over
 //! `/v1/stream`, opened with a one-use ticket issued for the cookie session.
 
-use std::collections::BTreeMap;
-
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
@@ -12,36 +10,16 @@ use maud::{html, Markup};
 use serde_json::json;
 
 use super::assets::CHART;
+use super::format::{count, money, percent};
 use super::layout::{json_script, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::reporting;
 use svc_core::auth::Principal;
 use svc_core::error::Result;
 use svc_core::ledger;
 use svc_core::workspaces;
-use svc_domains::customers;
-
-/// Pipeline of one stage: open opportunities and their summed amount.
-#[derive(Debug, Default, PartialEq)]
-pub struct Stage {
-    pub count: u64,
-    pub amount: f64,
-}
-
-/// Open opportunities grouped by stage name (`(none)` without one).
-pub fn pipeline_by_stage(list: &customers::OpportunityList) -> BTreeMap<String, Stage> {
-    let mut stages: BTreeMap<String, Stage> = BTreeMap::new();
-    for o in list.opportunities.iter().filter(|o| o.status == "open") {
-        let stage = stages
-            .entry(o.stage.clone().unwrap_or_else(|| "(none)".to_owned()))
-            .or_default();
-        stage.count += 1;
-        stage.amount += o.amount.as_f64().unwrap_or(0.0);
-    }
-    stages
-}
 
 /// A ticket for the page's WebSocket, for this session.
 fn ticket(state: &AppState, s: &Session) -> Result<String> {
@@ -59,7 +37,7 @@ pub async fn page(
 ) -> Result<Markup, Failure> {
     let ws = s.user.workspace;
     let summary = reporting::summary(&state.store, &state.summary_cache, ws).await;
-    let opportunities = customers::opportunities(&state.store, ws)
+    let stages = reporting::pipeline(&state.store, ws)
         .await
         .map_err(|e| failed(&s, e))?;
     let settings = workspaces::get(&state.store, ws)
@@ -74,14 +52,15 @@ pub async fn page(
             .await
             .map_err(|e| failed(&s, e))?
     };
-    let stages = pipeline_by_stage(&opportunities);
     let ticket = ticket(&state, &s).map_err(|e| failed(&s, e))?;
     let limit = settings.monthly_credit_limit;
+    let currency = one_currency(&stages);
     let charts = json!({
         "activity": summary.signals_hourly,
-        "stages": stages.keys().collect::<Vec<_>>(),
-        "stage_amounts": stages.values().map(|v| v.amount).collect::<Vec<_>>(),
-        "stage_counts": stages.values().map(|v| v.count).collect::<Vec<_>>(),
+        "stages": stages.iter().map(|v| &v.stage).collect::<Vec<_>>(),
+        "stage_amounts": stages.iter().map(|v| v.amount).collect::<Vec<_>>(),
+        "stage_counts": stages.iter().map(|v| v.count).collect::<Vec<_>>(),
+        "currency": currency,
         "credits_used": used,
         "credits_left": limit.saturating_sub(used),
     });
@@ -93,13 +72,21 @@ pub async fn page(
         html! {
             section aria-labelledby="figures-h" {
                 h2 id="figures-h" .visually-hidden { "Figures" }
+                // `data-api`: the API answer each figure shows (checked by tests/tests/pages.rs).
                 ul.figures {
-                    li { span.figure id="fig-signals" { (summary.signals_last24h) } span.label { "signals in the last 24 h" } }
-                    li { span.figure { (summary.active_signals) } span.label { "active signals" } }
-                    li { span.figure { (summary.pipeline_arr) } span.label { "pipeline ARR" } }
-                    li { span.figure { (summary.open_tasks) } span.label { "open tasks" } }
-                    li { span.figure { (format!("{:.0}%", summary.avg_confidence * 100.0)) } span.label { "average confidence" } }
-                    li { span.figure id="fig-credits" { (used) " / " (limit) } span.label { "credits used this month (" (settings.plan.as_str()) ")" } }
+                    li { span.figure id="fig-signals" data-api="/v1/reporting/summary#/signalsLast24h" { (count(summary.signals_last24h)) } span.label { "signals in the last 24 h" } }
+                    li { span.figure data-api="/v1/reporting/summary#/activeSignals" { (count(summary.active_signals)) } span.label { "customers active in the last 7 days" } }
+                    li { span.figure data-api="/v1/reporting/summary#/pipelineArr" { (money(summary.pipeline_arr as f64, currency.as_deref())) } span.label { "open pipeline" } }
+                    li { span.figure data-api="/v1/reporting/summary#/openTasks" { (count(summary.open_tasks)) } span.label { "open opportunities" } }
+                    li { span.figure data-api="/v1/reporting/summary#/avgConfidence" { (percent(summary.avg_confidence)) } span.label { "average confidence" } }
+                    li {
+                        span.figure id="fig-credits" {
+                            span data-api="/api/v1/capabilities/usage/actions#/workspace_used" { (count(used)) }
+                            " / "
+                            span data-api="/api/v1/workspace#/monthly_credit_limit" { (count(limit)) }
+                        }
+                        span.label { "action credits used this month (" (settings.plan.as_str()) " plan)" }
+                    }
                 }
             }
             div.charts {
@@ -109,12 +96,12 @@ pub async fn page(
                 }
                 figure.card {
                     figcaption { "Pipeline by stage" }
-                    canvas id="chart-pipeline" role="img" aria-label=(format!("Open pipeline in {} stages", stages.len())) {}
+                    canvas id="chart-pipeline" role="img" aria-label=(format!("Open pipeline: {} in {} opportunities over {} stages", money(summary.pipeline_arr as f64, currency.as_deref()), count(summary.open_tasks), stages.len())) {}
                     @if stages.is_empty() { p.hint { "No open opportunities yet." } }
                 }
                 figure.card {
                     figcaption { "Credits used vs plan" }
-                    canvas id="chart-credits" role="img" aria-label=(format!("{used} of {limit} action credits used in {month}")) {}
+                    canvas id="chart-credits" role="img" aria-label=(format!("{} of {} action credits used in {month}", count(used), count(limit))) {}
                 }
             }
             (json_script("chart-data", &charts))
@@ -143,44 +130,35 @@ pub async fn stream_ticket(
     }
 }
 
+/// The currency every stage's opportunities share, if they share one.
+fn one_currency(stages: &[reporting::StageTotal]) -> Option<String> {
+    let first = stages.first()?.currency.clone()?;
+    stages
+        .iter()
+        .all(|s| s.currency.as_deref() == Some(first.as_str()))
+        .then_some(first)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Map, Value};
 
-    fn opp(stage: Option<&str>, status: &str, amount: f64) -> customers::OpportunityView {
-        customers::OpportunityView {
-            id: "node_1".into(),
-            opportunity_id: None,
-            name: None,
-            score: Value::Null,
-            amount: json!(amount),
-            stage: stage.map(str::to_owned),
-            status: status.into(),
-            customer_id: None,
-            properties: Map::new(),
+    fn stage(currency: Option<&str>) -> reporting::StageTotal {
+        reporting::StageTotal {
+            stage: "demo".into(),
+            count: 1,
+            amount: 1.0,
+            currency: currency.map(str::to_owned),
         }
     }
 
     #[test]
-    fn open_opportunities_are_summed_per_stage() {
-        let list = customers::OpportunityList {
-            opportunities: vec![
-                opp(Some("demo"), "open", 10.0),
-                opp(Some("demo"), "open", 5.5),
-                opp(Some("demo"), "won", 100.0),
-                opp(None, "open", 1.0),
-            ],
-        };
-        let stages = pipeline_by_stage(&list);
+    fn one_currency_only_when_every_stage_agrees() {
+        assert_eq!(one_currency(&[]), None);
         assert_eq!(
-            stages["demo"],
-            Stage {
-                count: 2,
-                amount: 15.5
-            }
+            one_currency(&[stage(Some("EUR")), stage(Some("EUR"))]).as_deref(),
+            Some("EUR")
         );
-        assert_eq!(stages["(none)"].count, 1);
-        assert_eq!(stages.len(), 2);
+        assert_eq!(one_currency(&[stage(Some("EUR")), stage(None)]), None);
     }
 }

@@ -3,19 +3,20 @@
 //! in the API. The page also offers the action playbook cards (see `playbook_cards`) whose
 //! integrations are connected.
 
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::{Map, Value as Json};
 
+use super::format;
+use super::forms::{refused_status, see_other, Refusal};
 use super::layout::{alert, csrf_input, page as shell};
 use super::playbook_cards;
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
-use svc_core::error::{Code, Error};
+use svc_core::error::Error;
 use svc_core::integration_kind::Kind;
 use svc_domains::integrations::{self, IntegrationView};
 
@@ -101,12 +102,36 @@ fn kind_of(name: &str) -> Result<Kind, Error> {
     Kind::parse(name).ok_or_else(|| Error::not_found("integration kind"))
 }
 
+/// The outcome a redirect names: `?done=connected|tested|disconnected&kind=smtp`.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Done {
+    pub done: Option<String>,
+    pub kind: Option<String>,
+}
+
 /// `GET /app/integrations`.
 pub async fn page(
     State(state): State<AppState>,
     Extension(s): Extension<Session>,
+    Query(done): Query<Done>,
 ) -> Result<Markup, Failure> {
-    render(&state, &s, None).await
+    let notice = match (
+        done.done.as_deref(),
+        done.kind.as_deref().and_then(Kind::parse),
+    ) {
+        (Some(what @ ("connected" | "tested" | "disconnected")), Some(kind)) => {
+            Some(Notice::Done(kind, what.to_owned()))
+        }
+        _ => None,
+    };
+    render(&state, &s, notice).await
+}
+
+fn done(kind: Kind, what: &str) -> String {
+    format!(
+        "/app/integrations?done={what}&kind={k}#integration-{k}",
+        k = kind.as_str()
+    )
 }
 
 /// `POST /app/integrations/{kind}`: connect or update.
@@ -133,7 +158,8 @@ pub async fn connect(
         &state,
         &s,
         kind,
-        outcome.map(|_| format!("{} connected.", kind.label())),
+        form,
+        outcome.map(|_| done(kind, "connected")),
     )
     .await
 }
@@ -155,15 +181,15 @@ pub async fn test(
         kind,
     )
     .await;
-    let outcome = match outcome {
-        Ok(r) if r.ok => Ok(format!("{} test passed: {}", kind.label(), r.message)),
-        Ok(r) => Err(Error::new(
-            Code::InvalidInput,
-            format!("{} test failed: {}", kind.label(), r.message),
-        )),
-        Err(e) => Err(e),
-    };
-    respond(&state, &s, kind, outcome).await
+    // Passed or failed, the result is stored as the integration's last test: the page shows it.
+    respond(
+        &state,
+        &s,
+        kind,
+        Vec::new(),
+        outcome.map(|_| done(kind, "tested")),
+    )
+    .await
 }
 
 /// `POST /app/integrations/{kind}/disconnect`.
@@ -180,34 +206,47 @@ pub async fn disconnect(
         &state,
         &s,
         kind,
-        outcome.map(|_| format!("{} disconnected.", kind.label())),
+        Vec::new(),
+        outcome.map(|_| done(kind, "disconnected")),
     )
     .await
 }
 
+/// A redirect after success; the page again (4xx) with the typed values after a refusal.
 async fn respond(
     state: &AppState,
     s: &Session,
     kind: Kind,
+    form: Vec<(String, String)>,
     outcome: Result<String, Error>,
 ) -> Result<Response, Failure> {
     match outcome {
-        Ok(message) => Ok(render(state, s, Some((kind, Ok(message))))
-            .await?
+        Ok(location) => Ok(see_other(&location)),
+        Err(e) if e.code.status() < 500 => Ok((
+            refused_status(&e),
+            render(state, s, Some(Notice::Refused(kind, form, Refusal::of(&e)))).await?,
+        )
             .into_response()),
-        Err(e) if e.code.status() < 500 => {
-            let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::BAD_REQUEST);
-            Ok((
-                status,
-                render(state, s, Some((kind, Err(e.message)))).await?,
-            )
-                .into_response())
-        }
         Err(e) => Err(failed(s, e)),
     }
 }
 
-type Notice = (Kind, Result<String, String>);
+/// What the page says on one integration's card.
+#[derive(Debug)]
+pub enum Notice {
+    /// A redirect's outcome code.
+    Done(Kind, String),
+    /// A refused connect form: the values typed and the message.
+    Refused(Kind, Vec<(String, String)>, Refusal),
+}
+
+impl Notice {
+    fn kind(&self) -> Kind {
+        match self {
+            Notice::Done(k, _) | Notice::Refused(k, _, _) => *k,
+        }
+    }
+}
 
 async fn render(state: &AppState, s: &Session, notice: Option<Notice>) -> Result<Markup, Failure> {
     let list = integrations::list(&state.store, &state.sealer, s.user.workspace)
@@ -229,52 +268,72 @@ async fn render(state: &AppState, s: &Session, notice: Option<Notice>) -> Result
             }
             div.cards {
                 @for i in &list.integrations {
-                    (card(s, i, notice.as_ref().filter(|(k, _)| *k == i.kind).map(|(_, n)| n)))
+                    (card(s, i, notice.as_ref().filter(|n| n.kind() == i.kind)))
                 }
             }
         },
     ))
 }
 
-fn card(s: &Session, i: &IntegrationView, notice: Option<&Result<String, String>>) -> Markup {
+fn card(s: &Session, i: &IntegrationView, notice: Option<&Notice>) -> Markup {
     let kind = i.kind.as_str();
     let config = i.config.as_ref();
+    let (typed, refusal) = match notice {
+        Some(Notice::Refused(_, form, r)) => (Some(form.as_slice()), Some(r)),
+        _ => (None, None),
+    };
+    let names: Vec<&str> = fields(i.kind).iter().map(|f| f.0).collect();
+    let done = match notice {
+        Some(Notice::Done(k, what)) => Some(match what.as_str() {
+            "tested" => match &i.last_test {
+                Some(t) if t.ok => format!("{} test passed: {}", k.label(), t.message),
+                Some(t) => format!("{} test failed: {}", k.label(), t.message),
+                None => format!("{} tested.", k.label()),
+            },
+            other => format!("{} {other}.", k.label()),
+        }),
+        _ => None,
+    };
+    let test_failed = matches!(notice, Some(Notice::Done(_, w)) if w == "tested")
+        && i.last_test.as_ref().is_some_and(|t| !t.ok);
     html! {
         section.card.integration id=(format!("integration-{kind}")) aria-labelledby=(format!("int-{kind}-h")) data-connected=(i.connected) {
             h2 id=(format!("int-{kind}-h")) {
                 (i.kind.label()) " "
                 @if i.connected { span.ok.state { "connected" } } @else { span.hint.state { "not connected" } }
             }
-            @match notice {
-                Some(Ok(m)) => p.ok role="status" { (m) },
-                Some(Err(m)) => (alert(m)),
-                None => {},
+            @if let Some(m) = &done {
+                @if test_failed { (alert(m)) } @else { p.ok role="status" { (m) } }
             }
+            @if let Some(r) = refusal { @if let Some(m) = r.general(&names) { (m) } }
             @if !i.capabilities.is_empty() {
                 p.hint { "Unlocks: " @for c in &i.capabilities { code { (c) } " " } }
             }
             @if let Some(t) = &i.last_test {
-                p.hint { "Last test " (t.at) ": " @if t.ok { "passed" } @else { "failed" } " — " (t.message) }
+                p.hint { "Last test " (format::time(&t.at)) ": " @if t.ok { "passed" } @else { "failed" } " — " (t.message) }
             }
             @if s.is_owner() {
-                details open[!i.connected] {
+                details open[!i.connected || refusal.is_some()] {
                     summary { @if i.connected { "Change settings" } @else { "Connect" } }
                     form.card method="post" action=(format!("/app/integrations/{kind}")) {
                         (csrf_input(s))
                         @for (name, label, input, required) in fields(i.kind) {
                             @let id = format!("{kind}-{name}");
-                            @let current = config.and_then(|c| c.get(*name)).map(|v| match v { Json::String(t) => t.clone(), other => other.to_string() });
+                            @let stored = config.and_then(|c| c.get(*name)).map(|v| match v { Json::String(t) => t.clone(), other => other.to_string() });
+                            // After a refusal: what was typed (never a secret, which is not echoed).
+                            @let current = match typed { Some(f) if *input != Input::Secret => Some(super::forms::value(f, name).to_owned()), _ => stored };
                             label for=(id) { (label) @if !required { " " span.hint { "(optional)" } } }
                             @match input {
                                 Input::Choice(options) => select id=(id) name=(name) {
                                     @for o in *options { option value=(o) selected[current.as_deref() == Some(*o)] { (o) } }
                                 },
-                                Input::Multiline => textarea id=(id) name=(name) rows="3" {},
+                                Input::Multiline => textarea id=(id) name=(name) rows="3" { (typed.map(|f| super::forms::value(f, name)).unwrap_or_default()) },
                                 Input::Secret => input id=(id) name=(name) type="password" autocomplete="off"
                                     placeholder=(current.clone().unwrap_or_default()) required[*required && !i.connected];,
                                 Input::Number => input id=(id) name=(name) type="number" value=(current.clone().unwrap_or_default()) required[*required];,
                                 Input::Text => input id=(id) name=(name) type="text" value=(current.clone().unwrap_or_default()) required[*required];,
                             }
+                            @if let Some(m) = refusal.and_then(|r| r.at(&[name])) { (m) }
                         }
                         button type="submit" { @if i.connected { "Save" } @else { "Connect" } }
                     }

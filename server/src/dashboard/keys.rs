@@ -8,8 +8,8 @@ use axum::{Extension, Form};
 use maud::{html, Markup};
 
 use super::layout::{alert, csrf_input, page as shell};
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_core::capabilities::{Capability, Mode};
 use svc_core::keys::{self, CreateKey, CreatedKey, KeyView, RouteGrant};
@@ -129,10 +129,11 @@ async fn render(
                     } }
                     tbody {
                         @if list.keys.is_empty() { tr { td colspan="7" { "No keys yet." } } }
-                        @for k in &list.keys { (row(s, k)) }
+                        @for k in list.keys.iter().filter(|k| k.kind != keys::KeyKind::OAuth) { (row(s, k)) }
                     }
                 }
             }
+            (super::oauth_consent::approved_clients(s, &list.keys))
             @if s.is_owner() { (form(s, error)) }
         },
     ))

@@ -4,7 +4,7 @@
 //!
 //! Access: these routes are not part of the API, its OpenAPI document or `http::access::RULES`.
 //! They are merged outside the API's access layer and carry their own rule: the sign-in pages
-//! and the assets are public; everything else passes [`session::require_session`] (a valid
+//! and the assets are public; everything else passes [`guard::require_session`] (a valid
 //! `svc_session` cookie, plus the CSRF token on every non-GET request). Handlers are thin: they
 //! call the same domain functions as the JSON API's handlers, never the API over the network.
 
@@ -17,23 +17,25 @@ pub mod chat;
 pub mod console;
 pub mod customers;
 pub mod dedupe;
+pub mod format;
+pub mod forms;
+pub mod guard;
 pub mod home;
 pub mod integrations;
 pub mod keys;
 pub mod layout;
+pub mod oauth_consent;
 pub mod playbook_cards;
 pub mod playbooks;
+pub mod respond;
 pub mod session;
 pub mod settings;
 
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::response::{Redirect, Response};
 use axum::routing::{get, post};
 use axum::Router;
 
 use crate::state::AppState;
-use session::Session;
-use svc_core::error::Error;
 
 /// The dashboard's routes (merged into the service's router by `http::app`).
 pub fn router(state: AppState) -> Router<AppState> {
@@ -74,7 +76,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/logout", post(auth_pages::logout))
         .route_layer(axum::middleware::from_fn_with_state(
             state,
-            session::require_session,
+            guard::require_session,
         ));
     Router::new()
         .route("/app", get(|| async { Redirect::to("/app/home") }))
@@ -114,41 +116,4 @@ async fn security_headers(mut response: Response) -> Response {
         axum::http::HeaderValue::from_static("same-origin"),
     );
     response
-}
-
-/// A failed page: the error's status and message as an HTML page.
-#[derive(Debug)]
-pub struct Failure(Response);
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        self.0
-    }
-}
-
-/// The page for a domain error, with its status (an internal error's detail stays in the log).
-pub fn failed(session: &Session, e: Error) -> Failure {
-    let status = StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    let message = if status.is_server_error() {
-        tracing::error!(error = %e.message, "dashboard page failed");
-        "Something went wrong on our side; try again.".to_owned()
-    } else {
-        e.message
-    };
-    Failure(
-        (
-            status,
-            layout::error_page(
-                Some(session),
-                status.canonical_reason().unwrap_or("Error"),
-                &message,
-            ),
-        )
-            .into_response(),
-    )
-}
-
-/// Whether the request came from htmx (which then gets a fragment, not a page).
-pub fn is_htmx(headers: &axum::http::HeaderMap) -> bool {
-    headers.contains_key("hx-request")
 }

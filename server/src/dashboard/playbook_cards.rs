@@ -11,8 +11,8 @@ use maud::{html, Markup};
 use serde_json::{json, Value as Json};
 
 use super::layout::csrf_input;
+use super::respond::{failed, Failure};
 use super::session::Session;
-use super::{failed, Failure};
 use crate::state::AppState;
 use svc_agents::buddies::Buddy;
 use svc_agents::chat::principal;
@@ -20,7 +20,7 @@ use svc_core::capabilities::Capability;
 use svc_core::error::Error;
 use svc_core::integration_kind::Kind;
 use svc_core::plumbing::ids;
-use svc_domains::customers::{self, CustomerView};
+use svc_domains::customers::{self, CustomerQuery, CustomerSort, CustomerView};
 use svc_domains::integrations::IntegrationView;
 use svc_gateway::{self as gateway, InvokeRequest};
 
@@ -65,6 +65,25 @@ pub const CARDS: &[Card] = &[
     },
 ];
 
+/// Customers a card offers in its picker.
+const OFFERED: usize = 50;
+
+impl Card {
+    /// The card's candidates among every customer of the workspace: those with the needed
+    /// identity, highest `rank_by` first.
+    pub fn query(&self) -> CustomerQuery {
+        CustomerQuery {
+            sort: match self.rank_by {
+                "churnScore" => CustomerSort::Churn,
+                _ => CustomerSort::Score,
+            },
+            has: Some(self.requires.to_owned()),
+            limit: OFFERED,
+            ..CustomerQuery::default()
+        }
+    }
+}
+
 /// The cards whose integrations are all connected.
 pub fn available(connected: &[Kind]) -> Vec<&'static Card> {
     CARDS
@@ -108,10 +127,14 @@ pub async fn offered(
     if cards.is_empty() {
         return Ok(html! {});
     }
-    let list = customers::list(&state.store, s.user.workspace)
-        .await
-        .map_err(|e| failed(s, e))?;
-    Ok(html! { @for c in cards { (render(s, c, &targets(c, &list.customers))) } })
+    let mut rendered = Vec::with_capacity(cards.len());
+    for card in cards {
+        let list = customers::list(&state.store, s.user.workspace, card.query())
+            .await
+            .map_err(|e| failed(s, e))?;
+        rendered.push(render(s, card, &targets(card, &list.customers)));
+    }
+    Ok(html! { @for r in rendered { (r) } })
 }
 
 fn render(s: &Session, card: &Card, targets: &[&CustomerView]) -> Markup {

@@ -7,16 +7,10 @@
 //! CSRF: a synchronizer token derived from the session, `HMAC-SHA256(key = the session's JWT,
 //! "svc dashboard csrf v1")`, base64url. Only a holder of the (HttpOnly, so script-invisible)
 //! cookie can derive it; it is stateless and survives restarts. Pages carry it in a hidden
-//! `csrf` form field and in htmx's `hx-headers` (`X-CSRF-Token`); [`require_session`] checks
+//! `csrf` form field and in htmx's `hx-headers` (`X-CSRF-Token`); [`super::guard::require_session`] checks
 //! one of them on every non-GET request and answers 403 otherwise.
 
-use std::collections::HashMap;
-
-use axum::body::{to_bytes, Body};
-use axum::extract::{Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Redirect, Response};
+use axum::http::{header, HeaderMap, HeaderValue};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
@@ -35,7 +29,7 @@ const CSRF_CONTEXT: &[u8] = b"svc dashboard csrf v1";
 /// The cookie lives as long as the JWT it holds (7 days).
 const COOKIE_MAX_AGE_SECS: i64 = 7 * 24 * 3600;
 
-/// A signed-in dashboard user, left in the request's extensions by [`require_session`].
+/// A signed-in dashboard user, left in the request's extensions by [`super::guard::require_session`].
 #[derive(Clone, Debug)]
 pub struct Session {
     pub user: UserSession,
@@ -135,64 +129,6 @@ pub async fn resolve(state: &AppState, headers: &HeaderMap) -> Option<Session> {
         }),
         _ => None,
     }
-}
-
-/// The dashboard's own access rule, for every route behind sign-in: a valid session cookie
-/// (else a redirect to the login page, or 401 for htmx and non-GET requests) and, on every
-/// request that may change something, the session's CSRF token (else 403).
-pub async fn require_session(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let Some(session) = resolve(&state, req.headers()).await else {
-        return signed_out(&req);
-    };
-    let mut req = req;
-    if !matches!(*req.method(), Method::GET | Method::HEAD) {
-        let (ok, rebuilt) = check_csrf(&session, req).await;
-        if !ok {
-            return (
-                StatusCode::FORBIDDEN,
-                super::layout::error_page(
-                    Some(&session),
-                    "Forbidden",
-                    "The form's security token is missing or does not match your session. Reload the page and try again.",
-                ),
-            )
-                .into_response();
-        }
-        req = rebuilt;
-    }
-    req.extensions_mut().insert(session);
-    next.run(req).await
-}
-
-fn signed_out(req: &Request) -> Response {
-    let htmx = req.headers().contains_key("hx-request");
-    if req.method() == Method::GET && !htmx {
-        return Redirect::to("/app/login").into_response();
-    }
-    let mut response = (StatusCode::UNAUTHORIZED, "sign in again").into_response();
-    if htmx {
-        response
-            .headers_mut()
-            .insert("hx-redirect", HeaderValue::from_static("/app/login"));
-    }
-    response
-}
-
-/// Checks the header, else the urlencoded form body's `csrf` field (the body is read and put
-/// back for the handler).
-async fn check_csrf(session: &Session, req: Request) -> (bool, Request) {
-    if let Some(value) = req.headers().get(CSRF_HEADER).and_then(|v| v.to_str().ok()) {
-        return (csrf_valid(&session.token, value), req);
-    }
-    let (parts, body) = req.into_parts();
-    let Ok(bytes) = to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
-        return (false, Request::from_parts(parts, Body::empty()));
-    };
-    let fields: HashMap<String, String> = form_urlencoded_parse(&bytes).into_iter().collect();
-    let ok = fields
-        .get(CSRF_FIELD)
-        .is_some_and(|v| csrf_valid(&session.token, v));
-    (ok, Request::from_parts(parts, Body::from(bytes)))
 }
 
 /// `name=value&...` pairs, percent- and plus-decoded.

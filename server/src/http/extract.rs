@@ -11,7 +11,6 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::access::{self, Caller};
-use super::context;
 use crate::state::AppState;
 use svc_core::auth::{Principal, UserSession};
 use svc_core::error::{Code, Error};
@@ -82,7 +81,10 @@ fn not_json() -> Error {
 pub fn payload_too_large() -> Error {
     Error::new(
         Code::PayloadTooLarge,
-        format!("request body exceeds {} bytes", super::MAX_BODY_BYTES),
+        format!(
+            "request body exceeds {} bytes",
+            super::limits::MAX_BODY_BYTES
+        ),
     )
 }
 
@@ -184,7 +186,8 @@ impl<S: Send + Sync> FromRequestParts<S> for AgentKeyAuth {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ErrorResponse> {
         match access::caller(parts)?.principal() {
-            Some(Principal::Key(key)) if key.kind == KeyKind::Agent => {
+            // An MCP client's OAuth approval acts exactly as an agent key (`svc_core::oauth`).
+            Some(Principal::Key(key)) if matches!(key.kind, KeyKind::Agent | KeyKind::OAuth) => {
                 Ok(AgentKeyAuth(key.clone()))
             }
             Some(_) => Err(Error::forbidden("this route needs an agent key").into()),
@@ -315,16 +318,7 @@ pub fn limit_address(
     per_min: u32,
 ) -> Result<(), Error> {
     match peer.0 {
-        Some(ip) => rate_limit(state, &format!("addr:{what}:{ip}"), per_min),
+        Some(ip) => super::rate_limit::rate_limit(state, &format!("addr:{what}:{ip}"), per_min),
         None => Ok(()),
     }
-}
-
-pub fn rate_limit(state: &AppState, bucket: &str, limit_per_min: u32) -> Result<(), Error> {
-    let decision = state.rate_limiter.check(bucket, limit_per_min);
-    context::set_rate(decision);
-    if !decision.allowed {
-        return Err(Error::rate_limited(decision.retry_after_secs));
-    }
-    Ok(())
 }

@@ -52,13 +52,15 @@ pub async fn request_context(State(state): State<AppState>, req: Request, next: 
             let req = Request::from_parts(parts, retained.body());
             // Refuse a declared oversize body before reading any of it.
             let response = if declared_length(req.headers())
-                .is_some_and(|n| n > super::MAX_BODY_BYTES as u64)
+                .is_some_and(|n| n > super::limits::MAX_BODY_BYTES as u64)
             {
                 ErrorResponse(payload_too_large()).into_response()
             } else {
                 with_error_body(next.run(req).await).await
             };
-            retained.drain(super::MAX_BODY_BYTES, response).await
+            retained
+                .drain(super::limits::MAX_BODY_BYTES, response)
+                .await
         }
         .instrument(span.clone()),
     )

@@ -8,8 +8,10 @@ pub mod drain;
 pub mod error;
 pub mod event_docs;
 pub mod extract;
+pub mod limits;
 pub mod middleware;
 pub mod openapi;
+pub mod rate_limit;
 pub mod request_docs;
 pub mod routes;
 pub mod tls;
@@ -26,15 +28,13 @@ use utoipa_axum::routes;
 use utoipa_swagger_ui::SwaggerUi;
 
 use crate::state::AppState;
+use limits::MAX_BODY_BYTES;
 use routes::members;
 use routes::{
     approvals, auth, brand, customers, events, gateway, graph, integrations, keys, mcp, outbound,
     playbooks, reporting, stream, system, webhooks, workspace,
 };
 use svc_core::error::{Error, Result};
-
-/// Request body limit (DESIGN.md §4): 1 MiB.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// The routes and their OpenAPI document, built together so every served route is documented.
 /// Each route's access rule lives in `access::RULES`; [`app`] enforces it and writes it into the
@@ -57,6 +57,11 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(gateway::usage))
         .routes(routes!(gateway::receipt))
         .routes(routes!(mcp::post))
+        .routes(routes!(crate::oauth::metadata::protected_resource))
+        .routes(routes!(crate::oauth::metadata::protected_resource_mcp))
+        .routes(routes!(crate::oauth::metadata::authorization_server))
+        .routes(routes!(crate::oauth::clients::register))
+        .routes(routes!(crate::oauth::token::token))
         .routes(routes!(approvals::pending))
         .routes(routes!(approvals::list_approvals))
         .routes(routes!(approvals::approve))
@@ -151,6 +156,7 @@ pub fn routes() -> (Router<AppState>, utoipa::openapi::OpenApi) {
 pub fn app(state: AppState) -> Router {
     let (api, mut doc) = routes();
     access::document(&mut doc);
+    crate::oauth::docs::document(&mut doc);
     openapi::complete_error_responses(&mut doc);
     openapi::state_error_codes(&mut doc);
     openapi::allow_body_credentials(&mut doc);
@@ -167,6 +173,8 @@ pub fn app(state: AppState) -> Router {
     // own rule (cookie session + CSRF, see `crate::dashboard`).
     let app = api
         .merge(crate::dashboard::router(state.clone()))
+        // MCP authorization's consent page: the dashboard's session, its own headers.
+        .merge(crate::dashboard::oauth_consent::router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))

@@ -1,5 +1,5 @@
 //! The streamable HTTP transport of `/mcp`: rmcp's `StreamableHttpService` over [`Server`],
-//! one per server instance (held by `AppState`). Stateless, with JSON answers: every request
+//! one per process (`http::routes::mcp`). Stateless, with JSON answers: every request
 //! carries the agent key, which is all a message needs, so there are no MCP sessions to keep;
 //! a request/response tool call is answered with `application/json`, not an SSE stream.
 

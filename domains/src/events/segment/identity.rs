@@ -15,7 +15,7 @@ use svc_engine::{
     Direction, GraphRead, GraphWrite, IdentityKeys, IdentityKind, NodeId, Properties, Value,
 };
 
-use super::{Group, Links};
+use super::links::{Group, Links};
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::{clock, ids};
 use svc_core::store::WorkspaceTxn;
@@ -257,7 +257,7 @@ fn join_group(w: &mut WorkspaceTxn<'_, '_>, group: &Group, customer: NodeId) -> 
         }
         // A trait the engine refuses (an empty or over-long name) is the client's fault.
         w.set_node_property(company, k, v.clone())
-            .map_err(crate::events::input_error)?;
+            .map_err(crate::events::apply::input_error)?;
         changed = true;
     }
     if changed && existing.is_some() {

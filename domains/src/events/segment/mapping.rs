@@ -5,9 +5,10 @@
 use serde_json::{Map, Value as Json};
 use time::OffsetDateTime;
 
-use super::Links;
-use crate::events::webhooks::{first, text};
-use crate::events::{json_object_to_properties, parse_timestamp, MarketingEvent};
+use super::links::{Group, Links};
+use crate::events::input::{parse_timestamp, MarketingEvent};
+use crate::events::json_path::{first, text};
+use crate::graph_api::values::json_object_to_properties;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
 
@@ -208,7 +209,7 @@ pub fn message(m: &Json, call: Option<&str>, clock: Clock) -> Result<MarketingEv
             properties
                 .entry("groupId")
                 .or_insert(Json::String(group_id.clone()));
-            links.group = Some(super::Group {
+            links.group = Some(Group {
                 group_id,
                 traits: json_object_to_properties(object(m, &["traits"]).unwrap_or_default()),
             });

@@ -5,6 +5,7 @@
 //! `http::routes::segment`.
 
 pub mod identity;
+pub mod links;
 pub mod mapping;
 pub mod write_keys;
 
@@ -15,34 +16,16 @@ use serde_json::Value as Json;
 use time::OffsetDateTime;
 
 use super::direct::ingest_events;
-use super::{MarketingEvent, Realtime};
+use super::input::MarketingEvent;
+use super::realtime::Realtime;
+pub use links::{Group, Links};
 use svc_core::error::{Code, Error, Result};
 use svc_core::store::{Store, WorkspaceId};
-use svc_engine::Properties;
 
 /// Segment's limit on one call, and on each message of a batch.
 pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
 /// Segment's limit on a batch request (after decompression).
 pub const MAX_BATCH_BYTES: usize = 500 * 1024;
-
-/// What a Segment message says beyond the identity keys (see `identity`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Links {
-    pub anonymous_id: Option<String>,
-    /// `identify` and `alias`: link the anonymous id (and `previous_id`) to the customer.
-    pub link_anonymous: bool,
-    /// `alias`: the earlier id.
-    pub previous_id: Option<String>,
-    /// `group`: the account/company.
-    pub group: Option<Group>,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Group {
-    pub group_id: String,
-    /// The group's traits, set on its Company node.
-    pub traits: Properties,
-}
 
 /// One message of Segment's Spec, as the Tracking API reads it (documentation of the body;
 /// the handler reads the JSON itself so that a bad message is reported, not fatal).

@@ -5,11 +5,11 @@
 use axum::http::Method;
 use serde_json::{json, Value};
 
-use super::openapi::{
-    AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, SEGMENT_WRITE_KEY, STREAM_TICKET, WEBHOOK_TOKEN,
-};
 use super::rules::{Anonymous, Effect, KeyAccess, Rule};
 use super::table::rule_for;
+use crate::http::openapi::{
+    AGENT_KEY_BEARER, AGENT_KEY_HEADER, JWT, SEGMENT_WRITE_KEY, STREAM_TICKET, WEBHOOK_TOKEN,
+};
 use svc_core::keys::RouteGrant;
 
 impl Rule {

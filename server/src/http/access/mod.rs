@@ -31,7 +31,6 @@ pub use document::document;
 pub use rules::{Anonymous, Effect, KeyAccess, Rule};
 pub use table::{rule_for, RULES};
 
-use super::openapi;
 use crate::state::AppState;
 use svc_core::auth::{self, Legacy, Presented, Principal};
 use svc_core::error::{Code, Error};
@@ -114,7 +113,19 @@ pub async fn enforce(State(state): State<AppState>, mut req: Request, next: Next
             req.extensions_mut().insert(caller);
             next.run(req).await
         }
-        Err(e) => ErrorResponse(e).into_response(),
+        Err(e) => {
+            let mut response = ErrorResponse(e).into_response();
+            if rule.oauth && response.status() == axum::http::StatusCode::UNAUTHORIZED {
+                // RFC 9728 §5.1: where an MCP client learns how to get a token.
+                let presented = req.headers().contains_key("authorization");
+                if let Some(v) = crate::oauth::challenge(&state, presented) {
+                    response
+                        .headers_mut()
+                        .insert(axum::http::header::WWW_AUTHENTICATE, v);
+                }
+            }
+            response
+        }
     }
 }
 
@@ -144,6 +155,15 @@ async fn authorize(
                 "a valid agent key or session token is required",
             )),
         };
+    }
+    if let Some(token) = oauth_access_token(headers) {
+        if headers.contains_key("x-api-key") {
+            return Err(Error::new(
+                Code::AmbiguousCredentials,
+                "the Authorization and X-API-Key headers carry different credentials; send one",
+            ));
+        }
+        return by_oauth_token(state, rule, token).await;
     }
     let legacy = if rule.legacy {
         Legacy::Accepted
@@ -218,7 +238,7 @@ pub(crate) fn grant_denied(missing: RouteGrant) -> Error {
 
 /// Rate limit, then note the use (coalesced; no store write here).
 fn count_use(state: &AppState, key: &AgentKey) -> Result<(), Error> {
-    super::extract::rate_limit(state, &key.id, key.rate_limit_per_min)?;
+    super::rate_limit::rate_limit(state, &key.id, key.rate_limit_per_min)?;
     state.usage.note_use(key, clock::now_rfc3339());
     Ok(())
 }
@@ -241,6 +261,35 @@ async fn resolve(
         api_key: header("x-api-key")?,
     };
     auth::resolve(&state.store, &state.jwt, presented, legacy).await
+}
+
+/// The MCP OAuth access token of `Authorization: Bearer svc_oat_...`, if that is what the
+/// request carries.
+fn oauth_access_token(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get("authorization")?.to_str().ok()?;
+    let (scheme, token) = value.trim().split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && token.starts_with(svc_core::oauth::ACCESS_PREFIX))
+        .then_some(token)
+}
+
+/// An MCP OAuth access token: only on routes of its audience (`rule.oauth`, i.e. `/mcp`), and
+/// only when it was issued for this server's `/mcp` URL; it then resolves to its approval's
+/// key and is admitted exactly as that agent key would be.
+async fn by_oauth_token(state: &AppState, rule: &Rule, token: &str) -> Result<Caller, Error> {
+    if !rule.oauth {
+        return Err(Error::unauthenticated(
+            "an MCP OAuth access token is valid only at /mcp (its audience); use an agent key here",
+        ));
+    }
+    let resource = crate::oauth::resource(state);
+    let key = match svc_core::oauth::authenticate(&state.store, token, &resource).await? {
+        Ok(key) => key,
+        Err(rejection) => return Err(Error::unauthenticated(rejection.to_string())),
+    };
+    let principal = Principal::Key(key);
+    admit(state, rule, &principal)?;
+    Ok(Caller::Principal(Box::new(principal)))
 }
 
 /// The `token` query parameter, percent-decoded.
@@ -277,7 +326,7 @@ async fn by_stream_ticket(state: &AppState, uri: &Uri) -> Result<Caller, Error> 
 
 async fn by_webhook_token(state: &AppState, token: &str) -> Result<Caller, Error> {
     let ws = webhooks::resolve_token(&state.store, token).await?;
-    super::extract::rate_limit(
+    super::rate_limit::rate_limit(
         state,
         &webhooks::token_rate_bucket(ws),
         state.config.webhook_token_rate_per_min,

@@ -62,6 +62,9 @@ pub struct Rule {
     /// Only the workspace's owners, not its members, may use the route with a JWT
     /// (403 `owner_required`).
     pub owner_only: bool,
+    /// An MCP OAuth access token bound to this route (its audience) is accepted, and a 401
+    /// carries the `WWW-Authenticate` challenge that starts discovery (`crate::oauth`).
+    pub oauth: bool,
 }
 
 impl Rule {
@@ -74,6 +77,7 @@ impl Rule {
             legacy: false,
             effect: Effect::Read,
             owner_only: false,
+            oauth: false,
         }
     }
 
@@ -86,6 +90,7 @@ impl Rule {
             legacy: false,
             effect,
             owner_only: false,
+            oauth: false,
         }
     }
 
@@ -98,6 +103,7 @@ impl Rule {
             legacy: false,
             effect,
             owner_only: false,
+            oauth: false,
         }
     }
 
@@ -110,6 +116,7 @@ impl Rule {
             legacy: false,
             effect,
             owner_only: false,
+            oauth: false,
         }
     }
 
@@ -123,6 +130,14 @@ impl Rule {
 
     pub(super) const fn anonymous(self, anonymous: Anonymous) -> Rule {
         Rule { anonymous, ..self }
+    }
+
+    /// Also an MCP OAuth access token (`/mcp`, the tokens' audience).
+    pub(super) const fn oauth(self) -> Rule {
+        Rule {
+            oauth: true,
+            ..self
+        }
     }
 
     /// Dashboard sessions of the workspace's owners only.

@@ -44,6 +44,12 @@ pub const RULES: &[(&str, &str, Rule)] = &[
     ("POST", "/api/auth/register", PUBLIC),
     ("POST", "/api/auth/login", PUBLIC),
     ("GET", "/api/auth/session", JWT_READ),
+    // MCP authorization (OAuth 2.1): discovery, registration and tokens are public.
+    ("GET", "/.well-known/oauth-protected-resource", PUBLIC),
+    ("GET", "/.well-known/oauth-protected-resource/mcp", PUBLIC),
+    ("GET", "/.well-known/oauth-authorization-server", PUBLIC),
+    ("POST", "/oauth/register", PUBLIC),
+    ("POST", "/oauth/token", PUBLIC),
     // Workspace settings and keys: dashboard only.
     ("GET", "/api/v1/workspace", JWT_READ),
     ("PUT", "/api/v1/workspace", JWT_WRITE),
@@ -62,7 +68,7 @@ pub const RULES: &[(&str, &str, Rule)] = &[
         GATEWAY_READ,
     ),
     ("GET", "/api/v1/capabilities/pending/{id}", GATEWAY_READ),
-    ("POST", "/mcp", GATEWAY_WRITE),
+    ("POST", "/mcp", GATEWAY_WRITE.oauth()),
     // Approvals: a person decides, never an agent.
     ("GET", "/api/v1/approvals", JWT_READ),
     ("POST", "/api/v1/approvals/{id}/approve", JWT_WRITE),

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
+use serde::Deserialize;
 
 use crate::http::error::ErrorBody;
 use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
@@ -13,20 +14,75 @@ use svc_core::auth::Principal;
 use svc_core::error::Error;
 use svc_domains::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
 use svc_domains::customers::{
-    self, CampaignList, CustomerList, CustomerProfile, DedupeReport, OpportunityList, Timeline,
+    self, CampaignList, CustomerList, CustomerProfile, CustomerQuery, CustomerSort, DedupeReport,
+    OpportunityList, Timeline,
 };
 
-/// The 100 most recently seen customers, most recent first.
+/// The query of `GET /v1/customers`, for the document: the handler reads the parameters with
+/// `CustomerQuery::from_params` (empty values count as absent).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct ListParams {
+    /// Case-insensitive text in any string property (email, name, phone, external id, traits)
+    /// or a `cus_...` id; a phone number matches by its digits.
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// The column to sort by (default `last_seen`).
+    #[param(inline)]
+    sort: Option<CustomerSort>,
+    /// `desc` (default) or `asc`; customers without the sort value come last.
+    #[param(inline)]
+    order: Option<SortOrder>,
+    /// Lifecycle stage: the `lifecycle_stage` property, else the Stage the customer is AT_STAGE.
+    stage: Option<String>,
+    /// Lowest conversion score (`score`), inclusive.
+    min_score: Option<f64>,
+    /// Highest conversion score, inclusive.
+    max_score: Option<f64>,
+    /// Lowest churn score (`churnScore`), inclusive.
+    min_churn: Option<f64>,
+    /// Highest churn score, inclusive.
+    max_churn: Option<f64>,
+    /// Customers with a touchpoint attributed to this campaign (`campaignId` or name).
+    campaign: Option<String>,
+    /// Only customers with this property.
+    has: Option<String>,
+    /// Customers to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 100).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SortOrder {
+    Asc,
+    Desc,
+}
+
+/// Customers of the whole workspace, searched, filtered, sorted and paged on the server, with
+/// the number matching in all. Without parameters: the 100 most recently seen, most recent
+/// first (customers never seen come last).
 #[utoipa::path(get, path = "/v1/customers", tag = "customers",
+    params(ListParams),
     responses(
     (status = 200, body = CustomerList),
+    (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
 ))]
 pub async fn list_customers(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<CustomerList>, ErrorResponse> {
-    Ok(ApiJson(customers::list(&state.store, p.workspace()).await?))
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let q = CustomerQuery::from_params(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    Ok(ApiJson(
+        customers::list(&state.store, p.workspace(), q).await?,
+    ))
 }
 
 /// A customer (by `cus_...` id or email) with its 100 most recent touchpoints.

@@ -16,10 +16,15 @@ use serde_json::{json, Value};
 use crate::http::context;
 use crate::http::error::ErrorBody;
 use crate::http::extract::AgentKeyAuth;
-use crate::http::MAX_BODY_BYTES;
+use crate::http::limits::MAX_BODY_BYTES;
+use crate::mcp::transport::Endpoint;
 use crate::mcp::Caller;
 use crate::state::AppState;
 use svc_core::error::{Code, Error};
+
+/// rmcp's transport keeps no state of its own (no MCP sessions), so one serves the process.
+static ENDPOINT: std::sync::LazyLock<Endpoint> =
+    std::sync::LazyLock::new(|| Endpoint::new(MAX_BODY_BYTES));
 
 /// What a client that accepts any media type (no `Accept`, or `*/*` as curl and most HTTP
 /// libraries send) is taken to name; rmcp requires both to be named.
@@ -78,7 +83,7 @@ pub async fn post(
         key,
         request_id: context::request_id().unwrap_or_else(svc_core::plumbing::ids::request_id),
     });
-    let response = state.mcp.handle(request).await;
+    let response = ENDPOINT.handle(request).await;
     Ok(enveloped(response).await)
 }
 

@@ -15,6 +15,7 @@ use svc_agents::playbook_runs::executor::{self, Control};
 use svc_agents::playbook_runs::lead_source::RunRequest;
 use svc_agents::playbook_runs::leads::{self, LeadList};
 use svc_agents::playbook_runs::model_judge::Judging;
+use svc_agents::playbook_runs::outcomes;
 use svc_agents::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use svc_core::auth::Principal;
 use svc_core::error::Error;
@@ -292,7 +293,7 @@ pub async fn report_outcomes(
 ) -> Result<ApiJson<OutcomeResult>, ErrorResponse> {
     let judging = judging(&state, &p).await?;
     Ok(ApiJson(
-        runs::record_outcome(&state.store, p.workspace(), id, run_id, report, &judging).await?,
+        outcomes::record_outcome(&state.store, p.workspace(), id, run_id, report, &judging).await?,
     ))
 }
 
@@ -314,6 +315,6 @@ pub async fn sync_run(
 ) -> Result<ApiJson<OutcomeResult>, ErrorResponse> {
     let judging = judging(&state, &p).await?;
     Ok(ApiJson(
-        runs::sync_attributed(&state.store, p.workspace(), id, run_id, &judging).await?,
+        outcomes::sync_attributed(&state.store, p.workspace(), id, run_id, &judging).await?,
     ))
 }

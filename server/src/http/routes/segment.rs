@@ -14,7 +14,8 @@ use axum::http::{header, HeaderMap, StatusCode};
 use base64::Engine as _;
 
 use crate::http::error::{ErrorBody, ErrorResponse};
-use crate::http::extract::{rate_limit, AnyAuth, ApiJson, ApiPath, JwtUser};
+use crate::http::extract::{AnyAuth, ApiJson, ApiPath, JwtUser};
+use crate::http::rate_limit::rate_limit;
 use crate::state::AppState;
 use svc_core::error::Error;
 use svc_core::keys::{KeyKind, RouteGrant};
