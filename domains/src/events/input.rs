@@ -157,12 +157,14 @@ impl MarketingEvent {
         let ts = match &self.timestamp {
             None | Some(Json::Null) => micros(now)?,
             Some(Json::String(s)) => micros(parse_timestamp(s)?)?,
-            Some(other) => return Err(Error::new(
-                Code::InvalidTimestamp,
-                format!(
+            Some(other) => {
+                return Err(Error::new(
+                    Code::InvalidTimestamp,
+                    format!(
                     "timestamp must be an RFC 3339 date-time string with a timezone, not {other}"
                 ),
-            )),
+                ))
+            }
         };
         let anonymous = self
             .links
