@@ -23,7 +23,12 @@ const MAX_NAME_CHARS: usize = 200;
 pub struct RegisterRequest {
     /// One `@` between a non-empty local part and domain, no inner whitespace, at most 254
     /// characters (surrounding whitespace is trimmed).
-    #[schema(pattern = r"^\s*[^\s@]+@[^\s@]+\s*$", max_length = 254)]
+    // Whitespace spelled out as Rust's `char::is_whitespace` (what `trim` removes): `\s`
+    // differs between regex dialects.
+    #[schema(
+        pattern = r"^[\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000@]+@[^\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000@]+[\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
+        max_length = 254
+    )]
     pub email: String,
     /// 8 to 256 characters.
     #[schema(min_length = 8, max_length = 256)]
@@ -85,6 +90,22 @@ pub fn normalize_email(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
+/// An email address as sent (register, invites): the length bound counts what was sent (the
+/// schema's `maxLength`), before the surrounding whitespace is trimmed; the trimmed address
+/// must then be valid.
+pub(crate) fn parse_email(raw: &str) -> Result<String> {
+    if raw.chars().count() > MAX_EMAIL_LEN {
+        return Err(Error::invalid_field(
+            "email",
+            raw,
+            "longer than 254 characters",
+        ));
+    }
+    let email = raw.trim();
+    validate_email(email)?;
+    Ok(email.to_owned())
+}
+
 pub(crate) fn validate_email(email: &str) -> Result<()> {
     let bad = || Error::invalid_field("email", email, "not a valid email address");
     if email.chars().count() > MAX_EMAIL_LEN || email.chars().any(char::is_whitespace) {
@@ -103,16 +124,7 @@ pub(crate) fn validate_email(email: &str) -> Result<()> {
 /// Creates the user and their workspace atomically (409 when the email is taken) and signs a
 /// session token.
 pub async fn register(store: &Store, jwt: &JwtKeys, req: RegisterRequest) -> Result<TokenResponse> {
-    // The length bound counts what was sent (the schema's maxLength), before trimming.
-    if req.email.chars().count() > MAX_EMAIL_LEN {
-        return Err(Error::invalid_field(
-            "email",
-            &req.email,
-            "longer than 254 characters",
-        ));
-    }
-    let email = req.email.trim().to_owned();
-    validate_email(&email)?;
+    let email = parse_email(&req.email)?;
     password::validate(&req.password)?;
     let name = validate_name(&req.name)?;
     let hash = hash_password(req.password).await?;

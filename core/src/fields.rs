@@ -261,6 +261,55 @@ pub fn string_list(
     })
 }
 
+/// The RFC 3339 date-time as a pattern, stated beside `format: date-time` on every timestamp
+/// field: JSON Schema 2020-12 makes `format` an annotation, which generators and validators
+/// may ignore; a pattern is always asserted. It cannot know month lengths (the parser refuses
+/// February 30 with `invalid_timestamp`).
+pub const DATE_TIME_PATTERN: &str = r"^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]+)?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])$";
+
+/// The one reader of client timestamps (every route, every body): an RFC 3339 date-time, what
+/// the document's `format: date-time` states (`2026-01-31T09:30:00Z`, an offset instead of `Z`,
+/// fractional seconds allowed). No surrounding whitespace and no other ISO-8601 form (a missing
+/// timezone, week dates, the basic format): anything else is 400 `invalid_timestamp` naming
+/// `field`.
+pub fn timestamp(s: &str, field: &str) -> Result<time::OffsetDateTime> {
+    use time::format_description::well_known::Rfc3339;
+    time::OffsetDateTime::parse(s, &Rfc3339).map_err(|_| {
+        Error::new(
+            crate::error::Code::InvalidTimestamp,
+            format!(
+                "{field}: must be an RFC 3339 date-time with a timezone (e.g. 2026-01-31T09:30:00Z), got {:?}",
+                short(&Json::String(s.to_owned()))
+            ),
+        )
+        .with_details(json!({ "field": field, "value": short(&Json::String(s.to_owned())) }))
+    })
+}
+
+/// Rewrites every number with an integral value (`332.0`, `-0.0`, `1e3`) as the integer it is,
+/// so typed fields (`u32`, `i64`) read it: JSON Schema counts `332.0` as an integer, and every
+/// request body is read this way (docs/api-contract.md). Fractions and integral values past
+/// 64 bits stay floats (an integer field refuses them). Recursion is bounded by the JSON
+/// parser's nesting limit (128).
+pub fn integral_numbers_as_integers(v: &mut Json) {
+    match v {
+        Json::Number(n) if !n.is_i64() && !n.is_u64() => {
+            if let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) {
+                // i64::MIN is exactly representable; i64::MAX and u64::MAX round up to 2^63
+                // and 2^64, hence the strict upper bounds.
+                if f >= i64::MIN as f64 && f < 0.0 {
+                    *v = Json::from(f as i64);
+                } else if (0.0..u64::MAX as f64).contains(&f) {
+                    *v = Json::from(f as u64);
+                }
+            }
+        }
+        Json::Array(items) => items.iter_mut().for_each(integral_numbers_as_integers),
+        Json::Object(map) => map.values_mut().for_each(integral_numbers_as_integers),
+        _ => {}
+    }
+}
+
 /// Deserializes an optional integer the way JSON Schema reads one: `154` and `154.0` are the
 /// same integer (a generated client may send either); a fraction or a value out of `T`'s range
 /// is refused.
@@ -315,6 +364,44 @@ mod tests {
         assert!(text(&o, "c", "c", 10).is_err());
         assert_eq!(text(&o, "d", "d", 10).expect("null"), Given::Null);
         assert_eq!(text(&o, "e", "e", 10).expect("absent"), Given::Absent);
+    }
+
+    #[test]
+    fn timestamps_are_rfc_3339_date_times_only() {
+        for ok in [
+            "2026-01-31T09:30:00Z",
+            "2026-01-31t09:30:00.123456z",
+            "2026-01-31T09:30:00+05:30",
+            "0001-01-01T00:00:00-23:59",
+        ] {
+            assert!(timestamp(ok, "timestamp").is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            " 2026-01-31T09:30:00Z",
+            "2026-01-31T09:30:00",
+            "2026-01-31T09:30Z",
+            "20260131T093000Z",
+            "2026-W05-6T09:30:00Z",
+            "2026-02-30T09:30:00Z",
+        ] {
+            let e = timestamp(bad, "sentAt").expect_err(bad);
+            assert_eq!(e.code, crate::error::Code::InvalidTimestamp);
+            assert!(e.message.starts_with("sentAt:"), "{}", e.message);
+        }
+    }
+
+    #[test]
+    fn integral_floats_become_integers_and_fractions_stay() {
+        let mut v = json!({"a": 332.0, "b": [-0.0, -7.0, 1.5], "c": {"d": 1e300, "e": 18446744073709549568.0}, "f": "1.0"});
+        integral_numbers_as_integers(&mut v);
+        assert_eq!(v["a"], json!(332));
+        assert!(v["a"].is_u64());
+        assert_eq!(v["b"], json!([0, -7, 1.5]));
+        assert!(v["b"][1].is_i64());
+        assert!(v["c"]["d"].is_f64(), "past 64 bits stays a float");
+        assert_eq!(v["c"]["e"], json!(18446744073709549568u64));
+        assert_eq!(v["f"], json!("1.0"), "strings are not numbers");
     }
 
     #[test]

@@ -48,7 +48,12 @@ impl Record for Invite {
 pub struct InviteRequest {
     /// One `@` between a non-empty local part and domain, no inner whitespace, at most 254
     /// characters (surrounding whitespace is trimmed).
-    #[schema(pattern = r"^\s*[^\s@]+@[^\s@]+\s*$", max_length = 254)]
+    // Whitespace spelled out as Rust's `char::is_whitespace` (what `trim` removes): `\s`
+    // differs between regex dialects.
+    #[schema(
+        pattern = r"^[\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*[^\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000@]+@[^\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000@]+[\x09-\x0d \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$",
+        max_length = 254
+    )]
     pub email: String,
 }
 
@@ -91,8 +96,7 @@ fn digest(token: &str) -> String {
 /// email that has an account can never be accepted (an account belongs to one workspace, and
 /// [`accept`] refuses it as registration does).
 pub async fn invite(store: &Store, by: &UserSession, req: InviteRequest) -> Result<CreatedInvite> {
-    let email = req.email.trim().to_owned();
-    accounts::validate_email(&email)?;
+    let email = accounts::parse_email(&req.email)?;
     let token = format!("{TOKEN_PREFIX}{}", ids::random_base62(TOKEN_CHARS));
     let now = clock::now();
     let invite = Invite {

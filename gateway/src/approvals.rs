@@ -275,12 +275,14 @@ fn load(w: &WorkspaceTxn<'_, '_>, id: &str) -> Result<PendingAction> {
         .ok_or_else(|| Error::not_found("pending action"))
 }
 
+/// The states `list` filters by (the route's `status` parameter states them).
+pub const STATES: [&str; 7] = [
+    "pending", "approved", "executed", "failed", "unknown", "rejected", "expired",
+];
+
 /// The workspace's pending actions (those still waiting by default), newest first.
 pub async fn list(store: &Store, ws: WorkspaceId, status: Option<String>) -> Result<PendingList> {
     if let Some(s) = &status {
-        const STATES: [&str; 7] = [
-            "pending", "approved", "executed", "failed", "unknown", "rejected", "expired",
-        ];
         if !STATES.contains(&s.as_str()) {
             return Err(Error::invalid_field(
                 "status",

@@ -18,7 +18,7 @@ use super::segment::identity;
 use svc_core::plumbing::clock::micros_rfc3339;
 
 /// Engine refusals of the event's content are the client's fault.
-fn input_error(e: EngineError) -> Error {
+pub(crate) fn input_error(e: EngineError) -> Error {
     match e {
         EngineError::Invalid { what, detail } => Error::invalid_input(format!("{what}: {detail}")),
         EngineError::NoIdentity => Error::invalid_input(

@@ -46,9 +46,10 @@ pub struct TrackBody {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub properties: Option<Map<String, Json>>,
-    /// ISO-8601 with a timezone.
+    /// The event time: an RFC 3339 date-time (a string in any other form is 400
+    /// `invalid_timestamp`); the time of receipt when absent.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Json>,
     /// Dedupe key: a repeat within 24 hours writes nothing.
     #[serde(default, rename = "messageId")]
@@ -77,8 +78,9 @@ pub struct IdentifyBody {
     pub campaign_id: Option<String>,
     #[serde(default)]
     pub channel: Option<String>,
+    /// As in track: an RFC 3339 date-time.
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub timestamp: Option<Json>,
     #[serde(default, rename = "messageId")]
     pub message_id: Option<String>,

@@ -4,7 +4,6 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use svc_engine::{normalize_external_id, normalize_phone, EventInput, IdentityKeys, Properties};
-use time::format_description::well_known::{Iso8601, Rfc3339};
 use time::OffsetDateTime;
 
 use svc_core::error::{Code, Error, Result};
@@ -161,7 +160,9 @@ impl MarketingEvent {
             Some(other) => {
                 return Err(Error::new(
                     Code::InvalidTimestamp,
-                    format!("timestamp must be an ISO-8601 string with a timezone, not {other}"),
+                    format!(
+                    "timestamp must be an RFC 3339 date-time string with a timezone, not {other}"
+                ),
                 ))
             }
         };
@@ -322,19 +323,10 @@ fn name_field<'a>(field: &str, v: Option<&'a str>) -> Result<Option<&'a str>> {
     }
 }
 
-/// ISO-8601 / RFC 3339 with a timezone (`Z` or an offset); anything else is
-/// `invalid_timestamp`.
+/// A client timestamp: `svc_core::fields::timestamp`, the one parser of every route (an RFC
+/// 3339 date-time, the document's `format: date-time`); anything else is `invalid_timestamp`.
 pub fn parse_timestamp(s: &str) -> Result<OffsetDateTime> {
-    let s = s.trim();
-    OffsetDateTime::parse(s, &Rfc3339)
-        .or_else(|_| OffsetDateTime::parse(s, &Iso8601::DEFAULT))
-        .map_err(|_| {
-            Error::new(
-                Code::InvalidTimestamp,
-                format!("timestamp must be ISO-8601 with a timezone (e.g. 2026-01-31T09:30:00Z), got {s:?}"),
-            )
-            .with_details(serde_json::json!({ "field": "timestamp", "value": s }))
-        })
+    svc_core::fields::timestamp(s, "timestamp")
 }
 
 /// Microseconds since the Unix epoch (the engine's time unit).

@@ -43,19 +43,29 @@ pub struct GraphPath {
 /// The engine node named by a wire id (`cus_<n>`, `tp_<n>` or `node_<n>`) if it exists in
 /// `r` and its prefix matches its labels; 404 otherwise, 400 for a malformed id.
 fn resolve<R: GraphRead + ?Sized>(r: &R, field: &str, wire: &str) -> Result<NodeId> {
-    let id = ids::parse_any_node_id(wire).ok_or_else(|| {
-        Error::invalid_field(
+    let not_found = || {
+        Error::new(
+            Code::NotFound,
+            format!("{field}: no node {wire} in this workspace"),
+        )
+    };
+    let Some(id) = ids::parse_any_node_id(wire) else {
+        // A well-formed id past the engine's id range names no node: 404, as any absent id.
+        let digits = ["cus_", "tp_", "node_"]
+            .iter()
+            .find_map(|p| wire.strip_prefix(p));
+        if digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+            return Err(not_found());
+        }
+        return Err(Error::invalid_field(
             field,
             wire,
             "must be a node id: cus_<n>, tp_<n> or node_<n>",
-        )
-    })?;
+        ));
+    };
     match r.node(id)? {
         Some(n) if ids::node_id(&n.labels, n.id) == wire => Ok(id),
-        _ => Err(Error::new(
-            Code::NotFound,
-            format!("{field}: no node {wire} in this workspace"),
-        )),
+        _ => Err(not_found()),
     }
 }
 
@@ -317,6 +327,9 @@ CREATE (a:Customer {email: 'a'}), (b:Customer {email: 'b'}), (c:Customer {email:
         assert_eq!(bad.code, Code::InvalidInput);
         let missing = shortest_path(&g, &a, "node_999999", 2).expect_err("unknown");
         assert_eq!(missing.code, Code::NotFound);
+        // Well formed but past the id range (the documented pattern allows any digits).
+        let huge = shortest_path(&g, "tp_264617049115893906797", &a, 2).expect_err("huge");
+        assert_eq!(huge.code, Code::NotFound);
         // A customer named with the touchpoint prefix is not that node.
         let wrong = a.replace("cus_", "tp_");
         let mislabelled = shortest_path(&g, &wrong, &a, 2).expect_err("prefix");

@@ -3,7 +3,7 @@
 //! signature.
 
 use crate::http::error::ErrorResponse;
-use axum::extract::rejection::{JsonRejection, PathRejection};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
@@ -18,7 +18,8 @@ use svc_core::keys::{AgentKey, KeyKind};
 use svc_core::store::WorkspaceId;
 
 /// `Json` with the service's error body: 415 without a JSON content type, 400 `invalid_json`
-/// for malformed JSON, 400 `invalid_input` for a schema mismatch, 413 past the body limit.
+/// for malformed JSON, 400 `invalid_input` for a schema mismatch (naming the field), 413 past
+/// the body limit. The body is read by [`parse_body`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ApiJson<T>(pub T);
 
@@ -26,10 +27,8 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ErrorResponse;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, ErrorResponse> {
-        match axum::Json::<T>::from_request(req, state).await {
-            Ok(axum::Json(v)) => Ok(ApiJson(v)),
-            Err(rejection) => Err(json_rejection(rejection).into()),
-        }
+        let RawJson { value, .. } = RawJson::from_request(req, state).await?;
+        Ok(ApiJson(typed(value)?))
     }
 }
 
@@ -39,14 +38,37 @@ impl<T: Serialize> IntoResponse for ApiJson<T> {
     }
 }
 
-fn json_rejection(rejection: JsonRejection) -> Error {
-    match rejection {
-        JsonRejection::MissingJsonContentType(_) => not_json(),
-        JsonRejection::JsonSyntaxError(e) => Error::new(Code::InvalidJson, e.body_text()),
-        JsonRejection::JsonDataError(e) => Error::invalid_input(e.body_text()),
-        other if other.status() == axum::http::StatusCode::PAYLOAD_TOO_LARGE => payload_too_large(),
-        other => Error::invalid_input(other.body_text()),
-    }
+/// The one reader of JSON request bodies (whatever extractor or handler holds the bytes):
+/// malformed JSON is 400 `invalid_json`; numbers with an integral value (`332.0`) are integers,
+/// as JSON Schema counts them (docs/api-contract.md); a value that does not fit `T` is 400
+/// `invalid_input` naming the field.
+pub fn parse_body<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    typed(parse_value(bytes)?)
+}
+
+/// The body as a JSON value, with integral numbers as integers.
+fn parse_value(bytes: &[u8]) -> Result<serde_json::Value, Error> {
+    let mut value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        Error::new(
+            Code::InvalidJson,
+            format!("the body is not valid JSON: {e}"),
+        )
+    })?;
+    svc_core::fields::integral_numbers_as_integers(&mut value);
+    Ok(value)
+}
+
+fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            Error::invalid_input(format!("the body does not match the schema: {inner}"))
+        } else {
+            Error::invalid_input(format!("{path}: {inner}"))
+                .with_details(serde_json::json!({ "field": path }))
+        }
+    })
 }
 
 fn not_json() -> Error {
@@ -90,7 +112,7 @@ impl<S: Send + Sync> FromRequest<S> for RawJson {
                     Error::invalid_input(e.body_text())
                 }
             })?;
-        let axum::Json(value) = axum::Json::from_bytes(&bytes).map_err(json_rejection)?;
+        let value = parse_value(&bytes)?;
         Ok(RawJson { bytes, value })
     }
 }

@@ -158,7 +158,10 @@ pub fn app(state: AppState) -> Router {
     access::document(&mut doc);
     crate::oauth::docs::document(&mut doc);
     openapi::complete_error_responses(&mut doc);
+    openapi::state_error_codes(&mut doc);
+    openapi::allow_body_credentials(&mut doc);
     openapi::state_runtime_constraints(&mut doc);
+    openapi::assert_date_times(&mut doc);
     event_docs::describe_chat_events(&mut doc);
     // A route layer runs after routing, so the access rule is looked up by the matched path
     // (and unknown paths and methods stay 404 / 405).

@@ -112,3 +112,50 @@ pub struct BrandUpdate {
     #[schema(value_type = Value, required = false)]
     enriched_source: Option<Value>,
 }
+
+/// `POST /mcp`: one JSON-RPC 2.0 message (a request, a notification or a response); MCP's
+/// methods and their params are the MCP specification's (2025-06-18), read by rmcp.
+#[derive(Debug, ToSchema)]
+pub struct JsonRpcMessage {
+    /// Always `2.0`; anything else is refused with JSON-RPC's -32600.
+    #[schema(pattern = "^2\\.0$")]
+    jsonrpc: String,
+    /// A request's id (a string or an integer); absent on a notification.
+    #[schema(value_type = Option<Value>)]
+    id: Option<Value>,
+    method: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    params: Option<Value>,
+    #[schema(value_type = Option<Value>)]
+    result: Option<Value>,
+    #[schema(value_type = Option<Object>)]
+    error: Option<Value>,
+}
+
+/// JSON-RPC's own refusal of a body that is not one JSON-RPC 2.0 message: HTTP 400 with
+/// `id: null` and a parse error (-32700) or an invalid request (-32600).
+#[derive(Debug, ToSchema)]
+pub struct JsonRpcRefusal {
+    jsonrpc: String,
+    #[schema(value_type = Option<Value>)]
+    id: Option<Value>,
+    error: JsonRpcError,
+}
+
+#[derive(Debug, ToSchema)]
+pub struct JsonRpcError {
+    /// -32700 (parse error) or -32600 (invalid request).
+    code: i64,
+    message: String,
+    #[schema(value_type = Option<Value>)]
+    data: Option<Value>,
+}
+
+/// The 400 of `POST /mcp`: the service's error body (an unsupported `MCP-Protocol-Version`) or
+/// JSON-RPC's refusal of a body that is not one JSON-RPC 2.0 message.
+#[derive(Debug, ToSchema)]
+#[serde(untagged)]
+pub enum McpRefusal {
+    Error(super::error::ErrorBody),
+    JsonRpc(JsonRpcRefusal),
+}

@@ -51,8 +51,10 @@ pub struct RegistrationRequest {
     /// At most 10: https URLs, `http` loopback URLs (127.0.0.1, [::1], localhost; any port at
     /// use), or private-use schemes of native apps (`com.example.app:/callback`).
     #[serde(default)]
+    #[schema(min_items = 1, max_items = 10)]
     pub redirect_uris: Vec<String>,
     /// Shown on the consent page (at most 200 characters).
+    #[schema(max_length = 200)]
     pub client_name: Option<String>,
     /// `none` (public clients) when given.
     pub token_endpoint_auth_method: Option<String>,

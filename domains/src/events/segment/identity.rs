@@ -255,7 +255,9 @@ fn join_group(w: &mut WorkspaceTxn<'_, '_>, group: &Group, customer: NodeId) -> 
         if k == GROUP_ID || node.properties.get(k) == Some(v) {
             continue;
         }
-        w.set_node_property(company, k, v.clone())?;
+        // A trait the engine refuses (an empty or over-long name) is the client's fault.
+        w.set_node_property(company, k, v.clone())
+            .map_err(crate::events::apply::input_error)?;
         changed = true;
     }
     if changed && existing.is_some() {

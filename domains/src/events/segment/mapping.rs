@@ -49,6 +49,20 @@ fn time_of(v: &Json, field: &str) -> Option<OffsetDateTime> {
         .and_then(|s| parse_timestamp(s).ok())
 }
 
+/// A timestamp field: absent or null, else an RFC 3339 date-time (400 `invalid_timestamp`
+/// naming the field).
+pub(super) fn given_timestamp(v: &Json, field: &str) -> Result<Option<OffsetDateTime>> {
+    match v.get(field) {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(s)) => svc_core::fields::timestamp(s, field).map(Some),
+        Some(other) => Err(Error::new(
+            svc_core::error::Code::InvalidTimestamp,
+            format!("{field}: must be an RFC 3339 date-time string, not {other}"),
+        )
+        .with_details(serde_json::json!({ "field": field }))),
+    }
+}
+
 /// The event time per [`Clock`]: corrected client time, the message's own `timestamp` (or
 /// `originalTimestamp`), or none (the pipeline then uses the time of receipt).
 fn event_time(m: &Json, clock: Clock) -> Option<Json> {
@@ -133,6 +147,9 @@ pub fn message(m: &Json, call: Option<&str>, clock: Clock) -> Result<MarketingEv
             "must be track, identify, page, screen, group or alias",
         ));
     }
+    // `timestamp` is checked when it becomes the event time; `sentAt` only corrects it, but a
+    // value that is not a date-time is refused all the same (`format: date-time`).
+    given_timestamp(m, "sentAt")?;
     let user_id = text(m, &["userId"]);
     let anonymous_id = text(m, &["anonymousId"]);
     if user_id.is_none() && anonymous_id.is_none() {

@@ -52,16 +52,20 @@ pub struct SegmentMessage {
     /// alias: the earlier id (required).
     pub previous_id: Option<String>,
     #[schema(value_type = Option<Object>)]
-    pub properties: Option<Json>,
+    pub properties: Option<serde_json::Map<String, Json>>,
     /// identify: customer traits (`email` and `phone` are identity keys); group: the
     /// company's traits.
     #[schema(value_type = Option<Object>)]
-    pub traits: Option<Json>,
+    pub traits: Option<serde_json::Map<String, Json>>,
     /// `campaign` (UTM), `userAgent`, `ip`, `locale`, `page`, `library`, `traits`, `channel`.
     #[schema(value_type = Option<Object>)]
-    pub context: Option<Json>,
-    /// Client time of the event (ISO-8601); corrected for clock skew with `sentAt`.
+    pub context: Option<serde_json::Map<String, Json>>,
+    /// Client time of the event (an RFC 3339 date-time, as every timestamp); corrected for
+    /// clock skew with `sentAt`.
+    #[schema(format = DateTime)]
     pub timestamp: Option<String>,
+    /// When the client sent the message (an RFC 3339 date-time).
+    #[schema(format = DateTime)]
     pub sent_at: Option<String>,
     /// Deduplicates retries for 24 hours.
     pub message_id: Option<String>,
@@ -76,12 +80,44 @@ pub struct SegmentMessage {
 pub struct SegmentBatch {
     pub batch: Vec<SegmentMessage>,
     /// When the client sent the batch: the clock-skew correction of messages without their
-    /// own `sentAt`.
+    /// own `sentAt` (an RFC 3339 date-time).
+    #[schema(format = DateTime)]
     pub sent_at: Option<String>,
     /// Applies to the messages without a `context` of their own.
     #[schema(value_type = Option<Object>)]
-    pub context: Option<Json>,
+    pub context: Option<serde_json::Map<String, Json>>,
     pub write_key: Option<String>,
+}
+
+/// The envelope of a batch as the handler checks it: the documented types of its own fields;
+/// each message is checked on its own later (a bad one is reported, not fatal).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)]
+struct BatchEnvelope {
+    batch: Vec<Json>,
+    sent_at: Option<String>,
+    context: Option<serde_json::Map<String, Json>>,
+    write_key: Option<String>,
+}
+
+/// A body whose documented fields have the wrong JSON type is 400 naming the field, as on
+/// every other route: a single call against [`SegmentMessage`], a batch's envelope against
+/// its own fields.
+fn check_shape(call: Option<&str>, body: &Json) -> Result<()> {
+    fn typed<T: serde::de::DeserializeOwned>(body: &Json) -> Result<()> {
+        serde_path_to_error::deserialize::<_, T>(body)
+            .map(|_| ())
+            .map_err(|e| {
+                let path = e.path().to_string();
+                Error::invalid_input(format!("{path}: {}", e.into_inner()))
+                    .with_details(serde_json::json!({ "field": path }))
+            })
+    }
+    match call {
+        Some(_) => typed::<SegmentMessage>(body),
+        None => typed::<BatchEnvelope>(body),
+    }
 }
 
 /// The body of a request: gunzipped when `gzip`, at most `limit` bytes, parsed as JSON.
@@ -182,11 +218,9 @@ pub async fn receive(
     mut body: Json,
     received_at: OffsetDateTime,
 ) -> Result<Accepted> {
+    check_shape(call, &body)?;
     let items = messages(call, &mut body)?;
-    let batch_sent_at = body
-        .get("sentAt")
-        .and_then(Json::as_str)
-        .and_then(|s| super::input::parse_timestamp(s).ok());
+    let batch_sent_at = mapping::given_timestamp(&body, "sentAt")?;
     let clock = mapping::Clock::Client {
         received_at,
         batch_sent_at: if call.is_some() { None } else { batch_sent_at },

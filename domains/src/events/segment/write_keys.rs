@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use svc_core::error::{Error, Result};
+use svc_core::error::{Code, Error, Result};
 use svc_core::plumbing::{clock, ids};
 use svc_core::store::{RecordScan, Store, WorkspaceId};
 
@@ -152,17 +152,21 @@ pub async fn create(
     let stored = key.clone();
     store
         .write(move |tx| {
+            // Revoked keys stay listed but do not count: revoking frees a place.
             let existing = tx
                 .workspace(ws)
-                .scan_records::<WriteKey>(&RecordScan {
-                    limit: Some(MAX_KEYS + 1),
-                    ..RecordScan::default()
-                })?
-                .len();
+                .scan_records::<WriteKey>(&RecordScan::default())?
+                .iter()
+                .filter(|k| k.revoked_at.is_none())
+                .count();
             if existing >= MAX_KEYS {
-                return Err(Error::invalid_input(format!(
-                    "a workspace may have at most {MAX_KEYS} write keys; revoke unused ones"
-                )));
+                // A valid request the workspace's state refuses: 409, like a taken name.
+                return Err(Error::new(
+                    Code::Conflict,
+                    format!(
+                        "a workspace may have at most {MAX_KEYS} write keys; revoke unused ones"
+                    ),
+                ));
             }
             tx.put(ws, &stored)?;
             tx.put(WorkspaceId::GLOBAL, &lookup)

@@ -14,10 +14,15 @@ use svc_core::error::Error;
 use svc_gateway::approvals::{self, PendingList, PendingView};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Only actions in this state (`pending`, `approved`, `executed`, `failed`, `rejected`,
-    /// `expired`); all recent ones when omitted.
+    /// Only actions in this state; all recent ones when omitted.
+    #[param(schema_with = status_values)]
     pub status: Option<String>,
+}
+
+fn status_values() -> utoipa::openapi::schema::Object {
+    crate::http::openapi::string_enum(approvals::STATES)
 }
 
 /// Optional body of approve and reject.
@@ -35,13 +40,7 @@ fn decision(body: &[u8]) -> Result<Option<String>, ErrorResponse> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    let d: Option<Decision> = serde_json::from_slice(body).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
-            Error::new(svc_core::error::Code::InvalidJson, e.to_string())
-        } else {
-            Error::invalid_input(e.to_string())
-        }
-    })?;
+    let d: Option<Decision> = crate::http::extract::parse_body(body)?;
     let note = d.and_then(|d| d.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 1000) {
         return Err(Error::invalid_input("note: at most 1000 characters").into());

@@ -135,8 +135,9 @@ pub async fn dedupe_customers(
 ) -> Result<ApiJson<DedupeReport>, ErrorResponse> {
     let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     let dry_run = match query.get("dry_run").map(String::as_str) {
-        None | Some("false") | Some("0") => false,
-        Some("true") | Some("1") | Some("") => true,
+        // Exactly the schema's boolean: `dry_run=` or `dry_run=1` is not one.
+        None | Some("false") => false,
+        Some("true") => true,
         Some(other) => {
             return Err(Error::invalid_field("dry_run", other, "must be true or false").into())
         }

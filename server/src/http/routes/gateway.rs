@@ -70,8 +70,10 @@ pub async fn invoke(
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct UsageQuery {
     /// Ledger rows to return, 1-100 (default 25).
+    #[param(minimum = 1, maximum = 100)]
     pub limit: Option<usize>,
 }
 
@@ -89,6 +91,10 @@ pub async fn usage(
     query: Result<Query<UsageQuery>, QueryRejection>,
 ) -> Result<ApiJson<Usage>, ErrorResponse> {
     let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    // The documented bounds are enforced, not clamped: a value outside them is a mistake.
+    if let Some(l) = q.limit.filter(|l| !(1..=100).contains(l)) {
+        return Err(Error::invalid_field("limit", &l.to_string(), "must be 1 to 100").into());
+    }
     Ok(ApiJson(gateway::usage(&state.store, &key, q.limit).await?))
 }
 

@@ -35,7 +35,7 @@ const MAX_REFUSAL_BYTES: usize = 4096;
 /// An MCP JSON-RPC message (request, notification or response) for the agent key's tools.
 /// Stateless: no `Mcp-Session-Id` is issued or needed.
 #[utoipa::path(post, path = "/mcp", tag = "mcp",
-    request_body(content = Object, content_type = "application/json",
+    request_body(content = crate::http::request_docs::JsonRpcMessage, content_type = "application/json",
         description = "One JSON-RPC 2.0 request, notification or response (no batches)"),
     params(
         ("MCP-Protocol-Version" = Option<String>, Header, description = "Negotiated revision"),
@@ -43,7 +43,9 @@ const MAX_REFUSAL_BYTES: usize = 4096;
     responses(
     (status = 200, description = "JSON-RPC response", content_type = "application/json", body = Object),
     (status = 202, description = "A notification or response was accepted"),
-    (status = 400, description = "An unsupported MCP-Protocol-Version (or a JSON-RPC error body for a malformed request)", body = ErrorBody),
+    (status = 400, description = "An unsupported MCP-Protocol-Version (the error body), or a body that is not one JSON-RPC 2.0 message (JSON-RPC's refusal)",
+        content_type = "application/json",
+        body = crate::http::request_docs::McpRefusal),
     (status = 401, body = ErrorBody),
     (status = 403, description = "not an agent key, or another origin", body = ErrorBody),
     (status = 413, body = ErrorBody),

@@ -15,11 +15,17 @@ use svc_core::workspaces;
 use svc_domains::outbound::{self, Outbox, State as OutboundState};
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct OutboxQuery {
-    /// queued, sending, sent, failed, unknown or cancelled.
+    /// Only records in this state.
+    #[param(schema_with = status_values)]
     pub status: Option<String>,
     /// A customer id (`cus_...`) or an email.
     pub customer: Option<String>,
+}
+
+fn status_values() -> utoipa::openapi::schema::Object {
+    crate::http::openapi::string_enum(OutboundState::ALL.iter().map(|s| s.as_str()))
 }
 
 /// Outbound records (emails, calls, Customer.io writes), newest first.
@@ -41,7 +47,7 @@ pub async fn outbox(
     let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
     let ws = p.workspace();
     let status = match q.status.as_deref() {
-        None | Some("") => None,
+        None => None,
         Some(s) => Some(OutboundState::parse(s).ok_or_else(|| {
             Error::invalid_field(
                 "status",

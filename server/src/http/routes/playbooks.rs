@@ -18,7 +18,7 @@ use svc_agents::playbook_runs::model_judge::Judging;
 use svc_agents::playbook_runs::outcomes;
 use svc_agents::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
 use svc_core::auth::Principal;
-use svc_core::error::{Code, Error};
+use svc_core::error::Error;
 use svc_domains::playbooks::{self, PlaybookEnvelope, PlaybookList};
 
 /// Who did it: the user of a session or the agent key.
@@ -133,7 +133,7 @@ pub async fn delete_playbook(
 /// `RunRequest`: `leads`, `csv`, `delivery`, `intent`, `follow`, `cadenceMs`).
 #[utoipa::path(post, path = "/v1/playbooks/{id}/run", tag = "playbooks",
     params(("id" = String, Path, description = "Playbook id (`pb_...`)")),
-    request_body(content = RunRequest, description = "Optional; an empty body takes the spec's lead source"),
+    request_body(content = Option<RunRequest>, description = "Optional; an empty body (or `null`) takes the spec's lead source"),
     responses(
     (status = 201, body = RunEnvelope),
     (status = 400, description = "invalid request, or a lead source this service cannot read (cio-segment, orange-slice without leads or csv)", body = ErrorBody),
@@ -150,13 +150,7 @@ pub async fn start_run(
     let req = if body.iter().all(u8::is_ascii_whitespace) {
         RunRequest::default()
     } else {
-        serde_json::from_slice::<RunRequest>(&body).map_err(|e| {
-            if e.is_syntax() || e.is_eof() {
-                Error::new(Code::InvalidJson, e.to_string())
-            } else {
-                Error::invalid_input(e.to_string())
-            }
-        })?
+        crate::http::extract::parse_body::<Option<RunRequest>>(&body)?.unwrap_or_default()
     };
     let run = executor::start(&state.agents, p.workspace(), id, actor(&p), req).await?;
     Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))

@@ -24,6 +24,7 @@ pub async fn summary(State(state): State<AppState>, AnyAuth(p): AnyAuth) -> ApiJ
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ReasoningQuery {
     /// Entries to return: any integer, clamped to 1-100 as SPEC.md says (so the schema states no
     /// bounds); default 25.

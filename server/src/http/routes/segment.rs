@@ -223,6 +223,7 @@ tracking_route!(
     (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 403, body = ErrorBody),
+    (status = 409, description = "the workspace already has 100 write keys that are not revoked", body = ErrorBody),
 ))]
 pub async fn create_write_key(
     State(state): State<AppState>,

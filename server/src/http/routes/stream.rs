@@ -28,13 +28,24 @@ type Receiver = tokio::sync::broadcast::Receiver<std::sync::Arc<StreamMessage>>;
 /// touchpoint_id, event, ts}` text messages of the caller's workspace only.
 #[utoipa::path(get, path = "/v1/stream", tag = "events",
     responses(
-    (status = 101, description = "WebSocket of StreamMessage JSON texts", body = StreamMessage),
+    (status = 101, description = "A WebSocket route: the handshake's answer (no body); then one text frame per message, each a `StreamMessage` JSON text (`components.schemas.StreamMessage`)"),
     (status = 400, description = "not a WebSocket upgrade request", body = ErrorBody),
     (status = 401, description = "no credential, or a ticket that is unknown, used or expired",
         body = ErrorBody),
 ),
     params(("ticket" = Option<String>, Query,
-        description = "a one-use ticket from POST /v1/stream/ticket (browsers)")))]
+        description = "a one-use ticket from POST /v1/stream/ticket (browsers)"),
+        // The WebSocket opening handshake (RFC 6455 §4.1) as the server checks it: without
+        // these headers the request is not an upgrade and is answered 400.
+        ("Connection" = String, Header, pattern = "[Uu][Pp][Gg][Rr][Aa][Dd][Ee]",
+            description = "WebSocket handshake: a value containing the token `upgrade` (any case)"),
+        ("Upgrade" = String, Header, pattern = "^[Ww][Ee][Bb][Ss][Oo][Cc][Kk][Ee][Tt]$",
+            description = "WebSocket handshake: `websocket` (any case)"),
+        ("Sec-WebSocket-Version" = String, Header, pattern = "^13$",
+            description = "WebSocket handshake: `13`"),
+        ("Sec-WebSocket-Key" = String, Header,
+            description = "WebSocket handshake: the client's nonce (RFC 6455: 16 random bytes in base64)"),
+    ))]
 pub async fn stream(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
