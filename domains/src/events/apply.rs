@@ -3,7 +3,7 @@
 //! ([`ingest`], [`ingest_many`]).
 
 use svc_core::store::WorkspaceTxn;
-use svc_engine::{EngineError, GraphRead, GraphWrite, NodeId, Properties, Value};
+use svc_engine::{GraphRead, GraphWrite, NodeId, Properties, Value};
 use time::OffsetDateTime;
 
 use svc_core::error::{Error, Result};
@@ -13,20 +13,10 @@ use svc_core::store::{Store, WorkspaceId};
 
 use super::input::{micros, IngestResult, ValidEvent, DEDUPE_WINDOW_SECS};
 use super::realtime::{Realtime, StreamMessage};
+use super::refusal::input_error;
 use super::seen::SeenMessage;
 use super::segment::identity;
 use svc_core::plumbing::clock::micros_rfc3339;
-
-/// Engine refusals of the event's content are the client's fault.
-pub(crate) fn input_error(e: EngineError) -> Error {
-    match e {
-        EngineError::Invalid { what, detail } => Error::invalid_input(format!("{what}: {detail}")),
-        EngineError::NoIdentity => Error::invalid_input(
-            "the event names no known customer id and carries no other usable identity key",
-        ),
-        other => Error::from(other),
-    }
-}
 
 /// Runs the pipeline's write step for one event inside the caller's transaction: read-only
 /// check, `messageId` dedupe, identity resolution, customer/touchpoint/campaign writes, traits,

@@ -17,6 +17,7 @@ pub mod direct;
 pub mod input;
 mod json_path;
 pub mod realtime;
+mod refusal;
 pub mod seen;
 pub mod segment;
 pub mod signatures;

@@ -95,11 +95,13 @@ impl Modify for SecuritySchemes {
 pub fn state_error_codes(doc: &mut utoipa::openapi::OpenApi) {
     for (path, op) in operations(doc) {
         let access = access_of(op);
+        let gateway = access["gateway"] == true;
         let shape = OperationShape {
             graph: path.starts_with("/v1/graph"),
             body: op.request_body.is_some(),
             access,
         };
+        add_server_errors(op, gateway);
         for (status, response) in op.responses.responses.iter_mut() {
             let Ok(status) = status.parse::<u16>() else {
                 continue;
@@ -146,6 +148,42 @@ pub fn state_error_codes(doc: &mut utoipa::openapi::OpenApi) {
                 *response = patched;
             }
         }
+    }
+}
+
+/// The answers any operation may give when the service, not the request, is at fault: 500
+/// `internal`, 503 `unavailable` (shutting down, or the store refuses writes after a failed
+/// sync), and on the gateway 502 `capability_failed` (a provider refused) and 503
+/// `aos_unavailable`. Their codes are filled in by [`state_error_codes`].
+fn add_server_errors(op: &mut utoipa::openapi::path::Operation, gateway: bool) {
+    use utoipa::openapi::{ContentBuilder, Ref, RefOr, ResponseBuilder};
+    let mut statuses = vec![
+        ("500", "The service failed; the request may be retried."),
+        (
+            "503",
+            "The service is stopping or its store is not accepting writes; retry later.",
+        ),
+    ];
+    if gateway {
+        statuses.push(("502", "The capability's provider failed."));
+    }
+    for (status, description) in statuses {
+        op.responses
+            .responses
+            .entry(status.to_owned())
+            .or_insert_with(|| {
+                RefOr::T(
+                    ResponseBuilder::new()
+                        .description(description)
+                        .content(
+                            "application/json",
+                            ContentBuilder::new()
+                                .schema(Some(Ref::new(ERROR_BODY_REF)))
+                                .build(),
+                        )
+                        .build(),
+                )
+            });
     }
 }
 
@@ -222,6 +260,8 @@ impl OperationShape {
             Code::GrantDenied => self.credential("agent_key") || self.credential("legacy_key"),
             // Routing answers it before any operation.
             Code::MethodNotAllowed => false,
+            // A provider behind a capability.
+            Code::CapabilityFailed | Code::AosUnavailable => gateway,
             _ => true,
         }
     }

@@ -257,7 +257,7 @@ fn join_group(w: &mut WorkspaceTxn<'_, '_>, group: &Group, customer: NodeId) -> 
         }
         // A trait the engine refuses (an empty or over-long name) is the client's fault.
         w.set_node_property(company, k, v.clone())
-            .map_err(crate::events::apply::input_error)?;
+            .map_err(crate::events::refusal::input_error)?;
         changed = true;
     }
     if changed && existing.is_some() {
