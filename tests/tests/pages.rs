@@ -534,3 +534,157 @@ async fn first_steps_not_found_forms_and_the_phone_navigation() {
     assert_eq!(rows, json!(1), "navigation rows at 390 px");
     b.close().await;
 }
+
+/// The console over plain HTTP (no JavaScript): a reading query's POST redirects to its
+/// `?q=` address; a GET never writes; a writing query runs on its POST; the schema link
+/// counts and comes back; a node's neighbourhood (JSON for the graph) is only ever the
+/// session's own workspace's.
+#[tokio::test]
+async fn console_reads_by_get_and_writes_only_on_post() {
+    let s = TestServer::start().await;
+    let (a, other) = tokio::join!(s.account(), s.account());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let origin = s.url("/").trim_end_matches('/').to_owned();
+    let sign_in = |acc: &Account| {
+        let form = [
+            ("email", acc.email.clone()),
+            ("password", acc.password.clone()),
+        ];
+        let req = client
+            .post(s.url("/app/login"))
+            .header("origin", &origin)
+            .form(&form);
+        async move {
+            let resp = req.send().await.expect("login");
+            assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+            let cookie = resp.headers()["set-cookie"]
+                .to_str()
+                .expect("cookie")
+                .split(';')
+                .next()
+                .expect("pair")
+                .to_owned();
+            cookie
+        }
+    };
+    let cookie = sign_in(&a).await;
+    let get = |path: &str| client.get(s.url(path)).header("cookie", &cookie).send();
+    let page = get("/app/graph")
+        .await
+        .expect("console")
+        .text()
+        .await
+        .expect("html");
+    let csrf = page
+        .split("name=\"csrf\" value=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("csrf field")
+        .to_owned();
+    let post = |query: &str| {
+        client
+            .post(s.url("/app/graph"))
+            .header("cookie", &cookie)
+            .header("origin", &origin)
+            .form(&[("csrf", csrf.as_str()), ("query", query)])
+            .send()
+    };
+    let probes = || async {
+        let (status, v) = read(
+            s.post("/v1/graph/query")
+                .bearer_auth(&a.token)
+                .json(&json!({"query": "MATCH (p:Probe) RETURN count(p)"}))
+                .send()
+                .await
+                .expect("count"),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{v}");
+        v["rows"][0][0].as_u64().expect("count")
+    };
+
+    // Reading: the POST redirects to the GET, which answers.
+    let resp = post("MATCH (n) RETURN count(n) AS nodes")
+        .await
+        .expect("post");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let location = resp.headers()["location"]
+        .to_str()
+        .expect("location")
+        .to_owned();
+    assert!(location.starts_with("/app/graph?q=MATCH"), "{location}");
+    let html = get(&location)
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("id=\"result-table\"") && html.contains("1 rows in"),
+        "{html}"
+    );
+
+    // A GET never writes; the POST does, and answers the page.
+    let html = get("/app/graph?q=CREATE%20(%3AProbe)")
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("html");
+    assert!(html.contains("changes the graph"), "{html}");
+    assert_eq!(probes().await, 0);
+    let resp = post("CREATE (:Probe)-[:NEXT]->(:Probe)")
+        .await
+        .expect("post");
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert!(resp.text().await.expect("html").contains("2 nodes created"));
+    assert_eq!(probes().await, 2);
+
+    // The schema: counted on its link, then shown on the console.
+    let resp = get("/app/graph/schema").await.expect("schema");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let html = get("/app/graph")
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("html");
+    assert!(html.contains("data-label=\"Probe\""), "{html}");
+
+    // The neighbourhood of a node, for this workspace's session only.
+    let (_, v) = read(
+        s.post("/v1/graph/query")
+            .bearer_auth(&a.token)
+            .json(&json!({"query": "MATCH (p:Probe)-[:NEXT]->() RETURN id(p)"}))
+            .send()
+            .await
+            .expect("id"),
+    )
+    .await;
+    let node = v["rows"][0][0].as_u64().expect("node id");
+    let near: Value = get(&format!("/app/graph/neighbourhood?node={node}"))
+        .await
+        .expect("neighbourhood")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(near["elements"].as_array().map(Vec::len), Some(3), "{near}");
+    let theirs = sign_in(&other).await;
+    let near: Value = client
+        .get(s.url(&format!("/app/graph/neighbourhood?node={node}")))
+        .header("cookie", &theirs)
+        .send()
+        .await
+        .expect("neighbourhood")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        near["elements"],
+        json!([]),
+        "another workspace's node: {near}"
+    );
+}

@@ -9,6 +9,10 @@
 //! Queries run with the session's rights (a person may write, as with a JWT on
 //! `/v1/graph/query`).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
 use axum::extract::{Query, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -84,7 +88,7 @@ pub async fn page(
     Query(q): Query<ConsoleQuery>,
 ) -> Result<Response, Failure> {
     let ws = s.user.workspace;
-    let sidebar = schema_sidebar(&state, ws).await;
+    let sidebar = schema_sidebar(ws);
     let starts = explore_starts(&state, &s).await?;
     if !q.q.trim().is_empty() {
         // A GET never writes: a writing statement is put back in the box to run with the button.
@@ -124,6 +128,9 @@ pub async fn run(
         Access::ReadWrite
     };
     let (status, block) = run_block(&state, &s, &f.query, access, None).await?;
+    if !readable {
+        forget_schema(s.user.workspace);
+    }
     if is_htmx(&headers) {
         // htmx swaps 2xx only; errors are shown as 200 fragments with role=alert.
         let mut resp = block.into_response();
@@ -134,7 +141,7 @@ pub async fn run(
         }
         return Ok(resp);
     }
-    let sidebar = schema_sidebar(&state, s.user.workspace).await;
+    let sidebar = schema_sidebar(s.user.workspace);
     let starts = explore_starts(&state, &s).await?;
     Ok((status, render(&s, &f.query, block, sidebar, starts)).into_response())
 }
@@ -340,14 +347,85 @@ pub fn ident(name: &str) -> String {
     }
 }
 
-async fn schema_sidebar(state: &AppState, ws: WorkspaceId) -> Markup {
-    match schema(state, ws).await {
-        Ok(sc) => sidebar(&sc),
-        Err(e) => {
-            tracing::warn!(error = %e.message, "console schema");
-            html! { aside.card.schema aria-labelledby="schema-h" { h2 id="schema-h" { "Schema" } p.hint { "The schema could not be read just now." } } }
+/// How long a counted schema is shown before it is counted again. Counting reads every node
+/// and relationship of the workspace (hundreds of milliseconds on a large one), so the console
+/// page shows a recent count at once and counts in a request of its own when there is none.
+const SCHEMA_TTL: Duration = Duration::from_secs(30);
+/// Most workspaces whose schema is kept (each is a few kilobytes).
+const SCHEMA_CACHE_MAX: usize = 1024;
+
+type SchemaCache = Mutex<HashMap<WorkspaceId, (Instant, Arc<Schema>)>>;
+
+/// Counted schemas per workspace (keyed by the workspace: one never sees another's).
+fn schema_cache() -> &'static SchemaCache {
+    static CACHE: OnceLock<SchemaCache> = OnceLock::new();
+    CACHE.get_or_init(Default::default)
+}
+
+fn cached_schema(ws: WorkspaceId) -> Option<(Instant, Arc<Schema>)> {
+    let cache = schema_cache().lock().unwrap_or_else(|e| e.into_inner());
+    cache
+        .get(&ws)
+        .filter(|(at, _)| at.elapsed() < SCHEMA_TTL)
+        .cloned()
+}
+
+fn remember_schema(ws: WorkspaceId, schema: Arc<Schema>) {
+    let mut cache = schema_cache().lock().unwrap_or_else(|e| e.into_inner());
+    if cache.len() >= SCHEMA_CACHE_MAX {
+        cache.retain(|_, (at, _)| at.elapsed() < SCHEMA_TTL);
+        if cache.len() >= SCHEMA_CACHE_MAX {
+            cache.clear();
         }
     }
+    cache.insert(ws, (Instant::now(), schema));
+}
+
+/// After a write from the console: the next page counts again.
+fn forget_schema(ws: WorkspaceId) {
+    schema_cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&ws);
+}
+
+/// The sidebar: the workspace's recent count when there is one, else a placeholder that htmx
+/// fills from `GET /app/graph/schema` (without JavaScript: a link that counts and comes back).
+fn schema_sidebar(ws: WorkspaceId) -> Markup {
+    match cached_schema(ws) {
+        Some((at, sc)) => sidebar(&sc, at.elapsed()),
+        None => html! {
+            aside.card.schema id="schema" aria-labelledby="schema-h" hx-get="/app/graph/schema" hx-trigger="load" hx-swap="outerHTML" {
+                h2 id="schema-h" { "Schema" }
+                p.hint { a href="/app/graph/schema" { "Count labels and relationship types" } }
+            }
+        },
+    }
+}
+
+/// `GET /app/graph/schema`: counts the schema; the sidebar for htmx, else back to the console
+/// (which now shows it).
+pub async fn schema_page(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    headers: HeaderMap,
+) -> Response {
+    let ws = s.user.workspace;
+    let block = match schema(&state, ws).await {
+        Ok(sc) => {
+            let sc = Arc::new(sc);
+            remember_schema(ws, sc.clone());
+            sidebar(&sc, Duration::ZERO)
+        }
+        Err(e) => {
+            tracing::warn!(error = %e.message, "console schema");
+            html! { aside.card.schema id="schema" aria-labelledby="schema-h" { h2 id="schema-h" { "Schema" } p.hint { "The schema could not be read just now." } } }
+        }
+    };
+    if is_htmx(&headers) {
+        return block.into_response();
+    }
+    see_other("/app/graph")
 }
 
 /// One snippet: a link that runs it (no JavaScript), which dashboard.js turns into
@@ -358,11 +436,15 @@ fn snippet(text: &str, body: Markup) -> Markup {
     }
 }
 
-fn sidebar(sc: &Schema) -> Markup {
+fn sidebar(sc: &Schema, age: Duration) -> Markup {
     html! {
-        aside.card.schema id="schema" aria-labelledby="schema-h" {
+        aside.card.schema id="schema" aria-labelledby="schema-h" data-counted="true" {
             h2 id="schema-h" { "Schema" }
-            p.hint { "Click to put a query in the box." }
+            p.hint {
+                "Click to put a query in the box. Counted "
+                @if age.as_secs() < 2 { "just now" } @else { (age.as_secs()) " s ago" }
+                "."
+            }
             @if sc.labels.is_empty() { p.hint { "The graph is empty." } }
             @if !sc.labels.is_empty() {
                 h3 { "Labels" }

@@ -53,6 +53,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/keys/{id}/revoke", post(keys::revoke))
         .route("/app/graph", get(console::page).post(console::run))
         .route("/app/graph/neighbourhood", get(console::neighbourhood))
+        .route("/app/graph/schema", get(console::schema_page))
         .route("/app/settings", get(settings::page).post(settings::save))
         .route("/app/capabilities", get(catalogue::page))
         .route("/app/chat", get(chat::page).post(chat::send))
