@@ -60,7 +60,8 @@ pub async fn page(
                     (settings.plan.as_str()) " plan)"
                 }
                 meter min="0" max=(settings.monthly_credit_limit) value=(used) aria-label="Credits used" {}
-                div.table-wrap {
+                // Focusable: on a phone the table scrolls sideways, by keyboard too.
+                div.table-wrap tabindex="0" role="region" aria-label="Credits per key" {
                     table {
                         thead { tr { th scope="col" { "Key" } th scope="col" { "Agent" } th scope="col" { "Credits this month" } th scope="col" { "Own limit" } } }
                         tbody {
