@@ -368,6 +368,49 @@ async fn every_figure_equals_the_api_and_the_pipeline_adds_up() {
         "{text}"
     );
 
+    // Brand preview's picker searches the whole workspace: a customer outside the 20 listed
+    // at first is found by typing (htmx) and by the search form's GET (no JavaScript).
+    let (status, recent) = read(
+        s.get("/v1/customers?limit=20")
+            .bearer_auth(&a.token)
+            .send()
+            .await
+            .expect("customers"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{recent}");
+    let listed: Vec<&str> = recent["customers"]
+        .as_array()
+        .expect("customers")
+        .iter()
+        .filter_map(|c| c["email"].as_str())
+        .collect();
+    let other = seeded
+        .emails
+        .iter()
+        .find(|e| !listed.contains(&e.as_str()))
+        .expect("a customer beyond the first 20");
+    b.goto(&s.url("/app/brand")).await;
+    b.wait_for_text("#preview-count", "20 most recently seen of 40")
+        .await;
+    let options = "return [...document.querySelectorAll('#preview-customer option')].map(o => o.textContent);";
+    let first = b.execute(options, json!([])).await;
+    assert!(!first.to_string().contains(other.as_str()), "{first}");
+    b.fill_in("#preview-find", other).await;
+    b.wait_for_text("#preview-count", "1 customer matches.")
+        .await;
+    let found = b.execute(options, json!([])).await;
+    assert!(found.to_string().contains(other.as_str()), "{found}");
+    b.goto(&s.url(&format!(
+        "/app/brand?customer_q={}",
+        other.replace('@', "%40")
+    )))
+    .await;
+    b.wait_for_text("#preview-count", "1 customer matches.")
+        .await;
+    let found = b.execute(options, json!([])).await;
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
+
     // The theme toggle draws the charts again in the new theme's colours.
     b.goto(&s.url("/app/home")).await;
     b.wait_for("#chart-pipeline").await;

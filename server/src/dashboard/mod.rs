@@ -68,6 +68,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/app/brand", get(brand::page).post(brand::save))
         .route("/app/brand/preview", post(brand::preview))
+        .route("/app/brand/customers", get(brand::customers_picker))
         .route("/app/integrations", get(integrations::page))
         .route("/app/integrations/{kind}", post(integrations::connect))
         .route("/app/integrations/{kind}/test", post(integrations::test))
