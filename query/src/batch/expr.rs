@@ -118,6 +118,11 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base's view of a label given by name.
+    pub(super) fn label_view(&self, name: &str) -> Option<LabelView<'a>> {
+        self.label_index(name).map(|i| self.labels[i])
+    }
+
     /// The base rows of the label at index `li` of `labels`.
     pub(super) fn label_rows(&self, li: usize) -> &'a [u32] {
         self.labels.get(li).map_or(&[], |l| l.rows())
