@@ -643,6 +643,30 @@ async fn console_reads_by_get_and_writes_only_on_post() {
     assert!(resp.text().await.expect("html").contains("2 nodes created"));
     assert_eq!(probes().await, 2);
 
+    // A node in the table links to its neighbourhood.
+    let html = get("/app/graph?q=MATCH%20(p%3AProbe)-%5B%3ANEXT%5D-%3E()%20RETURN%20p")
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("html");
+    let explore = html
+        .split("href=\"/app/graph?explore=")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a node links to its neighbourhood")
+        .to_owned();
+    let html = get(&format!("/app/graph?explore={explore}"))
+        .await
+        .expect("explore")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("NEXT") && html.contains("data-centre"),
+        "{html}"
+    );
+
     // The schema: counted on its link, then shown on the console.
     let resp = get("/app/graph/schema").await.expect("schema");
     assert_eq!(resp.status(), StatusCode::SEE_OTHER);
