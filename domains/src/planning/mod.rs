@@ -43,6 +43,7 @@ use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
 use svc_core::capabilities::{ApprovalKind, Capability};
 use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids::PublicIds;
 
 pub const GOAL_CHARS: usize = 2000;
 pub const SEGMENT_CHARS: usize = 200;
@@ -93,6 +94,7 @@ impl Means {
 /// `input.customer`) or, without one, for the best-scoring customers of `input.segment` (all
 /// customers when none), priced and gated with `means`. Reads only.
 pub fn plan(
+    ids: &PublicIds,
     w: &WorkspaceTxn<'_, '_>,
     brand: &BrandContext,
     customer: Option<&Node>,
@@ -146,6 +148,7 @@ pub fn plan(
     }
     let interpreted = interpret(goal, metric, target, horizon);
     let mut p = Planner {
+        ids,
         w,
         brand,
         now,
@@ -158,7 +161,12 @@ pub fn plan(
     match customer {
         Some(c) => {
             let a = scoring::assess(w, c, now)?;
-            chosen.push(chosen_customer(c, &a, "named in the request".to_owned()));
+            chosen.push(chosen_customer(
+                ids,
+                c,
+                &a,
+                "named in the request".to_owned(),
+            ));
             p.customer(c, &interpreted, &a)?;
         }
         None => {
@@ -209,7 +217,7 @@ pub fn plan(
                         &a.conversion_model.version
                     },
                 );
-                chosen.push(chosen_customer(c, a, why));
+                chosen.push(chosen_customer(ids, c, a, why));
                 p.customer(c, &interpreted, a)?;
             }
         }
@@ -272,19 +280,19 @@ pub fn plan(
         "based_on": p.based_on,
     });
     if let Some(c) = customer {
-        out["customer_id"] = json!(svc_core::plumbing::ids::customer_id(c.id));
+        out["customer_id"] = json!(ids.customer(c.id));
     }
     Ok(out)
 }
 
 /// A chosen customer with its scores and why it was chosen.
-fn chosen_customer(c: &Node, a: &Assessment, why: String) -> Json {
+fn chosen_customer(ids: &PublicIds, c: &Node, a: &Assessment, why: String) -> Json {
     let text = |k: &str| match c.get(k) {
         Some(svc_engine::Value::String(s)) => Some(s.clone()),
         _ => None,
     };
     json!({
-        "customer_id": a.customer_id,
+        "customer_id": ids.customer(a.customer),
         "name": text("name"),
         "email": text("email"),
         "churn": (a.churn.probability * 10_000.0).round() / 10_000.0,

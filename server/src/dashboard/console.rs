@@ -30,21 +30,13 @@ pub struct QueryForm {
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ExploreQuery {
-    /// A node's wire id (`cus_12`, `node_7`, `tp_3`): show its neighbourhood.
+    /// A node's public id (`cus_...`, `node_...`, `tp_...`): show its neighbourhood.
     #[serde(default)]
     pub explore: String,
 }
 
 /// The query that shows a node's neighbourhood (relationships and their other ends).
 pub const NEIGHBOURHOOD: &str = "MATCH (a)-[r]-(n) WHERE id(a) = $id RETURN a, r, n LIMIT 60";
-
-/// The engine id in a wire id: the digits after the last `_`.
-pub fn engine_id(wire: &str) -> Option<u64> {
-    let digits = wire.rsplit_once('_')?.1;
-    (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| digits.parse().ok())
-        .flatten()
-}
 
 /// `GET /app/graph`: the console, with the explorer's starting points; `?explore=<id>` shows
 /// that node's neighbourhood (a read-only query).
@@ -80,7 +72,8 @@ pub async fn page(
             }
         }
     };
-    let Some(id) = engine_id(&q.explore) else {
+    // The query names the node by its engine id (`id(a)`).
+    let Some(id) = state.store.ids().parse_any_node(&q.explore).map(|n| n.0) else {
         return Ok(render(&s, EXAMPLE, html! {}, starts));
     };
     let mut params = serde_json::Map::new();
@@ -267,18 +260,4 @@ pub fn graph_elements(r: &QueryResult) -> Vec<Json> {
             .map(|r| json!({"data": {"id": format!("r{}", r.id), "source": format!("n{}", r.start), "target": format!("n{}", r.end), "label": r.rel_type}})),
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wire_ids_name_engine_ids() {
-        assert_eq!(engine_id("cus_12"), Some(12));
-        assert_eq!(engine_id("node_7"), Some(7));
-        assert_eq!(engine_id("cus_"), None);
-        assert_eq!(engine_id("12"), None);
-        assert_eq!(engine_id("cus_1x"), None);
-    }
 }
