@@ -3,6 +3,7 @@
 
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
+FUZZ_CI_SECONDS ?= 15
 
 .PHONY: deps run dist test lint bench bench-peers fuzz soak
 
@@ -18,9 +19,10 @@ run: deps
 dist: deps
 	CARGO=$(CARGO) ./scripts/dist.sh
 
-## Every test of the workspace, plus formatting and lints.
+## Every test of the workspace, each fuzz target for FUZZ_CI_SECONDS, formatting and lints.
 test: deps
 	$(CARGO) test --workspace
+	CARGO=$(CARGO) ./scripts/fuzz.sh $(FUZZ_CI_SECONDS)
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
@@ -34,10 +36,7 @@ bench: deps
 
 ## Each fuzz target for FUZZ_SECONDS, on the stable toolchain (no sanitizer).
 fuzz: deps
-	@command -v cargo-fuzz >/dev/null 2>&1 || $(CARGO) install cargo-fuzz --locked
-	cd fuzz && for t in $$($(CARGO) fuzz list); do \
-		$(CARGO) fuzz run $$t --sanitizer none -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
-	done
+	CARGO=$(CARGO) ./scripts/fuzz.sh $(FUZZ_SECONDS)
 
 ## Long forms of the bounded tests: the SIGKILL durability harness with 20 kill cycles.
 soak: deps

@@ -392,6 +392,14 @@ impl BExpr {
         }
     }
 
+    /// `(slot, key)` when the expression is exactly `n.key` of a slot.
+    pub(super) fn plain_prop(&self) -> Option<(usize, &str)> {
+        match &self.kind {
+            Kind::Prop { slot, key } => Some((*slot, key.as_str())),
+            _ => None,
+        }
+    }
+
     /// The expression's value for every row of `ch`.
     pub(super) fn eval(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
         match &self.kind {
@@ -681,7 +689,7 @@ fn single_prop(e: &CExpr) -> Option<(usize, &str)> {
 
 /// Whether `e` gives the same value whenever its inputs are the same (so one evaluation per
 /// distinct input serves every row). Only the kinds and functions known here qualify.
-fn pure(e: &CExpr) -> bool {
+pub(super) fn pure(e: &CExpr) -> bool {
     match e {
         CExpr::Const(_) | CExpr::Slot(_) => true,
         CExpr::Prop(x, _) | CExpr::Not(x) | CExpr::Neg(x) | CExpr::IsNull(x, _) => pure(x),

@@ -140,14 +140,13 @@ pub(super) enum InPlace<'a> {
     Floats(&'a [f64]),
 }
 
-/// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
-/// one label's base (a label scan's chunk, nothing touched). None otherwise (the caller
-/// evaluates row by row).
-pub(super) fn numbers_in_place<'a>(
+/// The column of `key` and the row of `refs[0]` in it, when `refs` are consecutive rows of
+/// one label's base (a label scan's chunk, nothing touched): row `i` is then `row0 + i`.
+pub(super) fn column_in_place<'a>(
     bx: &Bx<'a, '_>,
     refs: &[NodeRef],
     key: &str,
-) -> Option<InPlace<'a>> {
+) -> Option<(ColumnView<'a>, usize)> {
     if !bx.m.untouched() {
         return None;
     }
@@ -160,6 +159,19 @@ pub(super) fn numbers_in_place<'a>(
     if bx.label_rows(li).get(row0..end)? != refs {
         return None;
     }
+    Some((col, row0))
+}
+
+/// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
+/// one label's base (a label scan's chunk, nothing touched). None otherwise (the caller
+/// evaluates row by row).
+pub(super) fn numbers_in_place<'a>(
+    bx: &Bx<'a, '_>,
+    refs: &[NodeRef],
+    key: &str,
+) -> Option<InPlace<'a>> {
+    let (col, row0) = column_in_place(bx, refs, key)?;
+    let end = row0 + refs.len();
     match col {
         ColumnView::Integers {
             values,
