@@ -454,34 +454,34 @@ pub fn output_schema() -> Json {
 /// An invocation example (input, output); it validates against the schemas.
 pub fn example() -> (Json, Json) {
     (
-        json!({"goal": "Win back at-risk customers this month", "customer": "cus_42"}),
+        json!({"goal": "Win back at-risk customers this month", "customer": "cus_3kTMd92jFpQ"}),
         json!({
             "goal": "Win back at-risk customers this month",
             "interpreted": {"metric": "retention", "target": null, "horizon_days": 30},
             "steps": [
                 {"order": 1, "capability": Capability::ContextGet.id(), "mode": "execute",
-                 "customer_id": "cus_42", "credits": 1, "approval": "none",
-                 "rationale": "Read cus_42's current picture (open loops, blockers, recent \
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "none",
+                 "rationale": "Read cus_3kTMd92jFpQ's current picture (open loops, blockers, recent \
                                decisions) before acting.",
-                 "input": {"customer": "cus_42"}},
+                 "input": {"customer": "cus_3kTMd92jFpQ"}},
                 {"order": 2, "capability": Capability::DraftOutreach.id(), "mode": "execute",
-                 "customer_id": "cus_42", "credits": 1, "approval": "none",
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "none",
                  "rationale": "At risk: churn 0.73, 64 days since the last own activity: draft \
                                a win-back email in the brand voice to review.",
-                 "input": {"customer": "cus_42", "intent": "win-back", "channel": "email"}},
+                 "input": {"customer": "cus_3kTMd92jFpQ", "intent": "win-back", "channel": "email"}},
                 {"order": 3, "capability": Capability::QueueOutreach.id(), "mode": "queue",
-                 "customer_id": "cus_42", "credits": 1, "approval": "required",
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "required",
                  "expected_effect": {"metric": "retention", "value": 0.073,
                                      "basis": "assumed email lift 0.1 x churn 0.73 (see \
                                                docs/intelligence.md)"},
                  "rationale": "Queue that email for approval; subject and body are the draft's \
                                (edit them first if needed).",
-                 "input": {"customer": "cus_42", "subject": "We'd love to have you back",
+                 "input": {"customer": "cus_3kTMd92jFpQ", "subject": "We'd love to have you back",
                            "body": "Hi Ada,\n\nIt's been a while since you placed an order on \
                                     Sep 22.\n\n...\n\nBest,\nThe Acme team"}}
             ],
-            "customer_id": "cus_42",
-            "customers": [{"customer_id": "cus_42", "name": "Ada Lovelace",
+            "customer_id": "cus_3kTMd92jFpQ",
+            "customers": [{"customer_id": "cus_3kTMd92jFpQ", "name": "Ada Lovelace",
                            "email": "ada@example.com", "churn": 0.73, "conversion": 0.05,
                            "model": "lr-v3", "why": "named in the request"}],
             "credits": {"needed": 3, "remaining": 95, "fits": true, "left_out": []},
@@ -489,9 +489,9 @@ pub fn example() -> (Json, Json) {
             "expected_effect": {"metric": "retention", "value": 0.073},
             "playbook": null,
             "based_on": [
-                {"kind": "score", "text": "cus_42: churn 0.73 (high), conversion 0.05 (low), \
+                {"kind": "score", "text": "cus_3kTMd92jFpQ: churn 0.73 (high), conversion 0.05 (low), \
                                            model lr-v3"},
-                {"kind": "churn_factor", "text": "cus_42: days_since_last_activity = 64.0"}
+                {"kind": "churn_factor", "text": "cus_3kTMd92jFpQ: days_since_last_activity = 64.0"}
             ]
         }),
     )

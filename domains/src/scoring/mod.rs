@@ -380,7 +380,7 @@ pub fn example() -> (Json, Json) {
     (
         json!({"customer": "ada@example.com"}),
         json!({
-            "customer_id": "cus_42",
+            "customer_id": "cus_3kTMd92jFpQ",
             "score": 0.7312,
             "band": "high",
             "factors": [
