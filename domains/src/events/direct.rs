@@ -216,7 +216,7 @@ pub async fn ingest_one(
     ws: WorkspaceId,
     event: MarketingEvent,
 ) -> Result<IngestResult> {
-    let ev = event.validate(svc_core::plumbing::clock::now())?;
+    let ev = event.validate(store.ids(), svc_core::plumbing::clock::now())?;
     ingest(store, realtime, ws, ev).await
 }
 
@@ -250,7 +250,7 @@ pub async fn ingest_events(
     let now: OffsetDateTime = svc_core::plumbing::clock::now();
     let items: Vec<Result<ValidEvent>> = events
         .into_iter()
-        .map(|item| item.and_then(|e| e.validate(now)))
+        .map(|item| item.and_then(|e| e.validate(store.ids(), now)))
         .collect();
     let outcomes = ingest_many(store, realtime, ws, items).await?;
     let results: Vec<BatchItem> = outcomes

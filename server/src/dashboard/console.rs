@@ -31,7 +31,6 @@ use super::session::Session;
 
 use crate::state::AppState;
 use svc_core::error::Error;
-use svc_core::plumbing::ids;
 use svc_core::store::WorkspaceId;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
 
@@ -102,7 +101,8 @@ pub async fn page(
         };
         return Ok((status, render(&s, &q.q, block, sidebar, starts)).into_response());
     }
-    let Some(id) = ids::parse_any_node_id(&q.explore) else {
+    // The query names the node by its engine id (`id(a)`).
+    let Some(id) = state.store.ids().parse_any_node(&q.explore) else {
         return Ok(render(&s, EXAMPLE, html! {}, sidebar, starts).into_response());
     };
     let (status, block) = neighbourhood_block(&state, &s, id.0).await?;

@@ -151,7 +151,7 @@ pub async fn who(
     Extension(s): Extension<Session>,
     Query(q): Query<Who>,
 ) -> Response {
-    let Some(node) = svc_core::plumbing::ids::parse_customer_id(&q.id) else {
+    let Some(node) = state.store.ids().parse_customer(&q.id) else {
         return (
             StatusCode::NOT_FOUND,
             Json(json!({"error": "no such customer"})),
@@ -166,7 +166,7 @@ pub async fn who(
         .await;
     match found {
         Ok(Some(n)) => {
-            let v = svc_domains::customers::customer_view(&n);
+            let v = svc_domains::customers::customer_view(state.store.ids(), &n);
             Json(json!({"id": v.id, "name": v.name, "email": v.email})).into_response()
         }
         Ok(None) => (
