@@ -6,6 +6,8 @@
 //! p50/p90 in µs, runs, error) to OUT (default stdout) and a summary to stderr. One timed run is
 //! `parse` + `run_read` of the query text with its parameters, rows materialised; the planner
 //! runs in every iteration, as for a client that sends text.
+//! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
+//! first runs each query for N seconds untimed (attach `perf record -p` then).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
 
 use std::io::Write;
@@ -73,6 +75,14 @@ fn json_value(v: &ResultValue, out: &mut String) {
     }
 }
 
+/// One line per operator, indented by depth.
+fn print_plan(t: &svc_query::PlanTree, depth: usize) {
+    eprintln!("{}{} {}", "  ".repeat(depth), t.operator, t.details);
+    for c in &t.children {
+        print_plan(c, depth + 1);
+    }
+}
+
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
@@ -108,6 +118,23 @@ fn main() {
     };
     for q in queries.iter().filter(|q| q.name.contains(&filter)) {
         let params: Params = q.params.clone().into_iter().collect();
+        if std::env::var_os("SVC_BENCH_EXPLAIN").is_some() {
+            let stmt = parse(&q.text).expect("parse");
+            let tree = svc_query::explain(&snap, &stmt, &params, &limits).expect("explain");
+            eprintln!("{} plan:", q.name);
+            print_plan(&tree, 1);
+        }
+        if let Some(secs) = std::env::var("SVC_BENCH_PROFILE_SECS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            // Only this query, repeated, for a profiler attached to the process.
+            let stmt = parse(&q.text).expect("parse");
+            let until = Instant::now() + Duration::from_secs(secs);
+            while Instant::now() < until {
+                run_read(&snap, &stmt, &params, &limits).expect("run");
+            }
+        }
         let mut answer = None;
         let timed = method.measure(|| {
             let stmt = parse(&q.text)?;

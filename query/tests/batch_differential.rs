@@ -84,6 +84,10 @@ fn random_queries(n: usize) -> Vec<String> {
         "(a:Lead)",
         "(b:Campaign)<-[:INFLUENCED_BY]-(a)",
         "(a:Customer)-[:REFERRED*1..2]->(b)",
+        "(a:Customer)-[:HAS_TOUCHPOINT|INFLUENCED_BY*1..2]->(b)",
+        "(b:Campaign)<-[*2..2]-(a)",
+        "(a)-[r:REFERRED*0..2]-(b)",
+        "(a:Customer)-[:REFERRED*2..3]-(b:Customer)",
     ];
     let a_props = [
         "name", "score", "city", "channel", "action", "amount", "ts", "email",
@@ -106,6 +110,9 @@ fn random_queries(n: usize) -> Vec<String> {
         "a.ts > datetime('2024-04-30T00:00:00Z')",
         "toLower(a.name) = 'ann'",
         "a.score + 1 > 61",
+        "a.score >= 10 AND a.score < 80",
+        "a.ts >= datetime('2024-01-01T00:00:00Z')",
+        "a.amount * a.score > 100",
     ];
     let mut out = Vec::new();
     while out.len() < n {
@@ -130,7 +137,18 @@ fn random_queries(n: usize) -> Vec<String> {
             );
         }
         let p = pick(&mut next, &a_props);
-        let tail = match next(14) {
+        let tail = match next(21) {
+            18 if has_b => {
+                "RETURN b.name AS k, count(DISTINCT a) AS n ORDER BY n DESC, k".to_owned()
+            }
+            19 if has_b => {
+                "WITH a, count(b) AS n RETURN a.name AS k, n ORDER BY n DESC, k LIMIT 3".to_owned()
+            }
+            20 => "WITH a, count(*) AS n WHERE n >= 2 RETURN count(a), avg(a.score)".to_owned(),
+            14 => format!("RETURN a.name AS n, a.{p} AS k ORDER BY k DESC, n LIMIT 4"),
+            15 => format!("RETURN a.{p} AS k, a.name AS n ORDER BY n, k SKIP 2 LIMIT 3"),
+            16 => "RETURN a.score * 2 AS k, a.name AS n ORDER BY k DESC LIMIT 2".to_owned(),
+            17 => format!("RETURN a.{p} AS k ORDER BY k"),
             11 if has_b => "RETURN a.name AS x, b.name AS y ORDER BY x, y".to_owned(),
             12 if has_b => {
                 "RETURN count(DISTINCT b), count(b), collect(DISTINCT a.name)".to_owned()

@@ -118,6 +118,11 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base's view of a label given by name.
+    pub(super) fn label_view(&self, name: &str) -> Option<LabelView<'a>> {
+        self.label_index(name).map(|i| self.labels[i])
+    }
+
     /// The base rows of the label at index `li` of `labels`.
     pub(super) fn label_rows(&self, li: usize) -> &'a [u32] {
         self.labels.get(li).map_or(&[], |l| l.rows())
@@ -389,6 +394,14 @@ impl BExpr {
             dict: Rc::new(Dict::default()),
             memo: Vec::new(),
             null_code: None,
+        }
+    }
+
+    /// `(slot, key)` when the expression is exactly `n.key` of a slot.
+    pub(super) fn plain_prop(&self) -> Option<(usize, &str)> {
+        match &self.kind {
+            Kind::Prop { slot, key } => Some((*slot, key.as_str())),
+            _ => None,
         }
     }
 
@@ -681,7 +694,7 @@ fn single_prop(e: &CExpr) -> Option<(usize, &str)> {
 
 /// Whether `e` gives the same value whenever its inputs are the same (so one evaluation per
 /// distinct input serves every row). Only the kinds and functions known here qualify.
-fn pure(e: &CExpr) -> bool {
+pub(super) fn pure(e: &CExpr) -> bool {
     match e {
         CExpr::Const(_) | CExpr::Slot(_) => true,
         CExpr::Prop(x, _) | CExpr::Not(x) | CExpr::Neg(x) | CExpr::IsNull(x, _) => pure(x),

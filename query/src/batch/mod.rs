@@ -3,8 +3,8 @@
 //!
 //! - Which plans: `compile` turns a plan subtree into batch operators (`ops`) when the
 //!   subtree contains a scan or an expansion (where batches pay off); an operator it has no
-//!   batch form for (index seeks, counts from the model, variable-length or bound
-//!   relationships, anything added later) runs on the row path below a `FromRows` adapter, so
+//!   batch form for (index seeks, counts from the model, relationships with property
+//!   constraints, anything added later) runs on the row path below a `FromRows` adapter, so
 //!   new constructs keep working. Expressions are always evaluated by the row evaluator
 //!   (`expr`), with property reads served from the model's columns.
 //! - When: at run time, only over a source with a model (`GraphRead::model_view`: snapshots
@@ -420,7 +420,7 @@ impl<'p> Compiler<'p> {
                 hops,
                 distinct_from,
             } => {
-                if hops.is_some() || !rel_props.is_empty() {
+                if !rel_props.is_empty() {
                     return None;
                 }
                 self.heavy = true;
@@ -430,7 +430,7 @@ impl<'p> Compiler<'p> {
                 } else {
                     distinct_from
                 };
-                Box::new(Expand {
+                let hop = Expand {
                     input: input(self, i)?,
                     from: *from,
                     rel: *rel,
@@ -442,7 +442,16 @@ impl<'p> Compiler<'p> {
                     bind: self.a.used(*rel),
                     distinct_from: check,
                     at: None,
-                })
+                };
+                match hops {
+                    Some((min, max)) => Box::new(VarExpand {
+                        hop,
+                        min: *min,
+                        max: *max,
+                        at: None,
+                    }),
+                    None => Box::new(hop),
+                }
             }
             Op::ExpandCount {
                 input: i,
@@ -503,19 +512,33 @@ impl<'p> Compiler<'p> {
                 skip: None,
                 limit: None,
                 output: None,
+                readable: Vec::new(),
             }),
             Op::TopK {
                 input: i,
                 keys,
                 skip,
                 limit,
-            } if arg.is_none() => Box::new(Sort {
-                input: input(self, i)?,
-                keys: keys.iter().map(|(e, d)| (BExpr::new(e, w), *d)).collect(),
-                skip: skip.as_ref(),
-                limit: Some(limit),
-                output: None,
-            }),
+            } if arg.is_none() => {
+                let sort = |input: BBox<'p>, keys: &[(CExpr, bool)], readable: Vec<usize>| {
+                    Box::new(Sort {
+                        input,
+                        keys: keys.iter().map(|(e, d)| (BExpr::new(e, w), *d)).collect(),
+                        skip: skip.as_ref(),
+                        limit: Some(limit),
+                        output: None,
+                        readable,
+                    })
+                };
+                match deferrable(i, keys) {
+                    // The projection runs after the cut, on the kept rows only.
+                    Some((below, items, keys, readable)) => Box::new(Project {
+                        input: sort(self.any(below, level), &keys, readable),
+                        items: items.iter().map(|(s, e)| (*s, BExpr::new(e, w))).collect(),
+                    }),
+                    None => sort(input(self, i)?, keys, Vec::new()),
+                }
+            }
             Op::Skip { input: i, count } if arg.is_none() => Box::new(Skip {
                 input: input(self, i)?,
                 count,
@@ -575,6 +598,71 @@ impl<'p> Compiler<'p> {
             | Op::CountLabel { .. } => return None,
         })
     }
+}
+
+/// A top-k over a projection that can run before it: the keys read through the
+/// projection's items (each pure, so evaluating it again for the kept rows gives the same
+/// value), and every item not itself a key unable to fail (a slot, a constant, or a property
+/// read of a slot, whose values `top_k` checks per chunk). Gives the projection's input, its
+/// items, the keys rewritten, and the slots whose properties the items read.
+#[allow(clippy::type_complexity)]
+fn deferrable<'p>(
+    input: &'p Plan,
+    keys: &[(CExpr, bool)],
+) -> Option<(
+    &'p Plan,
+    &'p [(usize, CExpr)],
+    Vec<(CExpr, bool)>,
+    Vec<usize>,
+)> {
+    let Op::Project {
+        input: below,
+        items,
+    } = &input.op
+    else {
+        return None;
+    };
+    let targets: Vec<usize> = items.iter().map(|(s, _)| *s).collect();
+    // An item reading a slot another item sets (renames over their own inputs): keep order.
+    if items
+        .iter()
+        .any(|(_, e)| e.slot_list().iter().any(|s| targets.contains(s)))
+    {
+        return None;
+    }
+    let rewritten: Vec<(CExpr, bool)> = keys
+        .iter()
+        .map(|(e, d)| {
+            let e = replace(e, &mut |x| match x {
+                CExpr::Slot(s) => items
+                    .iter()
+                    .find(|(t, _)| t == s)
+                    .map(|(_, item)| item.clone()),
+                _ => None,
+            });
+            (e, *d)
+        })
+        .collect();
+    if !rewritten.iter().all(|(e, _)| expr::pure(e)) {
+        return None;
+    }
+    let mut readable = Vec::new();
+    for (t, e) in items {
+        let is_key = keys
+            .iter()
+            .any(|(k, _)| matches!(k, CExpr::Slot(s) if s == t));
+        match e {
+            CExpr::Slot(_) | CExpr::Const(_) => {}
+            CExpr::Prop(b, _) => match b.as_ref() {
+                CExpr::Slot(s) => readable.push(*s),
+                _ if is_key => {}
+                _ => return None,
+            },
+            _ if is_key => {}
+            _ => return None,
+        }
+    }
+    Some((below, items, rewritten, readable))
 }
 
 /// The batch form of a plan subtree as a row operator, when it has one worth running.

@@ -19,9 +19,12 @@ use super::expr::{cell, truth, BExpr, Bx};
 
 mod group;
 mod order;
+mod topk;
+mod varlen;
 
 pub(in crate::batch) use group::*;
 pub(in crate::batch) use order::*;
+pub(in crate::batch) use varlen::*;
 
 pub(super) trait BOp {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError>;
@@ -162,6 +165,15 @@ impl Scan<'_> {
     /// The scanned nodes in id order: untouched base rows, and the touched nodes that carry
     /// the label at the snapshot.
     fn candidates(&self, bx: &Bx<'_, '_>) -> Result<Vec<NodeRef>, QueryError> {
+        if let Some(rows) = range_by_column(bx, self.source) {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                if bx.has_labels(r, self.check_labels)? {
+                    out.push(r);
+                }
+            }
+            return Ok(out);
+        }
         if matches!(
             self.source,
             ScanSource::Seek { .. } | ScanSource::Range { .. }
@@ -228,6 +240,78 @@ impl Scan<'_> {
         }
         Ok(out)
     }
+}
+
+/// Index entries read per label row scanned at the same cost (an index entry is a RocksDB
+/// iterator step and a node lookup, about 100 ns; a column row about 2 ns).
+const INDEX_ENTRY_COST: usize = 50;
+/// Rows sampled to estimate a range's selectivity.
+const SAMPLE: usize = 256;
+
+/// The nodes of an index range scan read from the model's column instead, when the range
+/// is not selective enough for the index to pay (estimated from an even sample of the
+/// column): every untouched base node of the label whose integer (or datetime) value lies
+/// in the range, in the index's order (value, then id). None: use the index.
+fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>> {
+    let ScanSource::Range {
+        label,
+        key,
+        lower,
+        upper,
+        limit: None,
+        order: svc_engine::Order::Ascending,
+    } = source
+    else {
+        return None;
+    };
+    if !bx.m.untouched() {
+        return None;
+    }
+    let view = bx.m.label(label)?;
+    let Some(ColumnView::Integers {
+        values,
+        absent,
+        datetime,
+    }) = view.column(key)
+    else {
+        return None;
+    };
+    // The bounds as integers of the column's kind (another kind: the index decides).
+    let as_int = |b: &std::ops::Bound<Val>| -> Option<std::ops::Bound<i64>> {
+        use std::ops::Bound::*;
+        let v = |x: &Val| match (x, datetime) {
+            (Val::Int(i), false) | (Val::DateTime(i), true) => Some(*i),
+            _ => None,
+        };
+        Some(match b {
+            Included(x) => Included(v(x)?),
+            Excluded(x) => Excluded(v(x)?),
+            Unbounded => Unbounded,
+        })
+    };
+    let range = (as_int(lower)?, as_int(upper)?);
+    let rows = view.rows();
+    let n = rows.len().min(values.len());
+    let inside = |i: usize| {
+        use std::ops::RangeBounds;
+        range.contains(&values[i]) && (absent.is_empty() || !absent.contains(i as u32))
+    };
+    // Cost: the index reads each match; the column reads each row.
+    if n > 0 {
+        let step = (n / SAMPLE).max(1);
+        let hits = (0..n).step_by(step).filter(|i| inside(*i)).count();
+        let sampled = n.div_ceil(step);
+        if hits * INDEX_ENTRY_COST < sampled {
+            return None;
+        }
+    }
+    let mut found: Vec<(i64, NodeRef)> = (0..n)
+        .filter(|i| inside(*i))
+        .map(|i| (values[i], rows[i]))
+        .collect();
+    // Node references of the base follow node ids.
+    found.sort_unstable();
+    Some(found.into_iter().map(|(_, r)| r).collect())
 }
 
 impl BOp for Scan<'_> {
@@ -355,7 +439,7 @@ pub(super) struct ExpandAt {
 }
 
 /// Whether relationship `edge` is one of `used` (relationships or lists of them).
-fn rel_in(used: &[Val], edge: u64) -> bool {
+pub(super) fn rel_in(used: &[Val], edge: u64) -> bool {
     used.iter().any(|v| match v {
         Val::Rel(r) => r.0 == edge,
         Val::List(l) => l.iter().any(|x| matches!(x, Val::Rel(r) if r.0 == edge)),
@@ -373,7 +457,7 @@ impl Expand<'_> {
     }
 
     /// The CSR lists to walk, per direction, in the order the row path meets them.
-    fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<(Direction, Vec<CsrView<'a>>)> {
+    pub(super) fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<(Direction, Vec<CsrView<'a>>)> {
         self.dirs()
             .iter()
             .map(|d| {
@@ -394,22 +478,25 @@ impl Expand<'_> {
             .collect()
     }
 
-    /// The relationships and far ends of node `r` that pass the type, uniqueness and end
-    /// checks, in the order the row path meets them.
+    /// The relationships and far ends of node `r` that `skip` lets through (and, with
+    /// `check_end`, that pass the end checks), in the order the row path meets them.
     #[allow(clippy::too_many_arguments)]
-    fn step(
+    pub(super) fn step(
         &self,
         bx: &Bx<'_, '_>,
         lists: &[(Direction, Vec<CsrView<'_>>)],
         r: NodeRef,
         bound: NodeRef,
-        used: &[Val],
+        check_end: bool,
+        skip: &dyn Fn(u64) -> bool,
         out: &mut Vec<NodeRef>,
         rels: &mut Vec<u64>,
     ) -> Result<(), QueryError> {
         let undirected = self.direction.is_none();
         let end_ok = |bx: &Bx<'_, '_>, n: NodeRef| -> Result<bool, QueryError> {
-            if self.into {
+            if !check_end {
+                Ok(true)
+            } else if self.into {
                 Ok(n == bound)
             } else {
                 bx.has_labels(n, self.to_labels)
@@ -423,7 +510,7 @@ impl Expand<'_> {
                         if undirected && *d == Direction::Incoming && n == r {
                             continue; // an undirected self-loop was already seen as outgoing
                         }
-                        if !used.is_empty() && rel_in(used, e) {
+                        if skip(e) {
                             continue;
                         }
                         if end_ok(bx, n)? {
@@ -445,7 +532,7 @@ impl Expand<'_> {
                 if self.types.len() > 1 && !self.types.contains(&a.rel_type) {
                     continue;
                 }
-                if !used.is_empty() && rel_in(used, a.edge.0) {
+                if skip(a.edge.0) {
                     continue;
                 }
                 let n = bx.node_ref(a.neighbour);
@@ -507,7 +594,8 @@ impl BOp for Expand<'_> {
                     let before = nodes.len();
                     let b = at.bound.get(i).copied().unwrap_or(NULL);
                     let used = at.used.get(i).map_or(&[][..], Vec::as_slice);
-                    self.step(bx, &lists, r, b, used, &mut nodes, &mut rels)?;
+                    let skip = |e: u64| !used.is_empty() && rel_in(used, e);
+                    self.step(bx, &lists, r, b, true, &skip, &mut nodes, &mut rels)?;
                     idx.extend(std::iter::repeat_n(i as u32, nodes.len() - before));
                 }
                 at.row += 1;
@@ -558,6 +646,7 @@ impl ExpandCount<'_> {
     fn count(&self, bx: &Bx<'_, '_>, lists: &[CsrView<'_>], r: NodeRef) -> Result<u64, QueryError> {
         if bx.exact(r) {
             let label = self.to_label.map(std::slice::from_ref);
+            let view = self.to_label.and_then(|l| bx.label_view(l));
             let mut n = 0u64;
             for csr in lists {
                 let nb = csr.neighbours(r);
@@ -565,7 +654,12 @@ impl ExpandCount<'_> {
                     None => n += nb.len() as u64,
                     Some(l) => {
                         for &x in nb {
-                            if bx.has_labels(x, l)? {
+                            // Untouched base nodes: the label's bitmap; others: the snapshot.
+                            let has = match view {
+                                Some(v) if bx.exact(x) => v.contains(x),
+                                _ => bx.has_labels(x, l)?,
+                            };
+                            if has {
                                 n += 1;
                             }
                         }

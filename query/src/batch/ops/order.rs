@@ -3,13 +3,15 @@
 #[allow(unused_imports)]
 use super::*;
 
-/// ORDER BY, and with a limit top-k: keeps the best `skip + limit` rows while reading.
+/// ORDER BY, and with a limit top-k (`topk`): keeps the best `skip + limit` rows while reading.
 pub(in crate::batch) struct Sort<'p> {
     pub(in crate::batch) input: BBox<'p>,
     pub(in crate::batch) keys: Vec<(BExpr, bool)>,
     pub(in crate::batch) skip: Option<&'p crate::eval::CExpr>,
     pub(in crate::batch) limit: Option<&'p crate::eval::CExpr>,
     pub(in crate::batch) output: Option<std::vec::IntoIter<Chunk>>,
+    /// Slots a projection deferred above this top-k reads properties of (see `top_k`).
+    pub(in crate::batch) readable: Vec<usize>,
 }
 
 /// Sort keys of the held rows, one column per key.
@@ -71,17 +73,15 @@ impl Sort<'_> {
     }
 
     fn run(&mut self, bx: &Bx<'_, '_>) -> Result<Vec<Chunk>, QueryError> {
-        let keep = match self.limit {
-            Some(l) => {
-                let skip = self
-                    .skip
-                    .map(|s| count_arg(s, bx.cx, "SKIP"))
-                    .transpose()?
-                    .unwrap_or(0);
-                Some(skip.saturating_add(count_arg(l, bx.cx, "LIMIT")?))
-            }
-            None => None,
-        };
+        if let Some(l) = self.limit {
+            let skip = self
+                .skip
+                .map(|s| count_arg(s, bx.cx, "SKIP"))
+                .transpose()?
+                .unwrap_or(0);
+            let keep = skip.saturating_add(count_arg(l, bx.cx, "LIMIT")?);
+            return super::topk::top_k(bx, &mut self.input, &mut self.keys, keep, &self.readable);
+        }
         let node = |r: NodeRef| bx.node_val(r);
         let mut held: Option<Held> = None;
         while let Some(ch) = self.input.next(bx)? {
@@ -101,29 +101,17 @@ impl Sort<'_> {
                     }
                 }
             }
-            let Some(h) = &mut held else { continue };
-            match keep {
-                Some(k) if h.rows.len > k.saturating_mul(2).max(4096) => {
-                    let mut idx = self.order(bx, h);
-                    idx.truncate(k);
-                    *h = Held {
-                        rows: h.rows.gather(&idx),
-                        keys: h.keys.iter().map(|c| c.gather(&idx)).collect(),
-                    };
-                }
-                None if h.rows.len > bx.cx.limits.max_buffered_rows => {
-                    return Err(QueryError::BufferLimit(bx.cx.limits.max_buffered_rows));
-                }
-                _ => {}
+            if held
+                .as_ref()
+                .is_some_and(|h| h.rows.len > bx.cx.limits.max_buffered_rows)
+            {
+                return Err(QueryError::BufferLimit(bx.cx.limits.max_buffered_rows));
             }
         }
         let Some(h) = held else {
             return Ok(Vec::new());
         };
-        let mut idx = self.order(bx, &h);
-        if let Some(k) = keep {
-            idx.truncate(k);
-        }
+        let idx = self.order(bx, &h);
         Ok(idx.chunks(CHUNK).map(|part| h.rows.gather(part)).collect())
     }
 }
