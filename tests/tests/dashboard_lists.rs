@@ -199,7 +199,7 @@ async fn lists_page_search_the_whole_workspace_and_approve_in_bulk() {
     b.wait_for("a[rel=prev]").await;
     let fits = b
         .execute(
-            "return ['#customer-count', 'nav.pager'].map(s => { const r = document.querySelector(s).getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; });",
+            "return ['#customer-count', '.pager'].map(s => { const r = document.querySelector(s).getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; });",
             json!([]),
         )
         .await;

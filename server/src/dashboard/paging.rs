@@ -64,7 +64,9 @@ pub fn pager(
     let pages = total.div_ceil(PAGE).max(1);
     html! {
         @if pages > 1 {
-            nav.pager aria-label=(format!("Pages of {what}")) {
+            // A navigation landmark, but not a `nav` element: the main navigation's link style
+            // (no underline) would leave these links told apart by colour alone.
+            div.pager role="navigation" aria-label=(format!("Pages of {what}")) {
                 @if offset > 0 { a rel="prev" href=(link(offset.saturating_sub(PAGE))) { "← Previous" } }
                 span { "Page " (n(offset / PAGE + 1)) " of " (n(pages)) }
                 @if offset + shown < total { a rel="next" href=(link(offset + PAGE)) { "Next →" } }
