@@ -161,6 +161,15 @@ pub(super) fn column_in_place<'a>(
     refs: &[NodeRef],
     key: &str,
 ) -> Option<(ColumnView<'a>, usize)> {
+    column_in_place_at(bx, refs, key).map(|(_, c, row0)| (c, row0))
+}
+
+/// `column_in_place` with the index of the label the column belongs to.
+pub(in crate::batch) fn column_in_place_at<'a>(
+    bx: &Bx<'a, '_>,
+    refs: &[NodeRef],
+    key: &str,
+) -> Option<(usize, ColumnView<'a>, usize)> {
     if !bx.m.untouched() {
         return None;
     }
@@ -173,7 +182,7 @@ pub(super) fn column_in_place<'a>(
     if bx.label_rows(li).get(row0..end)? != refs {
         return None;
     }
-    Some((col, row0))
+    Some((li, col, row0))
 }
 
 /// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
