@@ -211,7 +211,9 @@ pub async fn inbox(
         "/app/approvals",
         &[],
         html! {
-            nav.tabs aria-label="Approvals views" {
+            // Not `.tabs` (the console's tab strip, one row that does not wrap): five links
+            // that wrap on a phone.
+            nav.views aria-label="Approvals views" {
                 @for (key, label, _) in FILTERS { (tab(key, label)) " " }
             }
             @if let Some(n) = q.decided {
