@@ -479,7 +479,9 @@ async fn sign_ups_and_sign_ins_are_limited_per_address() {
     );
     assert_eq!(statuses[10..], [429, 429], "{statuses:?}");
 
-    let mut refused = 0;
+    // 30 a minute: the first 30 are answered; the bucket refills one every 2 s, so on a slow
+    // machine one of the last two may be answered too, but not both.
+    let mut refused = Vec::new();
     for i in 0..32 {
         let resp = s
             .post("/api/auth/login")
@@ -489,9 +491,12 @@ async fn sign_ups_and_sign_ins_are_limited_per_address() {
             .expect("login");
         match resp.status() {
             StatusCode::UNAUTHORIZED => {}
-            StatusCode::TOO_MANY_REQUESTS => refused += 1,
+            StatusCode::TOO_MANY_REQUESTS => refused.push(i),
             other => panic!("unexpected {other}"),
         }
     }
-    assert_eq!(refused, 2, "30 attempts per minute from one address");
+    assert!(
+        !refused.is_empty() && refused.iter().all(|i| *i >= 30),
+        "30 attempts per minute from one address: refused {refused:?}"
+    );
 }

@@ -160,9 +160,8 @@ pub fn app(state: AppState) -> Router {
     openapi::complete_error_responses(&mut doc);
     openapi::state_error_codes(&mut doc);
     openapi::allow_body_credentials(&mut doc);
-    openapi::state_runtime_constraints(&mut doc);
-    openapi::assert_date_times(&mut doc);
     event_docs::describe_chat_events(&mut doc);
+    let served = openapi::served(&doc);
     // A route layer runs after routing, so the access rule is looked up by the matched path
     // (and unknown paths and methods stay 404 / 405).
     let api = api.route_layer(axum::middleware::from_fn_with_state(
@@ -175,7 +174,7 @@ pub fn app(state: AppState) -> Router {
         .merge(crate::dashboard::router(state.clone()))
         // MCP authorization's consent page: the dashboard's session, its own headers.
         .merge(crate::dashboard::oauth_consent::router())
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", doc))
+        .merge(SwaggerUi::new("/docs").external_url_unchecked("/openapi.json", served))
         .fallback(middleware::not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(CatchPanicLayer::custom(middleware::panic_response))

@@ -365,25 +365,29 @@ pub fn complete_error_responses(doc: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// The document as served at `/openapi.json`: utoipa's document as JSON, with the runtime
+/// constraints and the date-time patterns written in.
+pub fn served(doc: &utoipa::openapi::OpenApi) -> serde_json::Value {
+    // Serialising our own document cannot fail (string keys, no non-finite numbers).
+    let mut json = serde_json::to_value(doc).unwrap_or_default();
+    state_runtime_constraints(&mut json);
+    assert_date_times(&mut json);
+    json
+}
+
 /// Constraints a derive cannot state, written into the component schemas so the document says
 /// exactly what the server accepts: values that come from tables the code keeps at run time
 /// (capability ids, grants, modes) and rules across fields (an event needs a name). Each entry
 /// is a JSON merge patch (RFC 7396) of one component schema. A patch naming a component or
 /// property that no longer exists is a bug (the unit test below fails).
-pub fn state_runtime_constraints(doc: &mut utoipa::openapi::OpenApi) {
-    let Some(components) = doc.components.as_mut() else {
-        return;
-    };
+pub fn state_runtime_constraints(doc: &mut serde_json::Value) {
+    // On the served JSON, not utoipa's types: a round trip through them drops what they cannot
+    // hold (an `anyOf` beside `properties`, `maxItems` of an array property) or refuses the
+    // whole schema (an item bound of a nullable array), and the patch was silently lost.
+    let schemas = &mut doc["components"]["schemas"];
     for (name, patch) in runtime_constraints() {
-        let Some(schema) = components.schemas.get_mut(name) else {
-            continue;
-        };
-        let Ok(mut value) = serde_json::to_value(&*schema) else {
-            continue;
-        };
-        merge(&mut value, &patch);
-        if let Ok(patched) = serde_json::from_value(value) {
-            *schema = patched;
+        if let Some(schema) = schemas.get_mut(name) {
+            merge(schema, &patch);
         }
     }
 }
@@ -393,7 +397,7 @@ pub fn state_runtime_constraints(doc: &mut utoipa::openapi::OpenApi) {
 /// that validators and generators may ignore, and the server refuses any other string with 400
 /// `invalid_timestamp`. Walks the schemas as JSON (bounded: the document is our own, a few
 /// levels deep).
-pub fn assert_date_times(doc: &mut utoipa::openapi::OpenApi) {
+pub fn assert_date_times(doc: &mut serde_json::Value) {
     fn walk(v: &mut serde_json::Value, depth: usize) {
         if depth > 32 {
             return;
@@ -412,18 +416,7 @@ pub fn assert_date_times(doc: &mut utoipa::openapi::OpenApi) {
             _ => {}
         }
     }
-    let Some(components) = doc.components.as_mut() else {
-        return;
-    };
-    for schema in components.schemas.values_mut() {
-        let Ok(mut value) = serde_json::to_value(&*schema) else {
-            continue;
-        };
-        walk(&mut value, 0);
-        if let Ok(patched) = serde_json::from_value(value) {
-            *schema = patched;
-        }
-    }
+    walk(&mut doc["components"]["schemas"], 0);
 }
 
 /// (component, merge patch).
@@ -515,6 +508,37 @@ fn merge(target: &mut serde_json::Value, patch: &serde_json::Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_patch_lands_in_the_served_document() {
+        let (_, doc) = super::super::routes();
+        let served = served(&doc);
+        for (name, patch) in runtime_constraints() {
+            let mut expected =
+                serde_json::to_value(&doc.components.as_ref().unwrap().schemas[name])
+                    .expect("schema as JSON");
+            merge(&mut expected, &patch);
+            let mut got = served["components"]["schemas"][name].clone();
+            // Only the date-time patterns may differ: drop them from both sides.
+            for v in [&mut expected, &mut got] {
+                strip_patterns(v);
+            }
+            assert_eq!(got, expected, "{name}");
+        }
+        let channels = &served["components"]["schemas"]["StrategyInput"]["properties"]["channels"];
+        assert_eq!(channels["items"]["maxLength"], 60, "{channels}");
+    }
+
+    fn strip_patterns(v: &mut serde_json::Value) {
+        if let Some(map) = v.as_object_mut() {
+            if map.get("format").and_then(|f| f.as_str()) == Some("date-time") {
+                map.remove("pattern");
+            }
+            map.values_mut().for_each(strip_patterns);
+        } else if let Some(items) = v.as_array_mut() {
+            items.iter_mut().for_each(strip_patterns);
+        }
+    }
 
     #[test]
     fn every_patch_names_existing_properties() {
