@@ -119,6 +119,14 @@ impl Store {
         })
     }
 
+    /// The read model's state of every workspace a model was asked for (metrics, logs);
+    /// empty while the store is closing.
+    pub fn read_model_states(&self) -> Vec<(WorkspaceId, svc_engine::ReadModelState)> {
+        self.engine()
+            .map(|g| g.read_model_states())
+            .unwrap_or_default()
+    }
+
     /// Announces that a credential was revoked (after the revocation is durable).
     pub fn note_revocation(&self) {
         self.revocations.send_modify(|n| *n += 1);
