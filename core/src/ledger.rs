@@ -270,10 +270,15 @@ pub fn recent_rows(w: &impl RecordSource, key_id: &str, limit: usize) -> Result<
 }
 
 /// Decision rows (side-effecting, not previews, not event ingestion) that acted on one
-/// customer, oldest first.
-pub fn rows_for_customer(w: &impl RecordSource, customer_id: &str) -> Result<Vec<LedgerRow>> {
-    let mut rows = w.find_rows("customer", customer_id)?;
+/// customer, oldest first; `references` are the forms of its id rows may hold
+/// (`PublicIds::customer_references`).
+pub fn rows_for_customer(w: &impl RecordSource, references: &[String]) -> Result<Vec<LedgerRow>> {
+    let mut rows = Vec::new();
+    for reference in references {
+        rows.extend(w.find_rows("customer", reference)?);
+    }
     rows.sort_by(|a, b| a.id.cmp(&b.id));
+    rows.dedup_by(|a, b| a.id == b.id);
     Ok(rows)
 }
 

@@ -20,6 +20,7 @@ pub use svc_engine::{EngineError, Record, RecordScan, Snapshot, WorkspaceId};
 use svc_engine::{Graph, GraphOptions, RecordKinds, ValidationReport, WriteTxn};
 
 use crate::error::{Error, Result};
+use crate::plumbing::ids::{PublicIds, KEY_BYTES};
 
 mod indexes;
 
@@ -40,6 +41,9 @@ pub struct Store {
     /// Bumped after every credential revocation, so that what outlives one request (open
     /// streams) checks its credential again at once.
     revocations: Arc<tokio::sync::watch::Sender<u64>>,
+    /// The public ids of this store's nodes and edges (the deployment's key, the store's
+    /// legacy ceiling).
+    ids: PublicIds,
 }
 
 /// Per-workspace count of committed writes that may have changed graph nodes. Caches of figures
@@ -67,8 +71,14 @@ impl Store {
     /// Opens without the application's record types: enough for a store this build created
     /// (tests, tools). A store of an older format keeps its old records undecoded until it is
     /// opened with the registry ([`Store::open_with`]; the engine resumes the migration then).
+    /// Its public ids use a random key: they mean something only to this handle.
     pub fn open(path: &Path) -> Result<Store> {
-        Store::open_with(path, Store::default_read_model_bytes(), RecordKinds::new())
+        Store::open_with(
+            path,
+            Store::default_read_model_bytes(),
+            RecordKinds::new(),
+            None,
+        )
     }
 
     /// The engine's default bound on the read models' memory (`GraphOptions`).
@@ -78,9 +88,21 @@ impl Store {
 
     /// Opens with the read models' memory bound (`Config::read_model_bytes`) and the registry
     /// of every record type the application stores, which re-encodes an older store's records
-    /// (the service's registry lives with its composition root, which knows every domain).
-    pub fn open_with(path: &Path, read_model_bytes: usize, records: RecordKinds) -> Result<Store> {
-        let store = Store::try_open_with(path, read_model_bytes, records)?;
+    /// (the service's registry lives with its composition root, which knows every domain),
+    /// and the deployment's id key (`plumbing::ids::KEY_FILE`; None: a random one).
+    pub fn open_with(
+        path: &Path,
+        read_model_bytes: usize,
+        records: RecordKinds,
+        id_key: Option<&[u8; KEY_BYTES]>,
+    ) -> Result<Store> {
+        let mut store = Store::try_open_with(path, read_model_bytes, records)?;
+        // Recorded on the first open with opaque ids; every later open reads it back.
+        let ceiling = store.engine()?.legacy_id_ceiling()?;
+        store.ids = match id_key {
+            Some(key) => PublicIds::new(key, ceiling),
+            None => PublicIds::random(ceiling),
+        };
         // Resume index builds a restart interrupted. The first batch runs here, so a store
         // with nothing pending (the usual case) starts no thread that could hold the engine
         // while the caller closes it again.
@@ -116,6 +138,8 @@ impl Store {
             index_builder: Arc::default(),
             index_work: Arc::default(),
             revocations: Arc::new(tokio::sync::watch::Sender::new(0)),
+            // A store from `try_open` (the operator's tools) renders no public ids.
+            ids: PublicIds::random(0),
         })
     }
 
@@ -125,6 +149,11 @@ impl Store {
         self.engine()
             .map(|g| g.read_model_states())
             .unwrap_or_default()
+    }
+
+    /// The public ids of this store's nodes and edges.
+    pub fn ids(&self) -> &PublicIds {
+        &self.ids
     }
 
     /// Announces that a credential was revoked (after the revocation is durable).
@@ -344,4 +373,62 @@ where
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| Error::internal(format!("store task failed: {e}")))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use svc_engine::{GraphWrite, Properties};
+
+    #[tokio::test]
+    async fn the_legacy_ceiling_is_recorded_once_on_the_first_open() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = [1u8; KEY_BYTES];
+        let open = || {
+            Store::open_with(
+                dir.path(),
+                Store::default_read_model_bytes(),
+                RecordKinds::new(),
+                Some(&key),
+            )
+            .expect("open")
+        };
+        let store = open();
+        assert_eq!(
+            store.ids().legacy_ceiling(),
+            0,
+            "a new store has no legacy ids"
+        );
+        let node = store
+            .write(|tx| {
+                Ok(tx
+                    .workspace(WorkspaceId(1))
+                    .create_node(&["Customer"], Properties::new())?)
+            })
+            .await
+            .expect("write");
+        let wire = store.ids().customer(node);
+        assert!(store.close_and_wait().await);
+        let store = open();
+        assert_eq!(store.ids().legacy_ceiling(), 0, "written once");
+        assert_eq!(
+            store.ids().parse_customer(&wire),
+            Some(node),
+            "same key, same ids"
+        );
+        // A store from before opaque ids (no ceiling yet) records the sequence on this open.
+        store
+            .graph()
+            .expect("graph")
+            .forget_legacy_id_ceiling()
+            .expect("forget");
+        assert!(store.close_and_wait().await);
+        let store = open();
+        assert_eq!(store.ids().legacy_ceiling(), node.0 + 1);
+        assert_eq!(
+            store.ids().parse_customer(&format!("cus_{}", node.0)),
+            Some(node)
+        );
+        assert_eq!(store.ids().parse_customer(&wire), Some(node));
+    }
 }

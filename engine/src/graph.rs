@@ -270,6 +270,21 @@ impl Graph {
         migrate::stored_version(&self.shared.store)
     }
 
+    /// The store's legacy id ceiling: the id sequence's value the first time this was asked
+    /// (recorded then, durably; 0 for a store that had allocated no id). The service accepts
+    /// the old decimal public ids only below it.
+    pub fn legacy_id_ceiling(&self) -> Result<u64, EngineError> {
+        self.write(|txn| txn.legacy_id_ceiling())
+    }
+
+    /// Forgets the legacy id ceiling, leaving the store as one from before opaque public ids
+    /// was (for the tests that recreate one: the next [`Graph::legacy_id_ceiling`] records
+    /// the id sequence's value again).
+    #[doc(hidden)]
+    pub fn forget_legacy_id_ceiling(&self) -> Result<(), EngineError> {
+        self.write(|txn| txn.forget_legacy_id_ceiling())
+    }
+
     /// Whether writes are accepted (false after a failed write or fsync).
     pub fn is_writable(&self) -> bool {
         self.shared.poisoned.lock().is_none()

@@ -14,6 +14,9 @@ pub mod meta {
     pub const FORMAT_VERSION: &[u8] = &[0x01];
     /// The next unallocated node/edge id (u64 BE).
     pub const NEXT_ID: &[u8] = &[0x02];
+    /// The legacy id ceiling (u64 BE): the id sequence's value when the store first ran with
+    /// opaque public ids (`Graph::legacy_id_ceiling`); written once, never changed.
+    pub const LEGACY_ID_CEILING: &[u8] = &[0x04];
 }
 
 /// Kinds of identity keys in `Cf::Identity`.

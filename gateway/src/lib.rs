@@ -50,6 +50,7 @@ use svc_core::error::{Code, Error, Result};
 use svc_core::keys::AgentKey;
 use svc_core::ledger::{self, LedgerRow, Quota};
 use svc_core::plumbing::clock;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::Tx;
 use svc_core::workspaces::WorkspaceSettings;
 use svc_domains::outbound;
@@ -163,7 +164,12 @@ struct Checked {
     input: Value,
 }
 
-fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Result<Checked> {
+fn check_request(
+    ids: &PublicIds,
+    key: &AgentKey,
+    capability_id: &str,
+    req: InvokeRequest,
+) -> Result<Checked> {
     let entry = registry::get(capability_id).ok_or_else(|| {
         Error::new(
             Code::CapabilityNotFound,
@@ -203,7 +209,7 @@ fn check_request(key: &AgentKey, capability_id: &str, req: InvokeRequest) -> Res
     }
     let input = req.input.unwrap_or_else(|| json!({}));
     entry.validate_input(&input)?;
-    executors::prevalidate(entry.capability, &input, clock::now())?;
+    executors::prevalidate(ids, entry.capability, &input, clock::now())?;
     let source = req.source.unwrap_or_else(|| "api".to_owned());
     if source.is_empty()
         || source.len() > MAX_SOURCE
@@ -251,7 +257,7 @@ pub async fn invoke(
     request_id: String,
 ) -> Result<InvokeResponse> {
     let gw = gateway.as_ref();
-    let checked = check_request(key, capability_id, req)?;
+    let checked = check_request(gw.store.ids(), key, capability_id, req)?;
     let fingerprint = Fingerprint::of(checked.mode, &checked.input);
     // Held until the response is durable; a concurrent request with the same key gets 409
     // (or 422 for a different body) instead of waiting.
@@ -279,8 +285,9 @@ pub async fn invoke(
         Step::Deliver(d) => d,
     };
     let delivered = outbound::delivery::perform(&gw.http, &delivery.dispatch.job).await;
+    let ids = gw.store.ids().clone();
     gw.store
-        .write(move |tx| finish_delivery(&mut tx.workspace(ws), *delivery, &delivered))
+        .write(move |tx| finish_delivery(&ids, &mut tx.workspace(ws), *delivery, &delivered))
         .await?
 }
 

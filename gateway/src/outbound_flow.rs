@@ -40,12 +40,13 @@ pub(crate) fn outbound_result(r: &OutboundRecord) -> Value {
 /// answer stored for the receipt and the idempotency key; on failure the charge is reversed,
 /// the key forgotten (a retry runs afresh) and the caller answered 502.
 pub(super) fn finish_delivery(
+    ids: &svc_core::plumbing::ids::PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     d: Delivery,
     delivered: &Delivered,
 ) -> Result<Result<InvokeResponse>> {
     let now = clock::now();
-    let (record, stream) = outbound::finish(w, &d.dispatch.outbound_id, delivered, now)?;
+    let (record, stream) = outbound::finish(ids, w, &d.dispatch.outbound_id, delivered, now)?;
     let request_id = d.envelope.request_id.clone();
     if let Delivered::Failed { message } = delivered {
         let refund = LedgerRow {

@@ -18,6 +18,7 @@ use svc_core::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 pub(crate) struct Deps {
     pub sealer: svc_core::plumbing::sealed::Sealer,
     pub public_url: String,
+    pub ids: svc_core::plumbing::ids::PublicIds,
 }
 
 impl Deps {
@@ -25,6 +26,7 @@ impl Deps {
         Deps {
             sealer: gateway.sealer.clone(),
             public_url: gateway.public_url(),
+            ids: gateway.store.ids().clone(),
         }
     }
 }
@@ -91,6 +93,7 @@ impl Prepared {
             request_id,
             sealer: &deps.sealer,
             public_url: &deps.public_url,
+            ids: &deps.ids,
             pending_action_id,
         }
     }

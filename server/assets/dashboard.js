@@ -107,13 +107,17 @@
         var li = document.createElement("li");
         li.className = "new event";
         var time = document.createElement("time");
-        time.textContent = ev.ts || "";
+        time.textContent = ev.ts ? new Date(ev.ts).toLocaleString() : "";
         var name = document.createElement("strong");
         name.textContent = ev.event || ev.type;
         var who = document.createElement("a");
         who.href = "/app/customers/" + encodeURIComponent(ev.customer_id);
         who.textContent = ev.customer_id;
+        time.setAttribute("datetime", ev.ts || "");
+        time.dataset.relative = "";
+        time.title = ev.ts || "";
         li.append(time, " ", name, " · ", who);
+        personName(ev.customer_id, who);
         feed.prepend(li);
         var activity = window.Chart && Chart.getChart("chart-activity");
         if (activity) {
@@ -140,6 +144,28 @@
     open(ticket);
   }
 
+  // The live feed names people: name (or email) first, the id after it in a hint.
+  var people = {};
+  function personName(id, link) {
+    if (!id) return;
+    // A page open all day meets many people: keep the last few hundred lookups.
+    if (!people[id] && Object.keys(people).length >= 500) people = {};
+    if (!people[id]) {
+      people[id] = fetch("/app/home/who?id=" + encodeURIComponent(id), { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .catch(function () { return null; });
+    }
+    people[id].then(function (p) {
+      if (!p || !(p.name || p.email)) return;
+      link.textContent = p.name || p.email;
+      var hint = document.createElement("span");
+      hint.className = "hint";
+      hint.textContent = " " + (p.name && p.email ? "<" + p.email + ">" : id);
+      link.after(hint);
+      link.closest("li").dataset.named = "true";
+    });
+  }
+
   function countdowns() {
     function tick() {
       document.querySelectorAll("time.countdown").forEach(function (el) {
@@ -157,14 +183,18 @@
   // Colours for node labels, told apart in light and dark themes.
   var PALETTE = ["#2454c7", "#c2410c", "#15803d", "#9333ea", "#b45309", "#0e7490", "#be123c", "#4d7c0f", "#6d28d9", "#0f766e"];
 
+  // The result's graph, drawn when its panel is first shown (Cytoscape needs a visible box).
+  var drawn = null;
   function graph() {
     var data = json("graph-data");
     var el = document.getElementById("graph");
-    if (!data || !el || !window.cytoscape) return;
+    if (!data || !el || !window.cytoscape) return null;
+    if (drawn && drawn.container() === el) { drawn.resize(); drawn.fit(undefined, 20); return drawn; }
     var css = getComputedStyle(document.documentElement);
     var fg = css.getPropertyValue("--fg").trim(), bg = css.getPropertyValue("--bg").trim();
     var kinds = [];
-    data.forEach(function (d) { var k = d.data.kind; if (!d.data.source && k && kinds.indexOf(k) < 0) kinds.push(k); });
+    function learn(items) { items.forEach(function (d) { var k = d.data.kind; if (!d.data.source && k && kinds.indexOf(k) < 0) kinds.push(k); }); }
+    learn(data);
     var colour = function (k) { var i = kinds.indexOf(k); return i < 0 ? "#888" : PALETTE[i % PALETTE.length]; };
     var degree = {};
     data.forEach(function (d) { if (d.data.source) { degree[d.data.source] = (degree[d.data.source] || 0) + 1; degree[d.data.target] = (degree[d.data.target] || 0) + 1; } });
@@ -178,14 +208,14 @@
       style: [
         { selector: "node", style: { label: "data(label)", "background-color": function (n) { return colour(n.data("kind")); }, color: fg, "font-size": 10, "text-valign": "bottom", "text-margin-y": 4, "text-max-width": 110, "text-wrap": "ellipsis", "text-background-color": bg, "text-background-opacity": 0.8, "text-background-padding": 1 } },
         { selector: "node.centre", style: { width: 42, height: 42, "border-width": 4, "border-color": fg, "font-weight": "bold" } },
+        { selector: "node.expanded", style: { "border-width": 2, "border-style": "double", "border-color": fg } },
         { selector: "edge", style: { label: "data(label)", "curve-style": "bezier", "target-arrow-shape": "triangle", "font-size": 8, color: fg, width: 1.5, "text-rotation": "autorotate", "text-background-color": bg, "text-background-opacity": 0.8 } }
       ]
     });
     if (centre) cy.getElementById(centre).addClass("centre");
-    // A click opens the node's neighbourhood in the console.
-    cy.on("tap", "node", function (e) { location.href = "/app/graph?explore=" + encodeURIComponent("n_" + e.target.id().slice(1)); });
     var legend = document.getElementById("graph-legend");
-    if (legend) {
+    function drawLegend() {
+      if (!legend) return;
       legend.textContent = "";
       kinds.forEach(function (k) {
         var li = document.createElement("li"), sw = document.createElement("span");
@@ -195,6 +225,88 @@
         legend.append(li);
       });
     }
+    drawLegend();
+    // A click grows the graph in place: the node's neighbourhood is fetched and merged.
+    cy.on("tap", "node", function (e) { expand(cy, e.target, learn, drawLegend); });
+    drawn = cy;
+    return cy;
+  }
+
+  function expand(cy, node, learn, drawLegend) {
+    var el = cy.container();
+    if (node.hasClass("expanded") || el.dataset.busy === "true") return;
+    el.dataset.busy = "true";
+    var engineId = node.id().slice(1);
+    fetch("/app/graph/neighbourhood?node=" + encodeURIComponent(engineId), { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (r) { return r.json().then(function (b) { if (!r.ok) throw new Error(b.error || r.status); return b; }); })
+      .then(function (b) {
+        var fresh = b.elements.filter(function (d) { return cy.getElementById(d.data.id).empty(); });
+        // New nodes start at the clicked one, so the layout grows the graph from there.
+        var at = node.position();
+        fresh.forEach(function (d) { if (!d.data.source) d.position = { x: at.x + (Math.random() - 0.5) * 40, y: at.y + (Math.random() - 0.5) * 40 }; });
+        learn(fresh);
+        cy.add(fresh.filter(function (d) { return !d.data.source; }));
+        cy.add(fresh.filter(function (d) { return d.data.source && !cy.getElementById(d.data.source).empty() && !cy.getElementById(d.data.target).empty(); }));
+        node.addClass("expanded");
+        cy.layout({ name: "cose", animate: false, randomize: false, nodeRepulsion: 9000, idealEdgeLength: 90 }).run();
+        drawLegend();
+        el.dataset.expanded = String(cy.nodes(".expanded").length);
+        el.setAttribute("aria-label", "Graph of " + cy.elements().length + " elements");
+      })
+      .catch(function (err) {
+        var toast = document.getElementById("toast");
+        if (toast) { toast.textContent = "Could not load the neighbourhood: " + err.message; toast.hidden = false; setTimeout(function () { toast.hidden = true; }, 8000); }
+      })
+      .then(function () { el.dataset.busy = "false"; });
+  }
+
+  // The result's table / graph tabs: the panel not chosen is hidden; arrow keys move between tabs.
+  function resultTabs() {
+    var list = document.getElementById("result-tabs");
+    if (!list) { if (document.getElementById("graph")) graph(); return; }
+    var tabs = [].slice.call(list.querySelectorAll("[role=tab]"));
+    function select(name, focus) {
+      list.dataset.selected = name;
+      tabs.forEach(function (t) {
+        var on = t.id === "tab-" + name;
+        t.setAttribute("aria-selected", on ? "true" : "false");
+        t.tabIndex = on ? 0 : -1;
+        document.getElementById(t.getAttribute("aria-controls")).hidden = !on;
+        if (on && focus) t.focus();
+      });
+      if (name === "graph") graph();
+      // The address keeps the chosen view, so a reload or a shared link opens on it.
+      var url = new URL(location.href);
+      if (url.searchParams.has("q") || url.searchParams.has("explore")) {
+        url.searchParams.set("view", name);
+        history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+      }
+    }
+    tabs.forEach(function (t, i) {
+      t.addEventListener("click", function () { select(t.id.slice(4), false); });
+      t.addEventListener("keydown", function (e) {
+        if (e.key !== "ArrowRight" && e.key !== "ArrowLeft") return;
+        var next = tabs[(i + (e.key === "ArrowRight" ? 1 : tabs.length - 1)) % tabs.length];
+        select(next.id.slice(4), true);
+      });
+    });
+    list.hidden = false;
+    var asked = new URL(location.href).searchParams.get("view");
+    select(asked === "table" || asked === "graph" ? asked : (list.dataset.selected || "table"), false);
+  }
+
+  // The console's schema: a click puts the snippet in the query box (the link runs it
+  // without JavaScript).
+  function schemaSnippets() {
+    document.addEventListener("click", function (e) {
+      var a = e.target.closest && e.target.closest("a.snippet[data-snippet]");
+      var q = document.getElementById("query");
+      if (!a || !q || e.ctrlKey || e.metaKey || e.shiftKey) return;
+      e.preventDefault();
+      q.value = a.dataset.snippet;
+      q.focus();
+      q.setSelectionRange(q.value.length, q.value.length);
+    });
   }
 
   // The console: Ctrl+Enter runs; earlier queries are kept in this browser (localStorage).
@@ -357,10 +469,11 @@
     relativeTimes();
     confirmDialogs();
     consoleHistory();
-    graph();
+    resultTabs();
+    schemaSnippets();
     chat();
   });
-  document.addEventListener("htmx:afterSettle", function () { graph(); });
+  document.addEventListener("htmx:afterSettle", function () { drawn = null; resultTabs(); });
   // htmx swaps nothing on an error answer: show the page's message instead.
   document.addEventListener("htmx:responseError", function (e) {
     var toast = document.getElementById("toast");

@@ -14,7 +14,7 @@ use svc_core::auth::login_limiter::LoginLimiter;
 use svc_core::error::{Error, Result};
 use svc_core::keys::usage::UsageTracker;
 use svc_core::plumbing::sealed::Sealer;
-use svc_core::plumbing::secrets;
+use svc_core::plumbing::{ids, secrets};
 use svc_core::ratelimit::RateLimiter;
 use svc_core::store::Store;
 use svc_domains::events::Realtime;
@@ -90,10 +90,16 @@ impl AppState {
                 cfg.master_key.as_deref(),
                 &cfg.retired_master_keys,
             )?;
+            let id_key = secrets::load_or_create(&cfg.data_dir, ids::KEY_FILE, ids::KEY_BYTES)?;
+            let id_key: [u8; ids::KEY_BYTES] = id_key
+                .get(..ids::KEY_BYTES)
+                .and_then(|k| k.try_into().ok())
+                .ok_or_else(|| Error::internal(format!("{} is too short", ids::KEY_FILE)))?;
             let store = Store::open_with(
                 &cfg.store_dir(),
                 cfg.read_model_bytes,
                 crate::record_kinds::all(),
+                Some(&id_key),
             )?;
             Ok((store, secret, sealer))
         })

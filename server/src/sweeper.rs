@@ -118,12 +118,13 @@ mod tests {
             let ev = MarketingEvent::from_json(
                 serde_json::json!({"event": "e", "email": "a@x.io", "messageId": "m"}),
             )
-            .and_then(|e| e.validate(t0))
+            .and_then(|e| e.validate(store.ids(), t0))
             .expect("event");
+            let ids = store.ids().clone();
             store
                 .write(move |tx| {
                     workspaces::create_in(tx, &entry, &svc_core::plumbing::clock::rfc3339(t0))?;
-                    events::apply(&mut tx.workspace(ws), &ev, t0)
+                    events::apply(&ids, &mut tx.workspace(ws), &ev, t0)
                 })
                 .await
                 .expect("workspace with one event");

@@ -159,9 +159,23 @@ fn backup_while_ingesting_then_restore_serves_every_acknowledged_event() {
         std::thread::sleep(Duration::from_millis(10));
     }
     let before_backup = acked.lock().expect("lock").clone();
+    // A public id given out before the backup (ids.key travels with it).
+    let (status, first) = call(
+        &addr,
+        "GET",
+        "/v1/customers/ev-0@example.com",
+        Some(&token),
+        "",
+    );
+    assert_eq!(status, 200, "{first}");
+    let first_id = first["customer"]["id"].as_str().expect("id").to_owned();
     let backup = root.path().join("backup");
     let b = admin_ok(&live, &["backup", backup.to_str().expect("utf8")], SOCKET);
-    assert_eq!(b["secrets"], json!(["jwt.secret", "master.key"]), "{b}");
+    assert_eq!(
+        b["secrets"],
+        json!(["jwt.secret", "ids.key", "master.key"]),
+        "{b}"
+    );
     // Ingestion went on during the backup and continues after it.
     let at_backup_end = acked.lock().expect("lock").len();
     while acked.lock().expect("lock").len() < at_backup_end + 20 {
@@ -260,6 +274,16 @@ fn backup_while_ingesting_then_restore_serves_every_acknowledged_event() {
     // The JWT secret came with the backup: the old session is still valid.
     let (status, session) = call(&addr, "GET", "/api/auth/session", Some(&token), "");
     assert_eq!(status, 200, "{session}");
+    // The restored service gives the customer the same public id.
+    let (status, same) = call(
+        &addr,
+        "GET",
+        &format!("/v1/customers/{first_id}"),
+        Some(&token),
+        "",
+    );
+    assert_eq!(status, 200, "{same}");
+    assert_eq!(same["customer"]["id"], json!(first_id));
     let mut found = 0;
     for i in 0..all_acked {
         let (status, _) = call(

@@ -22,6 +22,13 @@
 //! realistic mix (see [`segment_message`]; events per second as for `batch`);
 //! `segment-track` sends only the mix's `track` message (Segment's protocol at the batch
 //! route's workload).
+//!
+//! `query` and `query-rows` measure what the HTTP path adds to a read query (issue 25): they
+//! post `RETURN 1` (one row) or a 100-row `UNWIND` to `/v1/graph/query` with a `graph:read`
+//! key, count answers with the expected rows, and first time the same statement embedded
+//! (parse, plan and run on a RocksDB graph in a temporary directory, as svcd does) so the
+//! printout shows both p50s and their difference. Run them with 1 connection for latency.
+//! With `SVC_LOAD_PID` set to svcd's pid, every target also prints svcd's CPU time per request.
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +37,16 @@ use svc_integration_tests::{grant, invoke_path, Capability};
 
 /// Events per request of the `batch` target.
 const BATCH: u64 = 100;
+
+/// The statements of the `query` and `query-rows` targets, with the rows each must answer.
+const QUERIES: [(&str, &str, usize); 2] = [
+    ("query", "RETURN 1 AS one", 1),
+    (
+        "query-rows",
+        "UNWIND range(1, 100) AS i RETURN i, i * 2 AS twice",
+        100,
+    ),
+];
 
 #[tokio::main]
 async fn main() {
@@ -82,7 +99,8 @@ async fn main() {
         .post(format!("{base}/api/v1/keys"))
         .bearer_auth(&token)
         .json(&json!({"name": "load", "allowed_modes": ["execute"],
-                      "grants": [grant(Capability::EventsIngest), grant(Capability::ContextGet)],
+                      "grants": [grant(Capability::EventsIngest), grant(Capability::ContextGet),
+                                 "graph:read"],
                       "rate_limit_per_min": 1_000_000}))
         .send()
         .await
@@ -121,6 +139,16 @@ async fn main() {
         .expect("customer")
         .to_owned();
 
+    let statement = QUERIES.iter().find(|(name, ..)| *name == capability);
+    if let Some((_, text, _)) = statement {
+        let embedded = embedded_p50(text);
+        println!(
+            "{capability}: embedded p50 {:.1} us ({text})",
+            micros(embedded)
+        );
+    }
+    let cpu_before = svcd_cpu();
+
     let started_run = Instant::now();
     let deadline = started_run + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
@@ -155,6 +183,13 @@ async fn main() {
                             .post(format!("{base}/api/v1/events"))
                             .header("x-api-key", &key)
                             .json(&json!({ "events": events }))
+                    }
+                    "query" | "query-rows" => {
+                        let (_, text, _) = QUERIES.iter().find(|(n, ..)| *n == cap).expect("query");
+                        client
+                            .post(format!("{base}/v1/graph/query"))
+                            .bearer_auth(&key)
+                            .json(&json!({ "query": text }))
                     }
                     "segment" | "segment-track" => {
                         let track_only = cap == "segment-track";
@@ -217,6 +252,45 @@ async fn main() {
         pct(0.99),
         pct(1.0)
     );
+    if let (Some(before), Some(after)) = (cpu_before, svcd_cpu()) {
+        let per = (after - before).as_secs_f64() / (all.len() + errors as usize).max(1) as f64;
+        println!("{capability}: svcd CPU {:.1} us per request", per * 1e6);
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// p50 of parsing, planning and running `text` embedded, over a RocksDB graph as svcd holds it.
+fn embedded_p50(text: &str) -> Duration {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let graph = svc_engine::Graph::open(dir.path(), Default::default()).expect("open graph");
+    let snapshot = graph.snapshot(svc_engine::WorkspaceId(1));
+    let (params, limits) = (svc_query::Params::default(), svc_query::Limits::default());
+    let mut times: Vec<Duration> = (0..20_000)
+        .map(|_| {
+            let started = Instant::now();
+            let stmt = svc_query::parse(text).expect("parse");
+            let result = svc_query::run_read(&snapshot, &stmt, &params, &limits).expect("run");
+            std::hint::black_box(result);
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+/// svcd's user + system CPU time so far, from `/proc/$SVC_LOAD_PID/stat` (Linux).
+fn svcd_cpu() -> Option<Duration> {
+    let pid = std::env::var("SVC_LOAD_PID").ok()?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) start at state, field 3.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // Clock ticks are 100 per second on Linux.
+    Some(Duration::from_millis(ticks * 10))
 }
 
 /// Whether an answer's body shows the work done, not merely a 2xx.
@@ -229,6 +303,10 @@ fn work_done(target: &str, body: &Value) -> bool {
                 && body["accepted"] == BATCH
                 && body["duplicates"] == 0
                 && body["rejected"].as_array().is_some_and(Vec::is_empty)
+        }
+        "query" | "query-rows" => {
+            let expected = QUERIES.iter().find(|(n, ..)| *n == target).map(|q| q.2);
+            body["rows"].as_array().map(Vec::len) == expected
         }
         _ => body["status"] == "committed",
     }

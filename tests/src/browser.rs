@@ -88,6 +88,8 @@ impl Browser {
         }
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
+            // The page's console and uncaught errors, read by `browser_log`.
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "binary": binary,
                 "args": ["--headless=new", "--no-sandbox", "--disable-gpu",
@@ -301,6 +303,27 @@ impl Browser {
             json!({"script": script, "args": args}),
         )
         .await
+    }
+
+    /// Runs `script` asynchronously: it finishes by calling `arguments[arguments.length - 1]`
+    /// with its value. Bounded by the session's script timeout (30 s by default).
+    pub async fn execute_async(&self, script: &str, args: Value) -> Value {
+        self.session_command(
+            "POST",
+            "/execute/async",
+            json!({"script": script, "args": args}),
+        )
+        .await
+    }
+
+    /// The browser's console entries since the last call (`{level, message, source}`), uncaught
+    /// errors and failed loads among them (chromedriver's log endpoint).
+    pub async fn browser_log(&self) -> Vec<Value> {
+        self.session_command("POST", "/se/log", json!({"type": "browser"}))
+            .await
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Resizes the window (CSS pixels).

@@ -91,11 +91,15 @@ pub async fn workspace(
     for i in 0..customers.max(4) {
         let (f, l) = (first[i % first.len()], last[(i / first.len()) % last.len()]);
         let email = format!("{}.{}{i}@corp.example", f.to_lowercase(), l.to_lowercase());
-        events.push(json!({"type": "identify", "email": email,
-            "traits": {"name": format!("{f} {l}"), "company": companies[i % companies.len()],
-                       "plan": if i % 3 == 0 { "pro" } else { "trial" },
-                       "confidence": (40 + i % 50) as f64 / 100.0},
-            "timestamp": ts(60 * 24 * 6 + i as i64)}));
+        // The batch's identify item is the identify route's body: `name`, and the traits in
+        // `properties` (a `traits` object is not part of it and would be ignored).
+        events.push(
+            json!({"type": "identify", "email": email, "name": format!("{f} {l}"),
+            "properties": {"company": companies[i % companies.len()],
+                           "plan": if i % 3 == 0 { "pro" } else { "trial" },
+                           "confidence": (40 + i % 50) as f64 / 100.0},
+            "timestamp": ts(60 * 24 * 6 + i as i64)}),
+        );
         for (j, action) in [
             "page_viewed",
             "pricing_viewed",

@@ -258,7 +258,7 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.click_on("nav a[href='/app/graph']").await;
     b.click_on("form[action='/app/graph'] button[type=submit]")
         .await;
-    b.wait_for_text("#result-table", "Customer").await;
+    // A result with nodes opens on the graph tab; the table is the other tab.
     b.wait_for("#graph canvas").await;
     b.execute(
         "document.getElementById('graph').scrollIntoView();",
@@ -266,6 +266,8 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     )
     .await;
     b.screenshot(&shots.join("graph.png")).await;
+    b.click_on("#tab-table").await;
+    b.wait_for_text("#result-table", "Customer").await;
     b.fill_in("#query", "MATCH (c:Customer) RETURN c.email AS email")
         .await;
     b.click_on("form[action='/app/graph'] button[type=submit]")
@@ -321,8 +323,9 @@ async fn the_dashboard_works_end_to_end_in_a_browser() {
     b.click_on("nav a[href='/app/graph']").await;
     b.click_on("ul.explore a").await;
     b.wait_for_path("/app/graph?explore=cus_").await;
-    b.wait_for_text("#result-table", "HAS_TOUCHPOINT").await;
     b.wait_for("#graph canvas").await;
+    b.click_on("#tab-table").await;
+    b.wait_for_text("#result-table", "HAS_TOUCHPOINT").await;
 
     // The catalogue and the month's credits.
     b.click_on("nav a[href='/app/capabilities']").await;

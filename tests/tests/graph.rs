@@ -3,7 +3,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, read, str_at, track, Account, TestServer};
+use svc_integration_tests::{expect_error, get_ok, read, str_at, track, Account, TestServer};
 
 async fn query(s: &TestServer, token: &str, q: &str, params: Value) -> (StatusCode, Value) {
     let resp = s
@@ -263,14 +263,8 @@ async fn dedupe_merges_graph_created_duplicates_by_the_spec_rules() {
         json!({}),
     )
     .await;
-    let v = query_ok(
-        &s,
-        &a.token,
-        "MATCH (c:Customer) WHERE c.cio_id = 'cio-1' RETURN id(c) AS id",
-        json!({}),
-    )
-    .await;
-    let cio_id = format!("cus_{}", v["rows"][0][0].as_u64().expect("id"));
+    let found = get_ok(&s, "/v1/customers?q=cio-1", &a.token).await;
+    let cio_id = str_at(&found, "/customers/0/id");
 
     let resp = s
         .post("/v1/customers/dedupe?dry_run=true")

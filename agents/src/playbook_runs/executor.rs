@@ -332,13 +332,17 @@ async fn take_new_members(
         return Ok(0);
     };
     let now_us = micros_now();
-    let members = state
-        .gateway
-        .store
-        .read(ws, move |snap| {
-            lead_source::segment_members(snap, &query, now_us, FOLLOW_SCAN)
-        })
-        .await?;
+    let ids = state.gateway.store.ids().clone();
+    let members = {
+        let ids = ids.clone();
+        state
+            .gateway
+            .store
+            .read(ws, move |snap| {
+                lead_source::segment_members(&ids, snap, &query, now_us, FOLLOW_SCAN)
+            })
+            .await?
+    };
     let key = run_key(&run.playbook_id, &run.id);
     let (playbook_id, run_id) = (run.playbook_id.clone(), run.id.clone());
     state
@@ -360,9 +364,14 @@ async fn take_new_members(
                 if plan.counts.taken >= plan.sample_size {
                     break;
                 }
-                let customer = svc_core::plumbing::ids::customer_id(id);
-                let index = leads::customer_key(&playbook_id, &run_id, &customer);
-                if !tx.find::<RunLead>(ws, "customer", &index)?.is_empty() {
+                let customer = ids.customer(id);
+                // A lead taken before opaque ids holds the customer's decimal id.
+                let mut taken = false;
+                for reference in ids.customer_references(id) {
+                    let index = leads::customer_key(&playbook_id, &run_id, &reference);
+                    taken |= !tx.find::<RunLead>(ws, "customer", &index)?.is_empty();
+                }
+                if taken {
                     continue;
                 }
                 let lead = RunLead::new(
@@ -404,11 +413,12 @@ pub async fn start(
     let limit = pb.lead_source.sample_size as usize;
     let source = checked.source.clone();
     let now_us = micros_now();
+    let ids = state.gateway.store.ids().clone();
     let found = state
         .gateway
         .store
         .read(ws, move |snap| {
-            lead_source::leads(snap, &source, now_us, limit)
+            lead_source::leads(&ids, snap, &source, now_us, limit)
         })
         .await?;
     let judging = Judging::load(&state.gateway, ws).await?;

@@ -27,7 +27,7 @@ use svc_query::{Limits, Params, ResultValue};
 
 use super::run_plan::{Delivery, CADENCE_MAX_MS};
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_domains::crm;
 use svc_domains::graph_api::{node_with_label, query::query_error};
 use svc_domains::playbooks::{LeadSourceKind, Playbook};
@@ -362,6 +362,7 @@ fn in_segment<R: GraphRead + ?Sized>(
 /// The customers of a `crm-segment` query (segment id or Cypher), in a stable order (node
 /// order for segments, row order for queries), at most `limit`.
 pub fn segment_members<R: GraphRead>(
+    ids: &PublicIds,
     r: &R,
     query: &str,
     now_us: i64,
@@ -381,7 +382,7 @@ pub fn segment_members<R: GraphRead>(
                 Some(ResultValue::Node(n)) if n.labels.iter().any(|l| l == CUSTOMER) => {
                     Some(NodeId(n.id))
                 }
-                Some(ResultValue::String(s)) => crm::find_customer(r, s).ok().map(|n| n.id),
+                Some(ResultValue::String(s)) => crm::find_customer(ids, r, s).ok().map(|n| n.id),
                 _ => None,
             };
             if let Some(id) = id.filter(|id| seen.insert(*id)) {
@@ -414,15 +415,20 @@ pub struct Lead {
 }
 
 /// The leads of a reference list: resolved, a customer taken once, at most `limit`.
-pub fn resolve_references<R: GraphRead>(r: &R, refs: &[String], limit: usize) -> Result<Vec<Lead>> {
+pub fn resolve_references<R: GraphRead>(
+    ids: &PublicIds,
+    r: &R,
+    refs: &[String],
+    limit: usize,
+) -> Result<Vec<Lead>> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for reference in refs {
         if out.len() >= limit {
             break;
         }
-        let customer_id = match crm::find_customer(r, reference) {
-            Ok(n) => Some(ids::customer_id(n.id)),
+        let customer_id = match crm::find_customer(ids, r, reference) {
+            Ok(n) => Some(ids.customer(n.id)),
             Err(e) if e.code == svc_core::error::Code::NotFound => None,
             Err(e) => return Err(e),
         };
@@ -440,13 +446,19 @@ pub fn resolve_references<R: GraphRead>(r: &R, refs: &[String], limit: usize) ->
 }
 
 /// The leads of a source, at most `limit`.
-pub fn leads<R: GraphRead>(r: &R, source: &Source, now_us: i64, limit: usize) -> Result<Vec<Lead>> {
+pub fn leads<R: GraphRead>(
+    ids: &PublicIds,
+    r: &R,
+    source: &Source,
+    now_us: i64,
+    limit: usize,
+) -> Result<Vec<Lead>> {
     match source {
-        Source::References { refs, .. } => resolve_references(r, refs, limit),
-        Source::Segment(q) => Ok(segment_members(r, q, now_us, limit)?
+        Source::References { refs, .. } => resolve_references(ids, r, refs, limit),
+        Source::Segment(q) => Ok(segment_members(ids, r, q, now_us, limit)?
             .into_iter()
             .map(|id| {
-                let c = ids::customer_id(id);
+                let c = ids.customer(id);
                 Lead {
                     reference: c.clone(),
                     customer_id: Some(c),

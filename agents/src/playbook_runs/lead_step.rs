@@ -113,6 +113,7 @@ async fn precheck(
     let ws = key.workspace_id();
     let key = key.clone();
     let customer_id = customer_id.to_owned();
+    let ids = state.gateway.store.ids().clone();
     state
         .gateway
         .store
@@ -121,15 +122,15 @@ async fn precheck(
                 .get::<WorkspaceSettings>(ws, SETTINGS_ID)?
                 .ok_or_else(|| Error::internal(format!("workspace {ws} has no settings")))?;
             let w = tx.workspace(ws);
-            let customer = match crm::find_customer(&w, &customer_id) {
+            let customer = match crm::find_customer(&ids, &w, &customer_id) {
                 Ok(c) => c,
                 Err(e) if e.code == Code::NotFound => return Ok(Err(e)),
                 Err(e) => return Err(e),
             };
-            if let Err(e) = consent::ensure_not_suppressed(&w, &customer).and_then(|_| {
+            if let Err(e) = consent::ensure_not_suppressed(&ids, &w, &customer).and_then(|_| {
                 consent::ensure_under_cap(
                     &w,
-                    &ids::customer_id(customer.id),
+                    &ids.customer_references(customer.id),
                     settings.policy.max_outreach_per_customer_per_week,
                     clock::now(),
                     None,

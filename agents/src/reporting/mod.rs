@@ -29,6 +29,7 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Order, Value};
 
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
 use svc_core::vocabulary::{prop as vocab, OPPORTUNITY, RECOMMENDATION};
 use svc_domains::graph_api::node_with_label;
@@ -514,8 +515,9 @@ pub async fn recent_reasoning(
         .await?;
     if messages.is_empty() {
         let now_ms = (clock::now().unix_timestamp_nanos() / 1_000_000) as i64;
+        let ids = store.ids().clone();
         let entries = store
-            .read(ws, move |snap| synthetic(snap, limit, now_ms))
+            .read(ws, move |snap| synthetic(&ids, snap, limit, now_ms))
             .await?;
         return Ok(ReasoningList { entries });
     }
@@ -570,6 +572,7 @@ fn buddy_for_touchpoint(tp: &Node) -> Buddy {
 
 /// Entries built from Recommendation nodes and recent Touchpoints; never empty.
 pub fn synthetic<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
     r: &R,
     limit: usize,
     now_ms: i64,
@@ -589,7 +592,7 @@ pub fn synthetic<R: GraphRead + ?Sized>(
             _ => now_ms,
         };
         entries.push(ReasoningEntry {
-            id: format!("syn_rec_{}", id.0),
+            id: format!("syn_{}", ids.node(&n.labels, id)),
             session_id: "synthetic".into(),
             ts,
             buddy_id: buddy_or_insights(&buddy),
@@ -615,10 +618,10 @@ pub fn synthetic<R: GraphRead + ?Sized>(
         let who = r
             .adjacent(id, Direction::Incoming, Some(HAS_TOUCHPOINT))?
             .first()
-            .map(|a| svc_core::plumbing::ids::customer_id(a.neighbour))
+            .map(|a| ids.customer(a.neighbour))
             .unwrap_or_else(|| "a customer".into());
         entries.push(ReasoningEntry {
-            id: format!("syn_tp_{}", id.0),
+            id: format!("syn_{}", ids.touchpoint(id)),
             session_id: "synthetic".into(),
             ts: ts_of(&tp).map_or(now_ms, |us| us / 1000),
             buddy_id: buddy_for_touchpoint(&tp).as_str().into(),

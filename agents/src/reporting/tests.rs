@@ -240,7 +240,10 @@ async fn synthetic_feed_uses_recommendations_and_touchpoints_and_is_never_empty(
         .await
         .expect("write");
     let entries = store
-        .read(WS, |snap| synthetic(snap, 100, NOW / 1000))
+        .read(WS, {
+            let ids = store.ids().clone();
+            move |snap| synthetic(&ids, snap, 100, NOW / 1000)
+        })
         .await
         .expect("feed");
     assert_eq!(
@@ -256,14 +259,20 @@ async fn synthetic_feed_uses_recommendations_and_touchpoints_and_is_never_empty(
     assert!(entries.windows(2).all(|w| w[0].ts <= w[1].ts));
     assert!(entries.iter().all(|e| Buddy::parse(&e.buddy_id).is_some()));
     let three = store
-        .read(WS, |snap| synthetic(snap, 3, NOW / 1000))
+        .read(WS, {
+            let ids = store.ids().clone();
+            move |snap| synthetic(&ids, snap, 3, NOW / 1000)
+        })
         .await
         .expect("feed");
     assert_eq!(three.len(), 3);
     assert_eq!(three.last(), entries.last(), "the most recent ones");
 
     let empty = store
-        .read(WorkspaceId(99), |snap| synthetic(snap, 25, 0))
+        .read(WorkspaceId(99), {
+            let ids = store.ids().clone();
+            move |snap| synthetic(&ids, snap, 25, 0)
+        })
         .await
         .expect("feed");
     assert_eq!(empty.len(), 1);

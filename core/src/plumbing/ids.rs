@@ -1,6 +1,10 @@
-//! Opaque, type-prefixed ids (`usr_`, `key_`, `req_`, ...) and the base62 alphabet they use.
+//! Opaque, type-prefixed ids: random ones (`usr_`, `key_`, `req_`, ...), the public ids of
+//! graph nodes and edges ([`PublicIds`]), and the base62 alphabet they use.
 
-use rand::Rng;
+use hmac::{Hmac, Mac};
+use rand::{Rng, RngCore};
+use sha2::digest::KeyInit;
+use sha2::Sha256;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -56,61 +60,227 @@ pub fn workspace_number() -> u64 {
     }
 }
 
-/// Wire id of a Customer node: `cus_<engine node id>`.
-pub fn customer_id(id: svc_engine::NodeId) -> String {
-    format!("cus_{}", id.0)
+/// The deployment's id key, beside the other secrets files of the data directory (0600).
+pub const KEY_FILE: &str = "ids.key";
+/// Bytes of the id key.
+pub const KEY_BYTES: usize = 32;
+/// Characters of a public id's body: 62^11 > 2^64, so every permuted counter fits.
+pub const BODY_WIDTH: usize = 11;
+/// The longest legacy decimal body accepted: shorter than [`BODY_WIDTH`], so the two forms
+/// can never be read as one another.
+const LEGACY_MAX_DIGITS: usize = 10;
+const FEISTEL_ROUNDS: u8 = 4;
+
+const CUSTOMER: &str = "cus_";
+const TOUCHPOINT: &str = "tp_";
+const NODE: &str = "node_";
+const EDGE: &str = "rel_";
+
+/// Public ids of graph nodes and edges (`cus_`, `tp_`, `node_`, `rel_` plus 11 base62
+/// characters). The body is a keyed permutation of the engine's id, so ids neither reveal
+/// how much another workspace writes nor can be enumerated; the engine keeps its counters.
+/// The permutation is a 4-round Feistel network over two 32-bit halves whose round function
+/// is HMAC-SHA256 under the deployment's key ([`KEY_FILE`]).
+///
+/// Ids from before opaque ids (`cus_547`) stay valid for ids below the store's legacy
+/// ceiling (the id sequence when it first ran with opaque ids); a store that started with
+/// opaque ids has ceiling 0 and accepts none. Ids are not capabilities: every lookup still
+/// runs inside the caller's workspace.
+#[derive(Clone)]
+pub struct PublicIds {
+    /// Keyed once; each round clones the state (the key's pad blocks are already absorbed).
+    mac: Hmac<Sha256>,
+    legacy_ceiling: u64,
 }
 
-/// Wire id of a Touchpoint node: `tp_<engine node id>`.
-pub fn touchpoint_id(id: svc_engine::NodeId) -> String {
-    format!("tp_{}", id.0)
+impl std::fmt::Debug for PublicIds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PublicIds")
+            .field("legacy_ceiling", &self.legacy_ceiling)
+            .finish_non_exhaustive()
+    }
 }
 
-/// Wire id of any node: `cus_<n>` for customers, `tp_<n>` for touchpoints, `node_<n>` for
-/// every other label (campaigns are also keyed by their `campaignId` property).
-pub fn node_id(labels: &[String], id: svc_engine::NodeId) -> String {
+impl PublicIds {
+    pub fn new(key: &[u8; KEY_BYTES], legacy_ceiling: u64) -> PublicIds {
+        // HMAC pads a key shorter than the block with zeros: this is HMAC under `key`.
+        let mut block = [0u8; 64];
+        block[..KEY_BYTES].copy_from_slice(key);
+        PublicIds {
+            mac: <Hmac<Sha256> as KeyInit>::new(&block.into()),
+            legacy_ceiling,
+        }
+    }
+
+    /// A fresh random key: for stores opened outside the service (tests, tools), whose ids
+    /// mean nothing beyond the handle.
+    pub fn random(legacy_ceiling: u64) -> PublicIds {
+        let mut key = [0u8; KEY_BYTES];
+        rand::rngs::OsRng.fill_bytes(&mut key);
+        PublicIds::new(&key, legacy_ceiling)
+    }
+
+    /// The legacy decimal ids accepted are those below this.
+    pub fn legacy_ceiling(&self) -> u64 {
+        self.legacy_ceiling
+    }
+
+    fn round(&self, round: u8, half: u32) -> u32 {
+        let mut mac = self.mac.clone();
+        mac.update(&[round]);
+        mac.update(&half.to_be_bytes());
+        let out = mac.finalize().into_bytes();
+        u32::from_be_bytes([out[0], out[1], out[2], out[3]])
+    }
+
+    /// The keyed permutation of the 64-bit ids.
+    fn permute(&self, id: u64) -> u64 {
+        let (mut left, mut right) = ((id >> 32) as u32, id as u32);
+        for r in 0..FEISTEL_ROUNDS {
+            (left, right) = (right, left ^ self.round(r, right));
+        }
+        (u64::from(left) << 32) | u64::from(right)
+    }
+
+    fn unpermute(&self, public: u64) -> u64 {
+        let (mut left, mut right) = ((public >> 32) as u32, public as u32);
+        for r in (0..FEISTEL_ROUNDS).rev() {
+            (left, right) = (right ^ self.round(r, left), left);
+        }
+        (u64::from(left) << 32) | u64::from(right)
+    }
+
+    fn render(&self, prefix: &str, id: u64) -> String {
+        format!("{prefix}{}", base62_fixed(self.permute(id), BODY_WIDTH))
+    }
+
+    /// The engine id a body names: the opaque form, or a legacy decimal below the ceiling.
+    fn parse(&self, s: &str, prefix: &str) -> Option<u64> {
+        let body = s.strip_prefix(prefix)?;
+        if body.len() == BODY_WIDTH {
+            return decode_base62(body).map(|p| self.unpermute(p));
+        }
+        let id = parse_decimal(body)?;
+        (id < self.legacy_ceiling).then_some(id)
+    }
+
+    /// Public id of a Customer node.
+    pub fn customer(&self, id: svc_engine::NodeId) -> String {
+        self.render(CUSTOMER, id.0)
+    }
+
+    /// Public id of a Touchpoint node.
+    pub fn touchpoint(&self, id: svc_engine::NodeId) -> String {
+        self.render(TOUCHPOINT, id.0)
+    }
+
+    /// Public id of any node: `cus_` for customers, `tp_` for touchpoints, `node_` for every
+    /// other label (campaigns are also keyed by their `campaignId` property).
+    pub fn node(&self, labels: &[String], id: svc_engine::NodeId) -> String {
+        self.render(node_prefix(labels), id.0)
+    }
+
+    /// Public id of an edge.
+    pub fn edge(&self, id: svc_engine::EdgeId) -> String {
+        self.render(EDGE, id.0)
+    }
+
+    /// The engine node a customer id names; `None` for anything else.
+    pub fn parse_customer(&self, s: &str) -> Option<svc_engine::NodeId> {
+        self.parse(s, CUSTOMER).map(svc_engine::NodeId)
+    }
+
+    /// The engine node a touchpoint id names; `None` for anything else.
+    pub fn parse_touchpoint(&self, s: &str) -> Option<svc_engine::NodeId> {
+        self.parse(s, TOUCHPOINT).map(svc_engine::NodeId)
+    }
+
+    /// The engine node any node id names (`cus_`, `tp_`, `node_`); whether the prefix fits
+    /// the node's labels is the caller's to check (compare with [`PublicIds::node`]).
+    pub fn parse_any_node(&self, s: &str) -> Option<svc_engine::NodeId> {
+        [CUSTOMER, TOUCHPOINT, NODE]
+            .iter()
+            .find_map(|p| self.parse(s, p))
+            .map(svc_engine::NodeId)
+    }
+
+    /// Every form a stored reference to customer `id` may have (records keep the id they were
+    /// written with): the current id, and the decimal one for a customer from before opaque
+    /// ids.
+    pub fn customer_references(&self, id: svc_engine::NodeId) -> Vec<String> {
+        let mut forms = vec![self.customer(id)];
+        if id.0 < self.legacy_ceiling {
+            forms.push(format!("{CUSTOMER}{}", id.0));
+        }
+        forms
+    }
+
+    /// The id customer `id` was first given out under: the decimal one for a customer from
+    /// before opaque ids (what a provider may already know it by), else its id.
+    pub fn original_customer(&self, id: svc_engine::NodeId) -> String {
+        if id.0 < self.legacy_ceiling {
+            format!("{CUSTOMER}{}", id.0)
+        } else {
+            self.customer(id)
+        }
+    }
+
+    /// `s` in the current form when it is a node id (a stored legacy reference renders as
+    /// the id the node has now); anything else unchanged.
+    pub fn current(&self, s: &str) -> String {
+        [CUSTOMER, TOUCHPOINT, NODE]
+            .iter()
+            .find_map(|p| self.parse(s, p).map(|id| self.render(p, id)))
+            .unwrap_or_else(|| s.to_owned())
+    }
+}
+
+/// Whether `s` has the shape of a node id (a node prefix and a body of either form), known or
+/// not: callers answer such an id like an absent one, and anything else as malformed.
+pub fn is_node_id_shaped(s: &str) -> bool {
+    [CUSTOMER, TOUCHPOINT, NODE].iter().any(|p| shaped(s, p))
+}
+
+/// [`is_node_id_shaped`] for customer ids.
+pub fn is_customer_id_shaped(s: &str) -> bool {
+    shaped(s, CUSTOMER)
+}
+
+fn shaped(s: &str, prefix: &str) -> bool {
+    s.strip_prefix(prefix).is_some_and(|body| {
+        (body.len() == BODY_WIDTH && is_base62(body))
+            || (!body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+fn node_prefix(labels: &[String]) -> &'static str {
     if labels.iter().any(|l| l == svc_engine::schema::CUSTOMER) {
-        customer_id(id)
+        CUSTOMER
     } else if labels.iter().any(|l| l == svc_engine::schema::TOUCHPOINT) {
-        touchpoint_id(id)
+        TOUCHPOINT
     } else {
-        format!("node_{}", id.0)
+        NODE
     }
 }
 
-/// Wire id of an edge: `rel_<n>`.
-pub fn edge_id(id: svc_engine::EdgeId) -> String {
-    format!("rel_{}", id.0)
+/// The value of a fixed-width base62 body; `None` for another alphabet or past `u64`.
+fn decode_base62(body: &str) -> Option<u64> {
+    body.bytes().try_fold(0u64, |acc, b| {
+        let digit = BASE62.iter().position(|&c| c == b)? as u64;
+        acc.checked_mul(62)?.checked_add(digit)
+    })
 }
 
-/// The engine node id named by `cus_<n>`; `None` for anything else.
-pub fn parse_customer_id(s: &str) -> Option<svc_engine::NodeId> {
-    parse_node_id(s, "cus_")
-}
-
-/// The engine node id named by `tp_<n>`; `None` for anything else.
-pub fn parse_touchpoint_id(s: &str) -> Option<svc_engine::NodeId> {
-    parse_node_id(s, "tp_")
-}
-
-/// The engine node id named by any node wire id (`cus_<n>`, `tp_<n>`, `node_<n>`); whether
-/// the prefix fits the node's labels is the caller's to check (compare with [`node_id`]).
-pub fn parse_any_node_id(s: &str) -> Option<svc_engine::NodeId> {
-    ["cus_", "tp_", "node_"]
-        .iter()
-        .find_map(|p| parse_node_id(s, p))
-}
-
-fn parse_node_id(s: &str, prefix: &str) -> Option<svc_engine::NodeId> {
-    let digits = s.strip_prefix(prefix)?;
-    // Canonical decimal only (no sign, no leading zeros), so one node has one wire id.
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// A canonical legacy decimal body (no sign, no leading zeros, at most 10 digits).
+fn parse_decimal(body: &str) -> Option<u64> {
+    if body.is_empty()
+        || body.len() > LEGACY_MAX_DIGITS
+        || !body.bytes().all(|b| b.is_ascii_digit())
+        || (body.len() > 1 && body.starts_with('0'))
+    {
         return None;
     }
-    if digits.len() > 1 && digits.starts_with('0') {
-        return None;
-    }
-    digits.parse().ok().map(svc_engine::NodeId)
+    body.parse().ok()
 }
 
 /// Lower-case hex of bytes (digests, secrets on disk).
@@ -139,23 +309,119 @@ mod tests {
         assert_eq!(base62_fixed(u32::MAX as u64, 6), "4gfFC3");
     }
 
+    fn codec(ceiling: u64) -> PublicIds {
+        PublicIds::new(&[7u8; KEY_BYTES], ceiling)
+    }
+
     #[test]
-    fn node_ids_round_trip_and_refuse_other_forms() {
-        let id = svc_engine::NodeId(42);
-        assert_eq!(customer_id(id), "cus_42");
-        assert_eq!(parse_customer_id("cus_42"), Some(id));
-        assert_eq!(parse_touchpoint_id(&touchpoint_id(id)), Some(id));
+    fn node_ids_round_trip_at_fixed_width() {
+        let ids = codec(0);
+        for n in [0, 1, 2, 41, 42, 547, 1 << 32, u64::MAX - 1, u64::MAX] {
+            let id = svc_engine::NodeId(n);
+            let wire = ids.customer(id);
+            let body = wire.strip_prefix("cus_").expect("prefix");
+            assert_eq!(body.len(), BODY_WIDTH, "{wire}");
+            assert!(is_base62(body));
+            assert_eq!(ids.parse_customer(&wire), Some(id), "{wire}");
+            assert_eq!(ids.parse_any_node(&wire), Some(id));
+            assert_eq!(ids.parse_touchpoint(&ids.touchpoint(id)), Some(id));
+            // The prefix is part of the id.
+            assert_eq!(ids.parse_touchpoint(&wire), None);
+        }
+        let e = svc_engine::EdgeId(9);
+        assert!(ids.edge(e).starts_with("rel_"));
+        let labels = vec!["Opportunity".to_owned()];
+        assert!(ids
+            .node(&labels, svc_engine::NodeId(3))
+            .starts_with("node_"));
+    }
+
+    #[test]
+    fn permutation_is_a_bijection_that_hides_the_order() {
+        let ids = codec(0);
+        let sample: Vec<u64> = (0..5_000).chain((0..64).map(|b| 1u64 << b)).collect();
+        let mut images = std::collections::HashSet::new();
+        for &n in &sample {
+            let p = ids.permute(n);
+            assert_eq!(ids.unpermute(p), n);
+            images.insert(p);
+        }
+        let distinct: std::collections::HashSet<u64> = sample.iter().copied().collect();
+        assert_eq!(images.len(), distinct.len());
+        // Neighbouring counters are not neighbouring ids, and another key gives other ids.
+        let (a, b) = (ids.permute(130), ids.permute(131));
+        assert!(a.abs_diff(b) > 1 << 20, "{a} {b}");
+        let other = PublicIds::new(&[8u8; KEY_BYTES], 0);
+        assert_ne!(
+            ids.customer(svc_engine::NodeId(7)),
+            other.customer(svc_engine::NodeId(7))
+        );
+    }
+
+    #[test]
+    fn legacy_decimal_ids_resolve_only_below_the_ceiling() {
+        let old = codec(548);
+        assert_eq!(old.parse_customer("cus_547"), Some(svc_engine::NodeId(547)));
+        assert_eq!(old.parse_any_node("node_12"), Some(svc_engine::NodeId(12)));
+        assert_eq!(old.parse_customer("cus_548"), None);
+        assert_eq!(
+            old.current("cus_547"),
+            old.customer(svc_engine::NodeId(547))
+        );
+        assert_eq!(old.current("someone@x.io"), "someone@x.io");
+        assert_eq!(old.current("tp_9"), old.touchpoint(svc_engine::NodeId(9)));
+        let forms = old.customer_references(svc_engine::NodeId(547));
+        assert_eq!(
+            forms,
+            vec![old.customer(svc_engine::NodeId(547)), "cus_547".to_owned()]
+        );
+        assert_eq!(old.customer_references(svc_engine::NodeId(548)).len(), 1);
+        assert_eq!(old.original_customer(svc_engine::NodeId(547)), "cus_547");
+        assert_eq!(
+            old.original_customer(svc_engine::NodeId(548)),
+            old.customer(svc_engine::NodeId(548))
+        );
+        let fresh = codec(0);
+        assert_eq!(fresh.parse_customer("cus_1"), None);
+        assert_eq!(fresh.parse_customer("cus_0"), None);
+        // Even a huge ceiling reads at most 10 digits as decimal: 11 characters are opaque.
+        let huge = codec(u64::MAX);
+        assert_eq!(
+            huge.parse_customer("cus_9999999999"),
+            Some(svc_engine::NodeId(9_999_999_999))
+        );
+        let eleven = huge.parse_customer("cus_12345678901").expect("opaque form");
+        assert_ne!(eleven, svc_engine::NodeId(12_345_678_901));
+    }
+
+    #[test]
+    fn garbage_is_refused() {
+        let ids = codec(1_000);
         for bad in [
+            "",
             "cus_",
             "cus_042",
             "cus_-1",
             "cus_4a",
-            "tp_42",
+            "cus_+5",
+            "tp_42x",
             "42",
             "cus_99999999999999999999",
+            "cus_zzzzzzzzzzz",
+            "cus_0000000000!",
+            "cus_00000000 00",
+            "cus_ééééé",
+            "usr_00000000000",
+            "CUS_00000000001",
         ] {
-            assert_eq!(parse_customer_id(bad), None, "{bad}");
+            assert_eq!(ids.parse_customer(bad), None, "{bad}");
         }
+        assert!(is_node_id_shaped("cus_00000000000"));
+        assert!(is_node_id_shaped("node_999"));
+        assert!(!is_node_id_shaped("cus_x"));
+        assert!(!is_node_id_shaped("rel_1"));
+        assert!(is_customer_id_shaped("cus_999999"));
+        assert!(!is_customer_id_shaped("tp_1"));
     }
 
     #[test]

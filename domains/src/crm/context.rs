@@ -15,7 +15,7 @@ use crate::pipeline::{self, Status};
 use svc_core::capabilities;
 use svc_core::error::Result;
 use svc_core::ledger;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 
 /// A touchpoint as context.get reads it.
 struct Tp {
@@ -29,8 +29,8 @@ struct Tp {
 }
 
 impl Tp {
-    fn touchpoint_id(&self) -> String {
-        ids::touchpoint_id(self.id)
+    fn touchpoint_id(&self, ids: &PublicIds) -> String {
+        ids.touchpoint(self.id)
     }
     fn is_positive(&self) -> bool {
         self.score.is_some_and(|s| s.is_positive())
@@ -226,16 +226,19 @@ fn stem_and_suffix(action: &str) -> Option<(&str, &str)> {
 
 /// The context of the customer `reference` names, as of `now`; also its customer id.
 pub fn get(
+    ids: &PublicIds,
     w: &WorkspaceTxn<'_, '_>,
     reference: &str,
     now: OffsetDateTime,
 ) -> Result<(Value, String)> {
-    let customer = find_customer(w, reference)?;
-    let customer_id = ids::customer_id(customer.id);
+    let customer = find_customer(ids, w, reference)?;
+    let customer_id = ids.customer(customer.id);
+    // Notes and ledger rows keep the id they were written with.
+    let references = ids.customer_references(customer.id);
     let now_us = micros_of(now);
     let window_start = now_us - 30 * DAY_US;
     let tps = touchpoints(w, customer.id, window_start)?;
-    let notes = notes_of(w, &customer_id)?;
+    let notes = notes_of(w, &references)?;
     // The customer's own recent activity: what we sent them says nothing of their intent,
     // sentiment or engagement.
     let recent: Vec<&Tp> = tps
@@ -260,7 +263,7 @@ pub fn get(
         .filter_map(|t| {
             let s = t.score?;
             Some(
-                json!({"touchpoint_id": t.touchpoint_id(), "ts": micros_rfc3339(t.ts),
+                json!({"touchpoint_id": t.touchpoint_id(ids), "ts": micros_rfc3339(t.ts),
                 "score": (s.value * 1000.0).round() / 1000.0, "source": s.source.as_str(),
                 "text": t.label()}),
             )
@@ -287,7 +290,7 @@ pub fn get(
             .or(from_text);
         if let Some(s) = signal {
             if !intent_signals.contains(&s) && intent_signals.len() < 20 {
-                intent_evidence.push(json!({"signal": s, "touchpoint_id": t.touchpoint_id(),
+                intent_evidence.push(json!({"signal": s, "touchpoint_id": t.touchpoint_id(ids),
                     "ts": micros_rfc3339(t.ts)}));
                 intent_signals.push(s);
             }
@@ -309,7 +312,7 @@ pub fn get(
         });
         if !closed {
             open_loops.push(json!({"kind": "touchpoint", "text": t.action,
-                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id()}));
+                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id(ids)}));
         }
     }
     let mut blockers: Vec<Value> = Vec::new();
@@ -330,13 +333,13 @@ pub fn get(
     for t in &recent[last_positive..] {
         if t.is_negative() {
             blockers.push(json!({"kind": "touchpoint", "text": t.label(),
-                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id()}));
+                "since": micros_rfc3339(t.ts), "touchpoint_id": t.touchpoint_id(ids)}));
         }
     }
 
     // Decisions: side-effecting invocations on this customer (the ledger) and decision notes.
     let mut decisions: Vec<Value> = Vec::new();
-    for row in ledger::rows_for_customer(w, &customer_id)? {
+    for row in ledger::rows_for_customer(w, &references)? {
         // Recorded observations (events.ingest) are history, not decisions.
         if capabilities::is_decision(&row.capability) && row.status != "preview" {
             decisions.push(json!({"agent": row.agent, "action": row.capability,
@@ -369,14 +372,14 @@ pub fn get(
         _ => None,
     };
     let result = json!({
-        "customer": customer_label(&customer),
+        "customer": customer_label(ids, &customer),
         "customer_id": customer_id,
         "lifecycle_stage": stage,
         "sentiment_trajectory": {
             "window_days": 30,
             "direction": direction,
             "trigger": trigger.map(|t| t.action.clone()),
-            "trigger_touchpoint_id": trigger.map(|t| t.touchpoint_id()),
+            "trigger_touchpoint_id": trigger.map(|t| t.touchpoint_id(ids)),
             "recent_score": recent_score.unwrap_or(0.0),
             "prior_score": prior_score.unwrap_or(0.0),
             "method": "vader-compound-15d-halves",

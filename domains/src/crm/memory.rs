@@ -12,7 +12,7 @@ use super::{find_customer, str_field, time_ordered_id};
 use svc_core::error::Result;
 use svc_core::keys::AgentKey;
 use svc_core::plumbing::clock;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::Record;
 
 /// A memory note on a customer (`memory.write`).
@@ -40,15 +40,22 @@ impl Record for MemoryNote {
     }
 }
 
-pub fn notes_of(w: &WorkspaceTxn<'_, '_>, customer_id: &str) -> Result<Vec<MemoryNote>> {
-    let mut notes = w.find_records::<MemoryNote>("customer", customer_id)?;
+/// The notes on a customer; `references` are the forms of its id notes may hold
+/// (`PublicIds::customer_references`).
+pub fn notes_of(w: &WorkspaceTxn<'_, '_>, references: &[String]) -> Result<Vec<MemoryNote>> {
+    let mut notes = Vec::new();
+    for reference in references {
+        notes.extend(w.find_records::<MemoryNote>("customer", reference)?);
+    }
     notes.sort_by(|a, b| a.id.cmp(&b.id));
+    notes.dedup_by(|a, b| a.id == b.id);
     Ok(notes)
 }
 
 /// Writes (or, without `commit`, describes) the note of a memory.write input; returns the
 /// result and the customer id.
 pub fn write(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     key: &AgentKey,
     request_id: &str,
@@ -56,8 +63,8 @@ pub fn write(
     commit: bool,
     now: OffsetDateTime,
 ) -> Result<(Value, String)> {
-    let customer = find_customer(w, str_field(input, "customer").unwrap_or_default())?;
-    let customer_id = ids::customer_id(customer.id);
+    let customer = find_customer(ids, w, str_field(input, "customer").unwrap_or_default())?;
+    let customer_id = ids.customer(customer.id);
     let kind = str_field(input, "kind").unwrap_or("note").to_owned();
     let text = str_field(input, "text").unwrap_or_default().to_owned();
     let tags: Vec<String> = input

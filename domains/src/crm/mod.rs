@@ -12,18 +12,22 @@ use svc_engine::{normalize_email, normalize_phone, GraphRead, Node, NodeId, Work
 use time::OffsetDateTime;
 
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::{self, PublicIds};
 
 pub fn str_field<'v>(input: &'v Value, name: &str) -> Option<&'v str> {
     input.get(name).and_then(Value::as_str)
 }
 
-/// The customer a reference names: `cus_<n>`, else an email (contains `@`), else a phone (when
-/// it normalizes as one), else an external id. Not found is a 404.
-pub fn find_customer<R: GraphRead + ?Sized>(w: &R, reference: &str) -> Result<Node> {
+/// The customer a reference names: its id (`cus_...`), else an email (contains `@`), else a
+/// phone (when it normalizes as one), else an external id. Not found is a 404.
+pub fn find_customer<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    w: &R,
+    reference: &str,
+) -> Result<Node> {
     let r = reference.trim();
     let mut candidates: Vec<NodeId> = Vec::new();
-    if let Some(id) = ids::parse_customer_id(r) {
+    if let Some(id) = ids.parse_customer(r) {
         candidates.push(id);
     } else {
         let seek = |prop: &str, values: &[String]| -> Result<Vec<NodeId>> {
@@ -69,12 +73,12 @@ pub fn prop_str<'n>(node: &'n Node, key: &str) -> Option<&'n str> {
     }
 }
 
-pub fn customer_label(node: &Node) -> String {
+pub fn customer_label(ids: &PublicIds, node: &Node) -> String {
     prop_str(node, "name")
         .or_else(|| prop_str(node, "email"))
         .or_else(|| prop_str(node, "externalId"))
         .map(str::to_owned)
-        .unwrap_or_else(|| ids::customer_id(node.id))
+        .unwrap_or_else(|| ids.customer(node.id))
 }
 
 pub use svc_core::plumbing::clock::{micros_of, micros_rfc3339};
@@ -98,9 +102,10 @@ pub async fn resolve(
     ws: WorkspaceId,
     reference: String,
 ) -> Result<String> {
+    let ids = store.ids().clone();
     store
         .read(ws, move |snap| {
-            find_customer(snap, &reference).map(|n| ids::customer_id(n.id))
+            find_customer(&ids, snap, &reference).map(|n| ids.customer(n.id))
         })
         .await
 }

@@ -14,7 +14,7 @@ use crate::events;
 use crate::pipeline;
 use svc_core::capabilities::Capability;
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 
 /// Properties crm.mutate may not touch: identity keys move only through ingestion and dedupe
 /// (so the identity index stays exact), and `lastSeen` only forward through events.
@@ -30,12 +30,13 @@ const RESERVED_PROPERTIES: &[&str] = &[
 /// Applies (or, without `commit`, describes) a crm.mutate input; returns the result and the
 /// customer id.
 pub fn mutate(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     input: &Value,
     commit: bool,
 ) -> Result<(Value, String)> {
-    let customer = find_customer(w, str_field(input, "customer").unwrap_or_default())?;
-    let customer_id = ids::customer_id(customer.id);
+    let customer = find_customer(ids, w, str_field(input, "customer").unwrap_or_default())?;
+    let customer_id = ids.customer(customer.id);
     let empty = serde_json::Map::new();
     let set = input
         .get("set")
@@ -94,7 +95,7 @@ pub fn mutate(
     let mut result = json!({"customer_id": customer_id, "changed": changed});
     if let Some((_, change)) = &opportunity {
         let now = crate::events::micros(svc_core::plumbing::clock::now())?;
-        let applied = pipeline::apply(w, customer.id, change, now, None)?;
+        let applied = pipeline::apply(ids, w, customer.id, change, now, None)?;
         result["opportunity"] = applied.view;
     }
     Ok((result, customer_id))

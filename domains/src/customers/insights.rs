@@ -19,7 +19,7 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use crate::graph_api::node_with_label;
 use svc_core::error::Result;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::{Store, WorkspaceId};
 use svc_core::vocabulary::{prop, AT_STAGE, STAGE};
 
@@ -136,10 +136,11 @@ fn touchpoints<R: GraphRead + ?Sized>(r: &R, customer: NodeId) -> Result<Vec<Nod
     Ok(out)
 }
 
-fn sample(ids: &[NodeId]) -> Vec<String> {
-    ids.iter()
+fn sample(ids: &PublicIds, members: &[NodeId]) -> Vec<String> {
+    members
+        .iter()
         .take(SAMPLE)
-        .map(|id| ids::customer_id(*id))
+        .map(|id| ids.customer(*id))
         .collect()
 }
 
@@ -159,7 +160,11 @@ fn stage_of<R: GraphRead + ?Sized>(r: &R, c: &Node) -> Result<Option<String>> {
     Ok(None)
 }
 
-fn compute_segments<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<SegmentList> {
+fn compute_segments<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    r: &R,
+    now_us: i64,
+) -> Result<SegmentList> {
     let mut recency: Vec<Vec<NodeId>> = vec![Vec::new(); RECENCY.len()];
     let mut never = Vec::new();
     let mut stages: BTreeMap<String, Vec<NodeId>> = BTreeMap::new();
@@ -192,7 +197,7 @@ fn compute_segments<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Segment
                 format!("lastSeen within the segment's window, at most {max} days ago")
             },
             size: members.len(),
-            sample: sample(members),
+            sample: sample(ids, members),
         })
         .collect();
     segments.push(Segment {
@@ -201,7 +206,7 @@ fn compute_segments<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Segment
         kind: "recency".to_owned(),
         rule: "no lastSeen".to_owned(),
         size: never.len(),
-        sample: sample(&never),
+        sample: sample(ids, &never),
     });
     for (stage, members) in stages {
         segments.push(Segment {
@@ -210,7 +215,7 @@ fn compute_segments<R: GraphRead + ?Sized>(r: &R, now_us: i64) -> Result<Segment
             kind: "lifecycle".to_owned(),
             rule: format!("lifecycle_stage = {stage:?}, or AT_STAGE a Stage named {stage:?}"),
             size: members.len(),
-            sample: sample(&members),
+            sample: sample(ids, &members),
         });
     }
     Ok(SegmentList { segments })
@@ -254,7 +259,7 @@ fn compute_journeys<R: GraphRead + ?Sized>(r: &R) -> Result<JourneyList> {
     Ok(JourneyList { journeys })
 }
 
-fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
+fn compute_cohorts<R: GraphRead + ?Sized>(ids: &PublicIds, r: &R) -> Result<CohortList> {
     let custs = customers(r)?;
     // Dense indexes: customers first, then campaigns as they are met.
     let mut campaign_index: BTreeMap<NodeId, usize> = BTreeMap::new();
@@ -270,7 +275,7 @@ fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
                 let k = *campaign_index.entry(camp.id).or_insert_with(|| {
                     campaign_names.push(match camp.get("campaignId") {
                         Some(Value::String(s)) => s.clone(),
-                        _ => ids::node_id(&camp.labels, camp.id),
+                        _ => ids.node(&camp.labels, camp.id),
                     });
                     next
                 });
@@ -314,7 +319,7 @@ fn compute_cohorts<R: GraphRead + ?Sized>(r: &R) -> Result<CohortList> {
             id: format!("cohort_{}", i + 1),
             size: members.len(),
             campaigns,
-            sample: sample(&members),
+            sample: sample(ids, &members),
         })
         .collect();
     Ok(CohortList {
@@ -382,8 +387,9 @@ fn compute_products<R: GraphRead + ?Sized>(r: &R) -> Result<ProductList> {
 
 pub async fn segments(store: &Store, ws: WorkspaceId) -> Result<SegmentList> {
     let now_us = crate::events::micros(svc_core::plumbing::clock::now())?;
+    let ids = store.ids().clone();
     store
-        .read(ws, move |snap| compute_segments(snap, now_us))
+        .read(ws, move |snap| compute_segments(&ids, snap, now_us))
         .await
 }
 
@@ -392,7 +398,10 @@ pub async fn journeys(store: &Store, ws: WorkspaceId) -> Result<JourneyList> {
 }
 
 pub async fn cohorts(store: &Store, ws: WorkspaceId) -> Result<CohortList> {
-    store.read(ws, |snap| compute_cohorts(snap)).await
+    let ids = store.ids().clone();
+    store
+        .read(ws, move |snap| compute_cohorts(&ids, snap))
+        .await
 }
 
 pub async fn products(store: &Store, ws: WorkspaceId) -> Result<ProductList> {
@@ -431,7 +440,7 @@ CREATE (a:Customer {email: 'a', lastSeen: datetime('2026-03-01T00:00:00Z'), life
         let g = graph(G);
         let now =
             crate::events::micros(time::macros::datetime!(2026-03-02 00:00 UTC)).expect("now");
-        let s = compute_segments(&g, now).expect("segments");
+        let s = compute_segments(&PublicIds::random(0), &g, now).expect("segments");
         let sizes: BTreeMap<&str, usize> =
             s.segments.iter().map(|s| (s.id.as_str(), s.size)).collect();
         assert_eq!(sizes["recency:active_7d"], 1);
@@ -456,7 +465,7 @@ CREATE (a:Customer {email: 'a', lastSeen: datetime('2026-03-01T00:00:00Z'), life
 
     #[test]
     fn cohorts_are_components_of_the_customer_campaign_graph() {
-        let c = compute_cohorts(&graph(G)).expect("cohorts");
+        let c = compute_cohorts(&PublicIds::random(0), &graph(G)).expect("cohorts");
         let got: Vec<(usize, Vec<&str>)> = c
             .cohorts
             .iter()

@@ -22,6 +22,7 @@ use crate::events::value_to_json;
 use crate::graph_api::{ensure_writable, node_with_label};
 use crate::pipeline;
 use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::plumbing::{clock, ids};
 use svc_core::store::{Store, WorkspaceId};
 use svc_core::vocabulary::{prop, OPPORTUNITY};
@@ -151,9 +152,9 @@ fn props_except(n: &Node, except: &[&str]) -> Map<String, Json> {
         .collect()
 }
 
-pub fn customer_view(n: &Node) -> CustomerView {
+pub fn customer_view(ids: &PublicIds, n: &Node) -> CustomerView {
     CustomerView {
-        id: ids::customer_id(n.id),
+        id: ids.customer(n.id),
         email: str_prop(n, "email"),
         phone: str_prop(n, "phone"),
         external_id: str_prop(n, "externalId"),
@@ -171,7 +172,11 @@ fn ts_of(n: &Node) -> Option<i64> {
     }
 }
 
-fn touchpoint_view<R: GraphRead + ?Sized>(r: &R, n: &Node) -> Result<TouchpointView> {
+fn touchpoint_view<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    r: &R,
+    n: &Node,
+) -> Result<TouchpointView> {
     let mut campaign_id = str_prop(n, "campaignId");
     if campaign_id.is_none() {
         for adj in r.adjacent(n.id, Direction::Outgoing, Some(INFLUENCED_BY))? {
@@ -182,7 +187,7 @@ fn touchpoint_view<R: GraphRead + ?Sized>(r: &R, n: &Node) -> Result<TouchpointV
         }
     }
     Ok(TouchpointView {
-        id: ids::touchpoint_id(n.id),
+        id: ids.touchpoint(n.id),
         action: str_prop(n, "action"),
         channel: str_prop(n, "channel"),
         campaign_id,
@@ -195,13 +200,14 @@ fn touchpoint_view<R: GraphRead + ?Sized>(r: &R, n: &Node) -> Result<TouchpointV
     })
 }
 
-/// The customer a path segment names: `cus_<n>` or an email (resolved like an event's email).
+/// The customer a path segment names: its id or an email (resolved like an event's email).
 fn find_customer<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
     r: &R,
     find: impl Fn(&IdentityKeys) -> Result<Option<NodeId>>,
     reference: &str,
 ) -> Result<Node> {
-    let id = if let Some(id) = ids::parse_customer_id(reference) {
+    let id = if let Some(id) = ids.parse_customer(reference) {
         Some(id)
     } else if reference.contains('@') {
         find(&IdentityKeys {
@@ -233,24 +239,26 @@ fn touchpoints_of<R: GraphRead + ?Sized>(r: &R, customer: NodeId) -> Result<Vec<
 /// dashboard's and every reader that needs customers beyond the most recently seen.
 pub async fn list(store: &Store, ws: WorkspaceId, q: CustomerQuery) -> Result<CustomerList> {
     let q = q.checked()?;
+    let ids = store.ids().clone();
     store
-        .read(ws, move |snap| search::search_in(snap, &q))
+        .read(ws, move |snap| search::search_in(&ids, snap, &q))
         .await
 }
 
 pub async fn profile(store: &Store, ws: WorkspaceId, reference: String) -> Result<CustomerProfile> {
+    let ids = store.ids().clone();
     store
         .read(ws, move |snap| {
-            let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
+            let c = find_customer(&ids, snap, |k| Ok(snap.find_customer(k)?), &reference)?;
             let tps = touchpoints_of(snap, c.id)?;
             let touchpoints = tps
                 .iter()
                 .rev()
                 .take(PROFILE_TOUCHPOINTS)
-                .map(|n| touchpoint_view(snap, n))
+                .map(|n| touchpoint_view(&ids, snap, n))
                 .collect::<Result<Vec<_>>>()?;
             Ok(CustomerProfile {
-                customer: customer_view(&c),
+                customer: customer_view(&ids, &c),
                 touchpoint_count: tps.len(),
                 touchpoints,
             })
@@ -259,15 +267,16 @@ pub async fn profile(store: &Store, ws: WorkspaceId, reference: String) -> Resul
 }
 
 pub async fn timeline(store: &Store, ws: WorkspaceId, reference: String) -> Result<Timeline> {
+    let ids = store.ids().clone();
     store
         .read(ws, move |snap| {
-            let c = find_customer(snap, |k| Ok(snap.find_customer(k)?), &reference)?;
+            let c = find_customer(&ids, snap, |k| Ok(snap.find_customer(k)?), &reference)?;
             let touchpoints = touchpoints_of(snap, c.id)?
                 .iter()
-                .map(|n| touchpoint_view(snap, n))
+                .map(|n| touchpoint_view(&ids, snap, n))
                 .collect::<Result<Vec<_>>>()?;
             Ok(Timeline {
-                customer_id: ids::customer_id(c.id),
+                customer_id: ids.customer(c.id),
                 touchpoints,
             })
         })
@@ -275,13 +284,14 @@ pub async fn timeline(store: &Store, ws: WorkspaceId, reference: String) -> Resu
 }
 
 pub async fn campaigns(store: &Store, ws: WorkspaceId) -> Result<CampaignList> {
+    let ids = store.ids().clone();
     store
-        .read(ws, |snap| {
+        .read(ws, move |snap| {
             let mut campaigns = Vec::new();
             for id in snap.label_scan(CAMPAIGN)? {
                 let Some(n) = snap.node(id)? else { continue };
                 campaigns.push(CampaignView {
-                    id: ids::node_id(&n.labels, n.id),
+                    id: ids.node(&n.labels, n.id),
                     campaign_id: str_prop(&n, "campaignId"),
                     name: str_prop(&n, "name"),
                     touchpoints: snap.degree(id, Direction::Incoming, Some(INFLUENCED_BY))?,
@@ -301,8 +311,9 @@ pub async fn campaigns(store: &Store, ws: WorkspaceId) -> Result<CampaignList> {
 }
 
 pub async fn opportunities(store: &Store, ws: WorkspaceId) -> Result<OpportunityList> {
+    let public = store.ids().clone();
     store
-        .read(ws, |snap| {
+        .read(ws, move |snap| {
             let mut ids = snap
                 .index_range(
                     OPPORTUNITY,
@@ -335,14 +346,14 @@ pub async fn opportunities(store: &Store, ws: WorkspaceId) -> Result<Opportunity
             for id in ids {
                 let Some(n) = snap.node(id)? else { continue };
                 opportunities.push(OpportunityView {
-                    id: ids::node_id(&n.labels, n.id),
+                    id: public.node(&n.labels, n.id),
                     opportunity_id: str_prop(&n, prop::OPPORTUNITY_ID),
                     name: str_prop(&n, prop::NAME),
                     score: n.get(prop::SCORE).map(value_to_json).unwrap_or(Json::Null),
                     amount: n.get(prop::AMOUNT).map(value_to_json).unwrap_or(Json::Null),
                     stage: pipeline::stage_of(snap, &n)?,
                     status: pipeline::status_of(snap, &n)?.as_str().to_owned(),
-                    customer_id: pipeline::owner(snap, id)?.map(ids::customer_id),
+                    customer_id: pipeline::owner(snap, id)?.map(|c| public.customer(c)),
                     properties: props_except(
                         &n,
                         &[
@@ -436,7 +447,7 @@ fn edge_count<R: GraphRead + ?Sized>(r: &R, id: NodeId) -> Result<u64> {
 /// SPEC.md's rules: group Customers by normalized email; in each group of two or more the
 /// canonical record is the one (1) with a `cio_id`, then (2) with more edges, then (3) with the
 /// lexicographically smallest id (of the `cus_...` ids clients see).
-fn plan_dedupe<R: GraphRead + ?Sized>(r: &R) -> Result<Vec<GroupPlan>> {
+fn plan_dedupe<R: GraphRead + ?Sized>(ids: &PublicIds, r: &R) -> Result<Vec<GroupPlan>> {
     struct Candidate {
         id: NodeId,
         wire: String,
@@ -455,7 +466,7 @@ fn plan_dedupe<R: GraphRead + ?Sized>(r: &R) -> Result<Vec<GroupPlan>> {
         };
         groups.entry(email).or_default().push(Candidate {
             id,
-            wire: ids::customer_id(id),
+            wire: ids.customer(id),
             cio: has_cio_id(&n),
             edges: edge_count(r, id)?,
         });
@@ -480,11 +491,11 @@ fn plan_dedupe<R: GraphRead + ?Sized>(r: &R) -> Result<Vec<GroupPlan>> {
     Ok(plans)
 }
 
-fn group_view(p: &GroupPlan, merge_id: Option<String>) -> DedupeGroup {
+fn group_view(ids: &PublicIds, p: &GroupPlan, merge_id: Option<String>) -> DedupeGroup {
     DedupeGroup {
         email: p.email.clone(),
-        canonical: ids::customer_id(p.canonical),
-        duplicates: p.duplicates.iter().map(|d| ids::customer_id(*d)).collect(),
+        canonical: ids.customer(p.canonical),
+        duplicates: p.duplicates.iter().map(|d| ids.customer(*d)).collect(),
         edges_moved: p.edges,
         merge_id,
     }
@@ -499,12 +510,16 @@ pub async fn dedupe(
     actor: String,
     dry_run: bool,
 ) -> Result<DedupeReport> {
+    let ids = store.ids().clone();
     if dry_run {
-        let plans = store.read(ws, |snap| plan_dedupe(snap)).await?;
+        let plans = {
+            let ids = ids.clone();
+            store.read(ws, move |snap| plan_dedupe(&ids, snap)).await?
+        };
         return Ok(DedupeReport {
             dry_run: true,
             merged: plans.iter().map(|p| p.duplicates.len()).sum(),
-            groups: plans.iter().map(|p| group_view(p, None)).collect(),
+            groups: plans.iter().map(|p| group_view(&ids, p, None)).collect(),
         });
     }
     let now = clock::now();
@@ -512,7 +527,7 @@ pub async fn dedupe(
         .write(move |tx| {
             let mut w = tx.workspace(ws);
             ensure_writable(&w)?;
-            let plans = plan_dedupe(&w)?;
+            let plans = plan_dedupe(&ids, &w)?;
             let mut groups = Vec::with_capacity(plans.len());
             for (i, plan) in plans.iter().enumerate() {
                 let mut merged = Vec::with_capacity(plan.duplicates.len());
@@ -520,14 +535,14 @@ pub async fn dedupe(
                     let mut edges = Vec::new();
                     for dir in [Direction::Outgoing, Direction::Incoming] {
                         for adj in w.adjacent(*dup, dir, None)? {
-                            edges.push(ids::edge_id(adj.edge));
+                            edges.push(ids.edge(adj.edge));
                         }
                     }
                     edges.sort();
                     edges.dedup();
                     w.merge_nodes(plan.canonical, *dup)?;
                     merged.push(MergedDuplicate {
-                        id: ids::customer_id(*dup),
+                        id: ids.customer(*dup),
                         edges,
                     });
                 }
@@ -540,11 +555,11 @@ pub async fn dedupe(
                     at: clock::rfc3339(now),
                     actor: actor.clone(),
                     email: plan.email.clone(),
-                    canonical: ids::customer_id(plan.canonical),
+                    canonical: ids.customer(plan.canonical),
                     duplicates: merged,
                 };
                 w.put_record(&record)?;
-                groups.push(group_view(plan, Some(record.id)));
+                groups.push(group_view(&ids, plan, Some(record.id)));
             }
             Ok(DedupeReport {
                 dry_run: false,
@@ -611,7 +626,7 @@ mod tests {
         // Group 3: a tie goes to the lexicographically smallest id.
         let c1 = create(&store, props(&[("email", Value::from("c@x.io"))]), 1).await;
         let c2 = create(&store, props(&[("email", Value::from("c@x.io"))]), 1).await;
-        let (c_win, c_lose) = if ids::customer_id(c1) < ids::customer_id(c2) {
+        let (c_win, c_lose) = if store.ids().customer(c1) < store.ids().customer(c2) {
             (c1, c2)
         } else {
             (c2, c1)
@@ -631,9 +646,13 @@ mod tests {
         assert_eq!(
             canon,
             vec![
-                (ids::customer_id(a2), vec![ids::customer_id(a1)], 3),
-                (ids::customer_id(b2), vec![ids::customer_id(b1)], 0),
-                (ids::customer_id(c_win), vec![ids::customer_id(c_lose)], 1),
+                (store.ids().customer(a2), vec![store.ids().customer(a1)], 3),
+                (store.ids().customer(b2), vec![store.ids().customer(b1)], 0),
+                (
+                    store.ids().customer(c_win),
+                    vec![store.ids().customer(c_lose)],
+                    1
+                ),
             ]
         );
         // The dry run changed nothing.

@@ -8,7 +8,7 @@ use time::OffsetDateTime;
 
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::clock;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::{Store, WorkspaceId};
 
 use super::input::{micros, IngestResult, ValidEvent, DEDUPE_WINDOW_SECS};
@@ -23,6 +23,7 @@ use svc_core::plumbing::clock::micros_rfc3339;
 /// and the dedupe record. On `Err` the caller must abort its transaction (returning the error
 /// from the write closure does that).
 pub fn apply(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     ev: &ValidEvent,
     received_at: OffsetDateTime,
@@ -33,8 +34,8 @@ pub fn apply(
         if let Some(seen) = w.get_record::<SeenMessage>(mid)? {
             if received_us.saturating_sub(seen.received_at_us) < DEDUPE_WINDOW_SECS * 1_000_000 {
                 return Ok(IngestResult {
-                    customer_id: seen.customer_id,
-                    touchpoint_id: seen.touchpoint_id,
+                    customer_id: ids.current(&seen.customer_id),
+                    touchpoint_id: ids.current(&seen.touchpoint_id),
                     is_new: false,
                     nodes_mutated: 0,
                     received_at: seen.received_at,
@@ -71,7 +72,8 @@ pub fn apply(
         let history = (ev.input.action == crate::pipeline::STAGE_CHANGED
             || ev.input.action == crate::pipeline::CREATED)
             .then_some(outcome.touchpoint_id);
-        let applied = crate::pipeline::apply(w, outcome.customer_id, change, ev.input.ts, history)?;
+        let applied =
+            crate::pipeline::apply(ids, w, outcome.customer_id, change, ev.input.ts, history)?;
         nodes_mutated += applied.nodes_mutated;
     }
     if set_traits(w, outcome.customer_id, &ev.traits)? && !outcome.customer_written {
@@ -81,8 +83,8 @@ pub fn apply(
         nodes_mutated += identity::link(w, links, outcome.customer_id, &ev.input.action)?;
     }
     let result = IngestResult {
-        customer_id: ids::customer_id(outcome.customer_id),
-        touchpoint_id: ids::touchpoint_id(outcome.touchpoint_id),
+        customer_id: ids.customer(outcome.customer_id),
+        touchpoint_id: ids.touchpoint(outcome.touchpoint_id),
         is_new: outcome.is_new,
         nodes_mutated,
         received_at: clock::rfc3339(received_at),
@@ -151,9 +153,10 @@ pub async fn ingest(
     ev: ValidEvent,
 ) -> Result<IngestResult> {
     let received_at = clock::now();
+    let ids = store.ids().clone();
     let (ev, result) = store
         .write(move |tx| {
-            let result = apply(&mut tx.workspace(ws), &ev, received_at)?;
+            let result = apply(&ids, &mut tx.workspace(ws), &ev, received_at)?;
             Ok((ev, result))
         })
         .await?;
@@ -182,11 +185,12 @@ pub async fn ingest_many(
             Err(e) => out.push(Some(Err(e))),
         }
     }
+    let ids = store.ids().clone();
     let (valid, applied) = store
         .write(move |tx| {
             let applied: Vec<Result<IngestResult>> = valid
                 .iter()
-                .map(|(_, ev)| tx.attempt(|tx| apply(&mut tx.workspace(ws), ev, received_at)))
+                .map(|(_, ev)| tx.attempt(|tx| apply(&ids, &mut tx.workspace(ws), ev, received_at)))
                 .collect();
             Ok((valid, applied))
         })

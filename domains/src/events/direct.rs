@@ -70,8 +70,9 @@ pub struct IdentifyBody {
     pub external_id: Option<String>,
     #[serde(default, rename = "customerId")]
     pub customer_id: Option<String>,
-    /// Customer traits; `null` removes one.
-    #[serde(default)]
+    /// Customer traits; `null` removes one. `traits` (Segment's name) is accepted as an
+    /// alias; a body with both is refused.
+    #[serde(default, alias = "traits")]
     #[schema(value_type = Option<Object>)]
     pub properties: Option<Map<String, Json>>,
     #[serde(default, rename = "campaignId")]
@@ -215,7 +216,7 @@ pub async fn ingest_one(
     ws: WorkspaceId,
     event: MarketingEvent,
 ) -> Result<IngestResult> {
-    let ev = event.validate(svc_core::plumbing::clock::now())?;
+    let ev = event.validate(store.ids(), svc_core::plumbing::clock::now())?;
     ingest(store, realtime, ws, ev).await
 }
 
@@ -249,7 +250,7 @@ pub async fn ingest_events(
     let now: OffsetDateTime = svc_core::plumbing::clock::now();
     let items: Vec<Result<ValidEvent>> = events
         .into_iter()
-        .map(|item| item.and_then(|e| e.validate(now)))
+        .map(|item| item.and_then(|e| e.validate(store.ids(), now)))
         .collect();
     let outcomes = ingest_many(store, realtime, ws, items).await?;
     let results: Vec<BatchItem> = outcomes
@@ -308,6 +309,19 @@ mod tests {
             ev.traits,
             json!({"plan": "pro", "name": "Ada"}).as_object().cloned()
         );
+    }
+
+    #[test]
+    fn identify_takes_segment_traits_but_not_both_names() {
+        let body: IdentifyBody =
+            serde_json::from_value(json!({"email": "a@x.io", "traits": {"plan": "pro"}}))
+                .expect("body");
+        assert_eq!(
+            body.into_event().traits,
+            json!({"plan": "pro"}).as_object().cloned()
+        );
+        let both = json!({"email": "a@x.io", "traits": {"a": 1}, "properties": {"b": 2}});
+        assert!(serde_json::from_value::<IdentifyBody>(both).is_err());
     }
 
     #[test]

@@ -7,7 +7,7 @@ use svc_engine::{normalize_external_id, normalize_phone, EventInput, IdentityKey
 use time::OffsetDateTime;
 
 use svc_core::error::{Code, Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 
 use super::segment::identity;
 use super::segment::links::Links;
@@ -124,7 +124,7 @@ impl MarketingEvent {
     }
 
     /// Checks the event and normalizes it for the engine. `now` is the default event time.
-    pub fn validate(self, now: OffsetDateTime) -> Result<ValidEvent> {
+    pub fn validate(self, ids: &PublicIds, now: OffsetDateTime) -> Result<ValidEvent> {
         let size = serde_json::to_vec(&self)
             .map_err(|e| Error::internal(format!("encoding an event: {e}")))?
             .len();
@@ -174,7 +174,7 @@ impl MarketingEvent {
             // Segment's anonymous visitor: `segment::identity` names the customer.
             IdentityKeys::default()
         } else {
-            self.identity_keys()?
+            self.identity_keys(ids)?
         };
         if let Some(links) = &self.links {
             identity::validate(links)?;
@@ -219,10 +219,10 @@ impl MarketingEvent {
         .all(|v| v.as_deref().and_then(normalize_external_id).is_none())
     }
 
-    /// The identity keys, with `customer` read per DESIGN.md §4: a customer id (`cus_<n>`),
+    /// The identity keys, with `customer` read per DESIGN.md §4: a customer id (`cus_...`),
     /// else an email when it contains `@`, else an E.164 phone, else an external id. Explicit
     /// fields win over what `customer` would fill.
-    fn identity_keys(&self) -> Result<IdentityKeys> {
+    fn identity_keys(&self, ids: &PublicIds) -> Result<IdentityKeys> {
         let customer_id = present(self.customer_id.as_deref());
         let email = present(self.email.as_deref());
         let phone = present(self.phone.as_deref());
@@ -275,8 +275,11 @@ impl MarketingEvent {
             external_id: external_id.or(external_alias).map(str::to_owned),
         };
         if let Some(c) = customer_id {
-            match ids::parse_customer_id(c) {
+            match ids.parse_customer(c) {
                 Some(id) => keys.customer_id = Some(id),
+                // One of ours in shape that names no customer (a decimal id on a store that
+                // never had them, a forged one): answered like an unknown customer id.
+                None if svc_core::plumbing::ids::is_customer_id_shaped(c) => {}
                 // Not one of ours: the caller's own id for the customer.
                 None => {
                     keys.external_id.get_or_insert_with(|| c.to_owned());
@@ -284,7 +287,7 @@ impl MarketingEvent {
             }
         }
         if let Some(c) = customer {
-            if let Some(id) = ids::parse_customer_id(c) {
+            if let Some(id) = ids.parse_customer(c) {
                 keys.customer_id.get_or_insert(id);
                 // An unknown customer id falls back to being an external id.
                 keys.external_id.get_or_insert_with(|| c.to_owned());

@@ -6,7 +6,7 @@ use super::*;
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 use svc_core::error::{Code, Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::{self, PublicIds};
 use svc_core::store::Record;
 use svc_core::store::{Store, WorkspaceId};
 use svc_core::workspaces::WorkspaceSettings;
@@ -23,12 +23,19 @@ fn event(v: Json) -> MarketingEvent {
     MarketingEvent::from_json(v).expect("event shape")
 }
 
+/// The key of the test stores, so that events validated here name their customers.
+const KEY: [u8; ids::KEY_BYTES] = [9; ids::KEY_BYTES];
+
+fn test_ids() -> PublicIds {
+    PublicIds::new(&KEY, 0)
+}
+
 fn valid(v: Json) -> ValidEvent {
-    event(v).validate(now()).expect("valid event")
+    event(v).validate(&test_ids(), now()).expect("valid event")
 }
 
 fn code_of(v: Json) -> Code {
-    match event(v).validate(now()) {
+    match event(v).validate(&test_ids(), now()) {
         Ok(ev) => panic!("expected an error, got {ev:?}"),
         Err(e) => e.code,
     }
@@ -36,13 +43,19 @@ fn code_of(v: Json) -> Code {
 
 fn open_store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(dir.path()).expect("open store");
+    let store = Store::open_with(
+        dir.path(),
+        Store::default_read_model_bytes(),
+        Default::default(),
+        Some(&KEY),
+    )
+    .expect("open store");
     (dir, store)
 }
 
 async fn apply_one(store: &Store, ev: ValidEvent, at: OffsetDateTime) -> Result<IngestResult> {
     store
-        .write(move |tx| apply(&mut tx.workspace(WS), &ev, at))
+        .write(move |tx| apply(&test_ids(), &mut tx.workspace(WS), &ev, at))
         .await
 }
 
@@ -112,9 +125,20 @@ fn events_over_32_kib_are_refused() {
 #[test]
 fn the_customer_field_is_an_id_then_email_then_phone_then_external_id() {
     let keys = |c: &str| valid(json!({"event": "e", "customer": c})).input.keys;
-    let k = keys("cus_12");
+    let id = test_ids().customer(NodeId(12));
+    let k = keys(&id);
     assert_eq!(k.customer_id, Some(NodeId(12)));
-    assert_eq!(k.external_id.as_deref(), Some("cus_12"));
+    assert_eq!(k.external_id.as_deref(), Some(id.as_str()));
+    // A decimal id is one only below the store's legacy ceiling.
+    let k = keys("cus_12");
+    assert_eq!(k.customer_id, None);
+    let old = PublicIds::new(&KEY, 13);
+    let k = event(json!({"event": "e", "customer": "cus_12"}))
+        .validate(&old, now())
+        .expect("valid")
+        .input
+        .keys;
+    assert_eq!(k.customer_id, Some(NodeId(12)));
     assert_eq!(
         keys("Ada@Example.com").email.as_deref(),
         Some("Ada@Example.com")
@@ -155,6 +179,11 @@ fn external_id_aliases_and_foreign_customer_ids() {
         (k.customer_id, k.external_id.as_deref()),
         (None, Some("user-9"))
     );
+    // Our shape but no customer of this store: neither an id nor someone else's id.
+    let k = valid(json!({"event": "e", "customerId": "cus_12", "email": "a@x.io"}))
+        .input
+        .keys;
+    assert_eq!((k.customer_id, k.external_id), (None, None));
     assert_eq!(
         code_of(json!({"event": "e", "phone": "call me"})),
         Code::InvalidInput
@@ -239,14 +268,20 @@ async fn apply_resolves_identity_and_links_campaigns() {
     assert_eq!(count(&store, "Campaign"), 1);
 
     // An unknown canonical id with nothing else to go on is the client's error.
+    let unknown = test_ids().customer(NodeId(999_999));
     let err = apply_one(
         &store,
-        valid(json!({"event": "x", "customerId": "cus_999999"})),
+        valid(json!({"event": "x", "customerId": unknown})),
         now(),
     )
     .await
     .expect_err("unknown id");
     assert_eq!(err.code, Code::InvalidInput);
+    // So is a decimal id on a store that never gave them out (found before anything runs).
+    assert_eq!(
+        code_of(json!({"event": "x", "customerId": "cus_999999"})),
+        Code::InvalidInput
+    );
 }
 
 #[tokio::test]
@@ -276,7 +311,7 @@ async fn a_repeated_message_id_within_a_day_writes_nothing() {
     let other = store
         .write({
             let ev = ev.clone();
-            move |tx| apply(&mut tx.workspace(WorkspaceId(8)), &ev, later)
+            move |tx| apply(&test_ids(), &mut tx.workspace(WorkspaceId(8)), &ev, later)
         })
         .await
         .expect("other workspace");
@@ -343,7 +378,7 @@ async fn traits_are_set_on_the_customer() {
         .await
         .expect("identify");
     assert_eq!(r.nodes_mutated, 2);
-    let id = ids::parse_customer_id(&r.customer_id).expect("id");
+    let id = store.ids().parse_customer(&r.customer_id).expect("id");
     let node = store
         .graph()
         .expect("graph")
@@ -379,7 +414,7 @@ async fn apply_commits_or_aborts_with_the_callers_own_writes() {
             let ev = ev.clone();
             move |tx| {
                 tx.put(WS, &Row { id: "r1".into() })?;
-                apply(&mut tx.workspace(WS), &ev, now())?;
+                apply(&test_ids(), &mut tx.workspace(WS), &ev, now())?;
                 Err(Error::new(Code::CapabilityFailed, "later step failed"))
             }
         })
@@ -391,7 +426,7 @@ async fn apply_commits_or_aborts_with_the_callers_own_writes() {
     store
         .write(move |tx| {
             tx.put(WS, &Row { id: "r1".into() })?;
-            apply(&mut tx.workspace(WS), &ev, now())
+            apply(&test_ids(), &mut tx.workspace(WS), &ev, now())
         })
         .await
         .expect("commit");
@@ -452,8 +487,10 @@ async fn ingest_announces_and_batches_keep_good_items() {
         Ok(valid(
             json!({"event": "a", "email": "b@x.io", "messageId": "dup"}),
         )),
-        event(json!({"email": "c@x.io"})).validate(now()),
-        Ok(valid(json!({"event": "x", "customerId": "cus_999999"}))),
+        event(json!({"email": "c@x.io"})).validate(&test_ids(), now()),
+        Ok(valid(
+            json!({"event": "x", "customerId": test_ids().customer(NodeId(999_999))}),
+        )),
         Ok(valid(
             json!({"event": "b", "email": "b@x.io", "messageId": "dup"}),
         )),
@@ -486,7 +523,7 @@ async fn outbound_events_are_recorded_but_do_not_move_last_seen() {
             .graph()
             .expect("graph")
             .snapshot(WS)
-            .node(ids::parse_customer_id(id).expect("id"))
+            .node(store.ids().parse_customer(id).expect("id"))
             .expect("read")
             .expect("customer");
         node.get("lastSeen").cloned()

@@ -10,7 +10,7 @@ use svc_engine::{Direction, GraphRead, NodeId};
 
 use super::values::value_to_json;
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::{self, PublicIds};
 
 /// Which entities an export holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
@@ -76,7 +76,12 @@ pub(crate) fn properties_json(p: &svc_engine::Properties) -> Map<String, Json> {
 }
 
 /// The export of `r` (one consistent snapshot), nodes and relationships in id order.
-pub fn export<R: GraphRead + ?Sized>(r: &R, mode: ExportMode, demo: bool) -> Result<GraphExport> {
+pub fn export<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    r: &R,
+    mode: ExportMode,
+    demo: bool,
+) -> Result<GraphExport> {
     let mut wire: HashMap<NodeId, String> = HashMap::new();
     let mut nodes = Vec::new();
     for id in r.all_nodes()? {
@@ -84,7 +89,7 @@ pub fn export<R: GraphRead + ?Sized>(r: &R, mode: ExportMode, demo: bool) -> Res
         if mode == ExportMode::Summary && n.has_label(TOUCHPOINT) {
             continue;
         }
-        let wid = ids::node_id(&n.labels, n.id);
+        let wid = ids.node(&n.labels, n.id);
         wire.insert(id, wid.clone());
         nodes.push(GraphNode {
             id: wid,
@@ -102,25 +107,24 @@ pub fn export<R: GraphRead + ?Sized>(r: &R, mode: ExportMode, demo: bool) -> Res
                 continue;
             };
             let Some(e) = r.edge(adj.edge)? else { continue };
-            relationships.push(GraphRelationship {
-                id: ids::edge_id(e.id),
-                rel_type: e.rel_type,
-                source: source.clone(),
-                target: target.clone(),
-                properties: properties_json(&e.properties),
-            });
+            relationships.push((
+                e.id,
+                GraphRelationship {
+                    id: ids.edge(e.id),
+                    rel_type: e.rel_type,
+                    source: source.clone(),
+                    target: target.clone(),
+                    properties: properties_json(&e.properties),
+                },
+            ));
         }
     }
-    relationships.sort_by_key(|r| {
-        r.id.strip_prefix("rel_")
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(u64::MAX)
-    });
+    relationships.sort_by_key(|(id, _)| *id);
     Ok(GraphExport {
         mode,
         demo,
         nodes,
-        relationships,
+        relationships: relationships.into_iter().map(|(_, r)| r).collect(),
     })
 }
 
@@ -130,6 +134,7 @@ pub fn export<R: GraphRead + ?Sized>(r: &R, mode: ExportMode, demo: bool) -> Res
 /// id order; relationships grouped by start node. `sink` returns false when the receiver has
 /// gone, which stops the export.
 pub fn export_chunks<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
     r: &R,
     mode: ExportMode,
     chunk: usize,
@@ -148,7 +153,7 @@ pub fn export_chunks<R: GraphRead + ?Sized>(
         if mode == ExportMode::Summary && n.has_label(TOUCHPOINT) {
             continue;
         }
-        let wid = ids::node_id(&n.labels, n.id);
+        let wid = ids.node(&n.labels, n.id);
         wire.insert(id, wid.clone());
         if !first {
             buf.push(b',');
@@ -180,7 +185,7 @@ pub fn export_chunks<R: GraphRead + ?Sized>(
             }
             first = false;
             let rel = GraphRelationship {
-                id: ids::edge_id(e.id),
+                id: ids.edge(e.id),
                 rel_type: e.rel_type,
                 source: source.clone(),
                 target: target.clone(),
@@ -227,7 +232,8 @@ pub fn demo(mode: ExportMode) -> Result<GraphExport> {
         &svc_query::Limits::default(),
     )
     .map_err(|e| Error::internal(format!("demo graph: {e}")))?;
-    export(&g, mode, true)
+    // The demo's ids name nothing in any store: a fixed key keeps them the same every call.
+    export(&PublicIds::new(&[0; ids::KEY_BYTES], 0), &g, mode, true)
 }
 
 #[cfg(test)]
@@ -263,10 +269,11 @@ mod tests {
         let stmt = svc_query::parse(DEMO).expect("parse");
         svc_query::run_write(&mut g, &stmt, &Default::default(), &Default::default())
             .expect("demo");
+        let ids = PublicIds::random(0);
         for mode in [ExportMode::Full, ExportMode::Summary] {
             let mut out = Vec::new();
             let mut chunks = 0;
-            export_chunks(&g, mode, 64, &mut |c| {
+            export_chunks(&ids, &g, mode, 64, &mut |c| {
                 chunks += 1;
                 out.extend_from_slice(&c);
                 true
@@ -275,7 +282,7 @@ mod tests {
             assert!(chunks > 3);
             let streamed: Json = serde_json::from_slice(&out).expect("valid json");
             let mut whole =
-                serde_json::to_value(export(&g, mode, false).expect("export")).expect("json");
+                serde_json::to_value(export(&ids, &g, mode, false).expect("export")).expect("json");
             let mut streamed = streamed;
             for v in [&mut whole, &mut streamed] {
                 if let Some(rels) = v["relationships"].as_array_mut() {
@@ -286,7 +293,7 @@ mod tests {
         }
         // A receiver that goes away stops the export.
         let mut calls = 0;
-        export_chunks(&g, ExportMode::Full, 1, &mut |_| {
+        export_chunks(&ids, &g, ExportMode::Full, 1, &mut |_| {
             calls += 1;
             false
         })

@@ -16,7 +16,7 @@ use svc_engine::{Direction, EdgeId, GraphRead, NodeId};
 
 use super::export::{properties_json, GraphNode, GraphRelationship};
 use svc_core::error::{Code, Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::{self, PublicIds};
 
 /// Most hops a path may have (and the default).
 pub const MAX_HOPS: u32 = 8;
@@ -40,31 +40,35 @@ pub struct GraphPath {
     pub truncated: bool,
 }
 
-/// The engine node named by a wire id (`cus_<n>`, `tp_<n>` or `node_<n>`) if it exists in
+/// The engine node named by a node id (`cus_...`, `tp_...` or `node_...`) if it exists in
 /// `r` and its prefix matches its labels; 404 otherwise, 400 for a malformed id.
-fn resolve<R: GraphRead + ?Sized>(r: &R, field: &str, wire: &str) -> Result<NodeId> {
+fn resolve<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    r: &R,
+    field: &str,
+    wire: &str,
+) -> Result<NodeId> {
     let not_found = || {
         Error::new(
             Code::NotFound,
             format!("{field}: no node {wire} in this workspace"),
         )
     };
-    let Some(id) = ids::parse_any_node_id(wire) else {
-        // A well-formed id past the engine's id range names no node: 404, as any absent id.
-        let digits = ["cus_", "tp_", "node_"]
-            .iter()
-            .find_map(|p| wire.strip_prefix(p));
-        if digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())) {
+    let Some(id) = ids.parse_any_node(wire) else {
+        // An id of the right shape that names nothing (past the legacy ceiling, say): 404,
+        // as any absent id.
+        if ids::is_node_id_shaped(wire) {
             return Err(not_found());
         }
         return Err(Error::invalid_field(
             field,
             wire,
-            "must be a node id: cus_<n>, tp_<n> or node_<n>",
+            "must be a node id: cus_..., tp_... or node_...",
         ));
     };
     match r.node(id)? {
-        Some(n) if ids::node_id(&n.labels, n.id) == wire => Ok(id),
+        // The prefix must fit the labels (a legacy id is compared in its current form).
+        Some(n) if ids.node(&n.labels, n.id) == ids.current(wire) => Ok(id),
         _ => Err(not_found()),
     }
 }
@@ -120,6 +124,7 @@ fn grow<R: GraphRead + ?Sized>(r: &R, ball: &mut Ball, loaded: &mut Loaded) -> R
 
 /// The shortest path from `from` to `to` (wire ids) within `max_hops` (1 to [`MAX_HOPS`]).
 pub fn shortest_path<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
     r: &R,
     from: &str,
     to: &str,
@@ -132,8 +137,8 @@ pub fn shortest_path<R: GraphRead + ?Sized>(
             &format!("must be 1 to {MAX_HOPS}"),
         ));
     }
-    let start = resolve(r, "from", from)?;
-    let goal = resolve(r, "to", to)?;
+    let start = resolve(ids, r, "from", from)?;
+    let goal = resolve(ids, r, "to", to)?;
     let mut a = Ball::new(start);
     let mut b = Ball::new(goal);
     let mut loaded = Loaded {
@@ -190,7 +195,7 @@ pub fn shortest_path<R: GraphRead + ?Sized>(
             .node(graph[i])?
             .ok_or_else(|| Error::internal("a node of the snapshot vanished"))?;
         nodes.push(GraphNode {
-            id: ids::node_id(&n.labels, n.id),
+            id: ids.node(&n.labels, n.id),
             labels: n.labels,
             properties: properties_json(&n.properties),
         });
@@ -211,10 +216,10 @@ pub fn shortest_path<R: GraphRead + ?Sized>(
             let node = r
                 .node(n)?
                 .ok_or_else(|| Error::internal("a node of the snapshot vanished"))?;
-            Ok(ids::node_id(&node.labels, node.id))
+            Ok(ids.node(&node.labels, node.id))
         };
         relationships.push(GraphRelationship {
-            id: ids::edge_id(e.id),
+            id: ids.edge(e.id),
             rel_type: e.rel_type.clone(),
             source: wire(e.start)?,
             target: wire(e.end)?,
@@ -252,12 +257,16 @@ CREATE (a:Customer {email: 'a'}), (b:Customer {email: 'b'}), (c:Customer {email:
         g
     }
 
+    fn test_ids() -> PublicIds {
+        PublicIds::new(&[3; ids::KEY_BYTES], 100)
+    }
+
     /// The wire id of the customer with `email`.
     fn customer(g: &ModelGraph, email: &str) -> String {
         for id in g.label_scan("Customer").expect("scan") {
             let n = g.node(id).expect("read").expect("node");
             if n.get("email") == Some(&svc_engine::Value::String(email.to_owned())) {
-                return ids::customer_id(id);
+                return test_ids().customer(id);
             }
         }
         panic!("no customer {email}")
@@ -267,7 +276,7 @@ CREATE (a:Customer {email: 'a'}), (b:Customer {email: 'b'}), (c:Customer {email:
     fn the_path_goes_through_the_shared_campaign_against_the_edges_directions() {
         let g = graph();
         let (a, b) = (customer(&g, "a"), customer(&g, "b"));
-        let p = shortest_path(&g, &a, &b, DEFAULT_HOPS).expect("path");
+        let p = shortest_path(&test_ids(), &g, &a, &b, DEFAULT_HOPS).expect("path");
         assert!(p.found && !p.truncated);
         assert_eq!(p.length, Some(4));
         let labels: Vec<&str> = p.nodes.iter().map(|n| n.labels[0].as_str()).collect();
@@ -308,11 +317,11 @@ CREATE (a:Customer {email: 'a'}), (b:Customer {email: 'b'}), (c:Customer {email:
     fn unreachable_too_far_and_the_same_node() {
         let g = graph();
         let (a, b, c) = (customer(&g, "a"), customer(&g, "b"), customer(&g, "c"));
-        let none = shortest_path(&g, &a, &c, MAX_HOPS).expect("answer");
+        let none = shortest_path(&test_ids(), &g, &a, &c, MAX_HOPS).expect("answer");
         assert!(!none.found && none.nodes.is_empty() && none.length.is_none());
-        let short = shortest_path(&g, &a, &b, 3).expect("answer");
+        let short = shortest_path(&test_ids(), &g, &a, &b, 3).expect("answer");
         assert!(!short.found, "4 hops needed, 3 allowed");
-        let same = shortest_path(&g, &a, &a, 1).expect("answer");
+        let same = shortest_path(&test_ids(), &g, &a, &a, 1).expect("answer");
         assert_eq!(
             (same.found, same.length, same.nodes.len()),
             (true, Some(0), 1)
@@ -323,18 +332,24 @@ CREATE (a:Customer {email: 'a'}), (b:Customer {email: 'b'}), (c:Customer {email:
     fn ids_are_checked() {
         let g = graph();
         let a = customer(&g, "a");
-        let bad = shortest_path(&g, "cus_x", &a, 2).expect_err("malformed");
+        let bad = shortest_path(&test_ids(), &g, "cus_x", &a, 2).expect_err("malformed");
         assert_eq!(bad.code, Code::InvalidInput);
-        let missing = shortest_path(&g, &a, "node_999999", 2).expect_err("unknown");
+        let missing = shortest_path(&test_ids(), &g, &a, "node_999999", 2).expect_err("unknown");
         assert_eq!(missing.code, Code::NotFound);
-        // Well formed but past the id range (the documented pattern allows any digits).
-        let huge = shortest_path(&g, "tp_264617049115893906797", &a, 2).expect_err("huge");
-        assert_eq!(huge.code, Code::NotFound);
+        // Well formed but naming nothing: past the legacy ceiling, or any digits.
+        for absent in ["tp_264617049115893906797", "cus_100", "node_00000000009"] {
+            let e = shortest_path(&test_ids(), &g, absent, &a, 2).expect_err("absent");
+            assert_eq!(e.code, Code::NotFound, "{absent}");
+        }
+        // A legacy id below the ceiling still names its node.
+        let n = test_ids().parse_customer(&a).expect("id").0;
+        let same = shortest_path(&test_ids(), &g, &format!("cus_{n}"), &a, 1).expect("legacy");
+        assert!(same.found);
         // A customer named with the touchpoint prefix is not that node.
         let wrong = a.replace("cus_", "tp_");
-        let mislabelled = shortest_path(&g, &wrong, &a, 2).expect_err("prefix");
+        let mislabelled = shortest_path(&test_ids(), &g, &wrong, &a, 2).expect_err("prefix");
         assert_eq!(mislabelled.code, Code::NotFound);
-        let hops = shortest_path(&g, &a, &a, MAX_HOPS + 1).expect_err("hops");
+        let hops = shortest_path(&test_ids(), &g, &a, &a, MAX_HOPS + 1).expect_err("hops");
         assert_eq!(hops.code, Code::InvalidInput);
     }
 }

@@ -60,6 +60,7 @@ pub async fn record(
         .ok_or_else(|| Error::invalid_field("CallSid", "", "the status callback has no CallSid"))?;
     let status = param("CallStatus").unwrap_or_else(|| "unknown".to_owned());
     let duration: Option<i64> = param("CallDuration").and_then(|d| d.parse().ok());
+    let ids = store.ids().clone();
     store
         .write(move |tx| {
             let now = clock::now();
@@ -97,6 +98,7 @@ pub async fn record(
                 return Ok(None);
             }
             record_touchpoint(
+                &ids,
                 &mut w,
                 &r,
                 "call_completed",

@@ -10,7 +10,7 @@ use time::OffsetDateTime;
 
 use svc_core::error::{Code, Error, Result};
 use svc_core::plumbing::clock;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 
 use super::{OutboundKind, OutboundRecord, State};
 
@@ -83,28 +83,37 @@ pub fn suppression(w: &WorkspaceTxn<'_, '_>, customer: &Node) -> Result<Option<S
 }
 
 /// Refuses a suppressed customer.
-pub fn ensure_not_suppressed(w: &WorkspaceTxn<'_, '_>, customer: &Node) -> Result<()> {
+pub fn ensure_not_suppressed(
+    ids: &PublicIds,
+    w: &WorkspaceTxn<'_, '_>,
+    customer: &Node,
+) -> Result<()> {
     match suppression(w, customer)? {
         None => Ok(()),
         Some(why) => Err(Error::new(
             Code::CustomerSuppressed,
             format!("the customer may not be contacted: {why}; nothing was sent or charged"),
         )
-        .with_details(json!({ "customer_id": ids::customer_id(customer.id), "reason": why }))),
+        .with_details(json!({ "customer_id": ids.customer(customer.id), "reason": why }))),
     }
 }
 
 /// Emails and calls to the customer in the 7 days before `now` that count against the cap
 /// (queued, sending, sent, unknown), other than `except` (the record being executed).
+/// `references` are the forms of the customer's id records may hold
+/// (`PublicIds::customer_references`, the current one first).
 pub fn contacts_this_week(
     w: &WorkspaceTxn<'_, '_>,
-    customer_id: &str,
+    references: &[String],
     now: OffsetDateTime,
     except: Option<&str>,
 ) -> Result<u32> {
     let since = clock::rfc3339(now - time::Duration::days(7));
-    let n = w
-        .find_records::<OutboundRecord>("customer", customer_id)?
+    let mut records = Vec::new();
+    for reference in references {
+        records.extend(w.find_records::<OutboundRecord>("customer", reference)?);
+    }
+    let n = records
         .iter()
         .filter(|r| matches!(r.kind, OutboundKind::Email | OutboundKind::Call))
         .filter(|r| {
@@ -122,12 +131,13 @@ pub fn contacts_this_week(
 /// Refuses one more contact past the workspace's weekly cap.
 pub fn ensure_under_cap(
     w: &WorkspaceTxn<'_, '_>,
-    customer_id: &str,
+    references: &[String],
     cap: u32,
     now: OffsetDateTime,
     except: Option<&str>,
 ) -> Result<()> {
-    let used = contacts_this_week(w, customer_id, now, except)?;
+    let used = contacts_this_week(w, references, now, except)?;
+    let customer_id = references.first().map_or("", String::as_str);
     if used < cap {
         return Ok(());
     }
@@ -143,15 +153,16 @@ pub fn ensure_under_cap(
 
 /// The consent picture a dry run shows.
 pub fn preview(
+    ids: &PublicIds,
     w: &WorkspaceTxn<'_, '_>,
     customer: &Node,
     cap: u32,
     now: OffsetDateTime,
 ) -> Result<Value> {
-    let customer_id = ids::customer_id(customer.id);
+    let references = ids.customer_references(customer.id);
     Ok(json!({
         "suppressed": suppression(w, customer)?,
-        "contacts_this_week": contacts_this_week(w, &customer_id, now, None)?,
+        "contacts_this_week": contacts_this_week(w, &references, now, None)?,
         "weekly_cap": cap,
     }))
 }
@@ -177,19 +188,21 @@ mod tests {
         let at = datetime!(2026-03-10 12:00:00 UTC);
         let ev = MarketingEvent::from_json(v)
             .expect("event")
-            .validate(at)
+            .validate(store.ids(), at)
             .expect("valid");
+        let ids = store.ids().clone();
         store
-            .write(move |tx| events::apply(&mut tx.workspace(WS), &ev, at))
+            .write(move |tx| events::apply(&ids, &mut tx.workspace(WS), &ev, at))
             .await
             .expect("ingest");
     }
 
     async fn suppressed(store: &Store, email: &'static str) -> Option<String> {
+        let ids = store.ids().clone();
         store
             .write(move |tx| {
                 let w = tx.workspace(WS);
-                let customer = crate::crm::find_customer(&w, email)?;
+                let customer = crate::crm::find_customer(&ids, &w, email)?;
                 suppression(&w, &customer)
             })
             .await
@@ -234,11 +247,13 @@ mod tests {
         )
         .await;
         let now = datetime!(2026-03-10 12:00:00 UTC);
+        let ids = store.ids().clone();
         let result = store
             .write(move |tx| {
                 let mut w = tx.workspace(WS);
-                let customer = crate::crm::find_customer(&w, "bo@example.com")?;
-                let cid = svc_core::plumbing::ids::customer_id(customer.id);
+                let customer = crate::crm::find_customer(&ids, &w, "bo@example.com")?;
+                let cid = ids.customer(customer.id);
+                let refs = ids.customer_references(customer.id);
                 let mut made = Vec::new();
                 for (kind, state, days_ago) in [
                     (OutboundKind::Email, State::Sent, 1),
@@ -262,10 +277,10 @@ mod tests {
                     )?;
                     made.push(r.id);
                 }
-                let counted = contacts_this_week(&w, &cid, now, None)?;
-                let under_three = ensure_under_cap(&w, &cid, 3, now, None).is_ok();
-                let at_two = ensure_under_cap(&w, &cid, 2, now, None).map_err(|e| e.code);
-                let except_one = ensure_under_cap(&w, &cid, 2, now, Some(&made[0])).is_ok();
+                let counted = contacts_this_week(&w, &refs, now, None)?;
+                let under_three = ensure_under_cap(&w, &refs, 3, now, None).is_ok();
+                let at_two = ensure_under_cap(&w, &refs, 2, now, None).map_err(|e| e.code);
+                let except_one = ensure_under_cap(&w, &refs, 2, now, Some(&made[0])).is_ok();
                 Ok((counted, under_three, at_two, except_one))
             })
             .await

@@ -20,7 +20,7 @@ use time::OffsetDateTime;
 use crate::events::{self, MarketingEvent, StreamMessage};
 use svc_core::error::{Code, Error, Result};
 use svc_core::plumbing::clock;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::{self, PublicIds};
 use svc_core::store::{Record, RecordScan, Store};
 
 /// What an outbound record carries out.
@@ -163,11 +163,11 @@ pub struct OutboxItem {
 }
 
 impl OutboxItem {
-    fn new(r: &OutboundRecord) -> Self {
+    fn new(ids: &PublicIds, r: &OutboundRecord) -> Self {
         OutboxItem {
             id: r.id.clone(),
             kind: r.kind,
-            customer_id: r.customer_id.clone(),
+            customer_id: ids.current(&r.customer_id),
             state: r.state,
             provider_id: r.provider_id.clone(),
             request_id: r.request_id.clone(),
@@ -293,6 +293,7 @@ pub enum Delivered {
 /// id, `failed`, or `unknown` when the provider may have acted. Returns the record and the
 /// real-time message of the touchpoint.
 pub fn finish(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     id: &str,
     delivered: &Delivered,
@@ -315,7 +316,7 @@ pub fn finish(
                 r.outcome = Some(detail.clone());
             }
             transition(w, &mut r, State::Sent, now)?;
-            let stream = record_touchpoint(w, &r, r.kind.done_event(), json!({}), now)?;
+            let stream = record_touchpoint(ids, w, &r, r.kind.done_event(), json!({}), now)?;
             Ok((r, stream))
         }
         Delivered::Failed { message } => {
@@ -336,6 +337,7 @@ pub fn finish(
 /// Records `event` as a touchpoint of the record's customer through the one ingestion
 /// pipeline, with the receipt's request id and the outbound id in its properties.
 pub fn record_touchpoint(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     r: &OutboundRecord,
     event: &str,
@@ -360,8 +362,8 @@ pub fn record_touchpoint(
         timestamp: Some(Value::String(clock::rfc3339(now))),
         ..MarketingEvent::default()
     }
-    .validate(now)?;
-    let result = events::apply(w, &ev, now)?;
+    .validate(ids, now)?;
+    let result = events::apply(ids, w, &ev, now)?;
     Ok(events::stream_message(&ev, &result))
 }
 
@@ -372,8 +374,24 @@ pub async fn list(
     state: Option<State>,
     customer_id: Option<String>,
 ) -> Result<Outbox> {
+    let ids = store.ids();
     let mut records: Vec<OutboundRecord> = match (&customer_id, state) {
-        (Some(c), _) => store.find(ws, "customer", c.clone()).await?,
+        (Some(c), _) => {
+            // Records keep the customer id they were written with.
+            let references = match ids.parse_customer(c) {
+                Some(id) => ids.customer_references(id),
+                None => vec![c.clone()],
+            };
+            let mut found = Vec::new();
+            for reference in references {
+                found.extend(
+                    store
+                        .find::<OutboundRecord>(ws, "customer", reference)
+                        .await?,
+                );
+            }
+            found
+        }
         (None, Some(s)) => store.find(ws, "state", s.as_str()).await?,
         (None, None) => {
             store
@@ -392,6 +410,6 @@ pub async fn list(
     records.sort_by(|a, b| b.id.cmp(&a.id));
     records.truncate(MAX_LISTED);
     Ok(Outbox {
-        items: records.iter().map(OutboxItem::new).collect(),
+        items: records.iter().map(|r| OutboxItem::new(ids, r)).collect(),
     })
 }

@@ -19,7 +19,7 @@ use svc_engine::{
 
 use crate::graph_api::values::value_to_json;
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::vocabulary::{prop, AT_STAGE, CUSTOMER, HAS_OPPORTUNITY, OPPORTUNITY, STAGE};
 
 /// The action of the touchpoints that keep an opportunity's stage history.
@@ -230,6 +230,7 @@ pub fn owner_for_event(
 /// `history` is given (the event itself is the stage-change record), the from/to details are
 /// added to that touchpoint instead of writing a new one.
 pub fn apply(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     customer: NodeId,
     change: &OpportunityChange,
@@ -373,21 +374,21 @@ pub fn apply(
         created,
         stage_change,
         nodes_mutated: mutated,
-        view: view(&node, Some(customer)),
+        view: view(ids, &node, Some(customer)),
     })
 }
 
 /// An opportunity as the API shows it.
-pub fn view(o: &Node, customer: Option<NodeId>) -> Json {
+pub fn view(ids: &PublicIds, o: &Node, customer: Option<NodeId>) -> Json {
     let get = |k: &str| o.properties.get(k).map(value_to_json).unwrap_or(Json::Null);
     json!({
-        "id": ids::node_id(&o.labels, o.id),
+        "id": ids.node(&o.labels, o.id),
         "opportunityId": get(prop::OPPORTUNITY_ID),
         "name": get(prop::NAME),
         "amount": get(prop::AMOUNT),
         "stage": get(prop::STAGE),
         "status": get(prop::STATUS),
-        "customer_id": customer.map(ids::customer_id),
+        "customer_id": customer.map(|c| ids.customer(c)),
     })
 }
 

@@ -93,7 +93,7 @@ fn events_read_into_changes() {
     let valid = |v: serde_json::Value| {
         MarketingEvent::from_json(v)
             .expect("shape")
-            .validate(now)
+            .validate(&PublicIds::random(0), now)
             .expect("valid")
     };
     let c = change_of(
@@ -150,11 +150,13 @@ fn events_read_into_changes() {
 async fn apply_creates_moves_stages_and_keeps_history() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(dir.path()).expect("store");
+    let ids = store.ids().clone();
     store
-        .write(|tx| {
+        .write(move |tx| {
             let mut w = tx.workspace(WS);
             let ada = customer(&mut w, "ada")?;
             let first = apply(
+                &ids,
                 &mut w,
                 ada,
                 &OpportunityChange {
@@ -171,10 +173,11 @@ async fn apply_creates_moves_stages_and_keeps_history() {
             assert_eq!(first.view["status"], "open");
             assert_eq!(first.view["amount"], 1000);
             // Same stage again: no history, no new node.
-            let again = apply(&mut w, ada, &change("D-1"), TS + 1, None)?;
+            let again = apply(&ids, &mut w, ada, &change("D-1"), TS + 1, None)?;
             assert_eq!((again.created, again.stage_change.clone()), (false, None));
             assert_eq!(again.node, first.node);
             let won = apply(
+                &ids,
                 &mut w,
                 ada,
                 &OpportunityChange {
@@ -206,15 +209,16 @@ async fn apply_creates_moves_stages_and_keeps_history() {
 
             // Another customer takes the opportunity over: one owner.
             let bob = customer(&mut w, "bob")?;
-            apply(&mut w, bob, &change("D-1"), TS + 3, None)?;
+            apply(&ids, &mut w, bob, &change("D-1"), TS + 3, None)?;
             assert_eq!(owner(&w, node.id)?, Some(bob));
             assert!(of_customer(&w, ada)?.is_empty());
 
             // A placeholder owner is merged into the customer the association names.
             let placeholder = customer(&mut w, "hubspot:deal:7")?;
-            apply(&mut w, placeholder, &change("hubspot:7"), TS, None)?;
+            apply(&ids, &mut w, placeholder, &change("hubspot:7"), TS, None)?;
             let cy = customer(&mut w, "hubspot:55")?;
             apply(
+                &ids,
                 &mut w,
                 cy,
                 &OpportunityChange {

@@ -43,6 +43,7 @@ use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
 use svc_core::capabilities::{ApprovalKind, Capability};
 use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids::PublicIds;
 
 pub const GOAL_CHARS: usize = 2000;
 pub const SEGMENT_CHARS: usize = 200;
@@ -93,6 +94,7 @@ impl Means {
 /// `input.customer`) or, without one, for the best-scoring customers of `input.segment` (all
 /// customers when none), priced and gated with `means`. Reads only.
 pub fn plan(
+    ids: &PublicIds,
     w: &WorkspaceTxn<'_, '_>,
     brand: &BrandContext,
     customer: Option<&Node>,
@@ -146,6 +148,7 @@ pub fn plan(
     }
     let interpreted = interpret(goal, metric, target, horizon);
     let mut p = Planner {
+        ids,
         w,
         brand,
         now,
@@ -158,7 +161,12 @@ pub fn plan(
     match customer {
         Some(c) => {
             let a = scoring::assess(w, c, now)?;
-            chosen.push(chosen_customer(c, &a, "named in the request".to_owned()));
+            chosen.push(chosen_customer(
+                ids,
+                c,
+                &a,
+                "named in the request".to_owned(),
+            ));
             p.customer(c, &interpreted, &a)?;
         }
         None => {
@@ -209,7 +217,7 @@ pub fn plan(
                         &a.conversion_model.version
                     },
                 );
-                chosen.push(chosen_customer(c, a, why));
+                chosen.push(chosen_customer(ids, c, a, why));
                 p.customer(c, &interpreted, a)?;
             }
         }
@@ -272,19 +280,19 @@ pub fn plan(
         "based_on": p.based_on,
     });
     if let Some(c) = customer {
-        out["customer_id"] = json!(svc_core::plumbing::ids::customer_id(c.id));
+        out["customer_id"] = json!(ids.customer(c.id));
     }
     Ok(out)
 }
 
 /// A chosen customer with its scores and why it was chosen.
-fn chosen_customer(c: &Node, a: &Assessment, why: String) -> Json {
+fn chosen_customer(ids: &PublicIds, c: &Node, a: &Assessment, why: String) -> Json {
     let text = |k: &str| match c.get(k) {
         Some(svc_engine::Value::String(s)) => Some(s.clone()),
         _ => None,
     };
     json!({
-        "customer_id": a.customer_id,
+        "customer_id": ids.customer(a.customer),
         "name": text("name"),
         "email": text("email"),
         "churn": (a.churn.probability * 10_000.0).round() / 10_000.0,
@@ -446,34 +454,34 @@ pub fn output_schema() -> Json {
 /// An invocation example (input, output); it validates against the schemas.
 pub fn example() -> (Json, Json) {
     (
-        json!({"goal": "Win back at-risk customers this month", "customer": "cus_42"}),
+        json!({"goal": "Win back at-risk customers this month", "customer": "cus_3kTMd92jFpQ"}),
         json!({
             "goal": "Win back at-risk customers this month",
             "interpreted": {"metric": "retention", "target": null, "horizon_days": 30},
             "steps": [
                 {"order": 1, "capability": Capability::ContextGet.id(), "mode": "execute",
-                 "customer_id": "cus_42", "credits": 1, "approval": "none",
-                 "rationale": "Read cus_42's current picture (open loops, blockers, recent \
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "none",
+                 "rationale": "Read cus_3kTMd92jFpQ's current picture (open loops, blockers, recent \
                                decisions) before acting.",
-                 "input": {"customer": "cus_42"}},
+                 "input": {"customer": "cus_3kTMd92jFpQ"}},
                 {"order": 2, "capability": Capability::DraftOutreach.id(), "mode": "execute",
-                 "customer_id": "cus_42", "credits": 1, "approval": "none",
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "none",
                  "rationale": "At risk: churn 0.73, 64 days since the last own activity: draft \
                                a win-back email in the brand voice to review.",
-                 "input": {"customer": "cus_42", "intent": "win-back", "channel": "email"}},
+                 "input": {"customer": "cus_3kTMd92jFpQ", "intent": "win-back", "channel": "email"}},
                 {"order": 3, "capability": Capability::QueueOutreach.id(), "mode": "queue",
-                 "customer_id": "cus_42", "credits": 1, "approval": "required",
+                 "customer_id": "cus_3kTMd92jFpQ", "credits": 1, "approval": "required",
                  "expected_effect": {"metric": "retention", "value": 0.073,
                                      "basis": "assumed email lift 0.1 x churn 0.73 (see \
                                                docs/intelligence.md)"},
                  "rationale": "Queue that email for approval; subject and body are the draft's \
                                (edit them first if needed).",
-                 "input": {"customer": "cus_42", "subject": "We'd love to have you back",
+                 "input": {"customer": "cus_3kTMd92jFpQ", "subject": "We'd love to have you back",
                            "body": "Hi Ada,\n\nIt's been a while since you placed an order on \
                                     Sep 22.\n\n...\n\nBest,\nThe Acme team"}}
             ],
-            "customer_id": "cus_42",
-            "customers": [{"customer_id": "cus_42", "name": "Ada Lovelace",
+            "customer_id": "cus_3kTMd92jFpQ",
+            "customers": [{"customer_id": "cus_3kTMd92jFpQ", "name": "Ada Lovelace",
                            "email": "ada@example.com", "churn": 0.73, "conversion": 0.05,
                            "model": "lr-v3", "why": "named in the request"}],
             "credits": {"needed": 3, "remaining": 95, "fits": true, "left_out": []},
@@ -481,9 +489,9 @@ pub fn example() -> (Json, Json) {
             "expected_effect": {"metric": "retention", "value": 0.073},
             "playbook": null,
             "based_on": [
-                {"kind": "score", "text": "cus_42: churn 0.73 (high), conversion 0.05 (low), \
+                {"kind": "score", "text": "cus_3kTMd92jFpQ: churn 0.73 (high), conversion 0.05 (low), \
                                            model lr-v3"},
-                {"kind": "churn_factor", "text": "cus_42: days_since_last_activity = 64.0"}
+                {"kind": "churn_factor", "text": "cus_3kTMd92jFpQ: days_since_last_activity = 64.0"}
             ]
         }),
     )

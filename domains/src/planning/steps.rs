@@ -11,6 +11,7 @@ use crate::outreach::draft;
 use crate::scoring::{self, Assessment};
 use svc_core::capabilities::Capability;
 use svc_core::error::Result;
+use svc_core::plumbing::ids::PublicIds;
 
 /// A planned capability call.
 pub(super) struct Step {
@@ -102,6 +103,7 @@ fn intent_for(metric: Metric, a: &Assessment) -> &'static str {
 
 /// Builds the steps of one plan.
 pub(super) struct Planner<'w, 't, 'a> {
+    pub(super) ids: &'w PublicIds,
     pub(super) w: &'w WorkspaceTxn<'t, 'a>,
     pub(super) brand: &'w BrandContext,
     pub(super) now: OffsetDateTime,
@@ -161,7 +163,7 @@ impl Planner<'_, '_, '_> {
     /// has an email address).
     fn email(&mut self, c: &Node, customer_id: &str, intent: &str, why: &str) -> Result<()> {
         let draft_input = json!({"customer": customer_id, "intent": intent, "channel": "email"});
-        let drafted = draft::draft(self.w, self.brand, c, &draft_input, self.now)?;
+        let drafted = draft::draft(self.ids, self.w, self.brand, c, &draft_input, self.now)?;
         self.steps.push(Step {
             capability: Capability::DraftOutreach,
             rationale: format!("{why}: draft a {intent} email in the brand voice to review."),
@@ -219,7 +221,7 @@ impl Planner<'_, '_, '_> {
 
     /// The steps for one customer, with the facts that chose them.
     pub(super) fn customer(&mut self, c: &Node, goal: &Interpreted, a: &Assessment) -> Result<()> {
-        let id = a.customer_id.clone();
+        let id = self.ids.customer(a.customer);
         let churn = a.churn.probability;
         let conv = a.conversion.probability;
         self.basis = Basis {
@@ -247,7 +249,7 @@ impl Planner<'_, '_, '_> {
         {
             self.based_on.push(fact(
                 "open_loop",
-                format!("{id}: {} ({})", t.action, t.wire_id()),
+                format!("{id}: {} ({})", t.action, t.wire_id(self.ids)),
             ));
         }
         self.steps.push(Step {

@@ -1,7 +1,7 @@
 //! Tests of `plan.goal`: goal interpretation, situations and the steps they give.
 
 use super::*;
-use crate::scoring::tests::{now, open_graph, track, two_customers, with_customer};
+use crate::scoring::tests::{now, open_graph, test_ids, track, two_customers, with_customer};
 use svc_core::capabilities::Capability;
 use svc_engine::Graph;
 
@@ -12,11 +12,20 @@ fn planned(graph: &Graph, email: Option<&str>, input: Json) -> Json {
     };
     match email {
         Some(e) => with_customer(graph, e, move |w, c| {
-            plan(w, &brand, Some(c), &input, now(), &Means::unlimited())
+            plan(
+                &test_ids(),
+                w,
+                &brand,
+                Some(c),
+                &input,
+                now(),
+                &Means::unlimited(),
+            )
         }),
         None => graph
             .write(move |tx| {
                 plan(
+                    &test_ids(),
                     &tx.workspace(crate::scoring::tests::WS),
                     &brand,
                     None,
@@ -147,9 +156,7 @@ fn a_suppressed_customer_is_never_contacted() {
         vec![Capability::ContextGet.id(), Capability::MemoryWrite.id()]
     );
     // Nor chosen for a segment plan.
-    let hot = with_customer(&graph, "hot@x.io", |_, c| {
-        Ok(svc_core::plumbing::ids::customer_id(c.id))
-    });
+    let hot = with_customer(&graph, "hot@x.io", |_, c| Ok(test_ids().customer(c.id)));
     let out = planned(
         &graph,
         None,
@@ -167,15 +174,14 @@ fn a_suppressed_customer_is_never_contacted() {
 fn a_segment_plan_acts_on_the_best_scoring_customers() {
     let (_dir, graph) = open_graph();
     two_customers(&graph);
-    let hot = with_customer(&graph, "hot@x.io", |_, c| {
-        Ok(svc_core::plumbing::ids::customer_id(c.id))
-    });
+    let hot = with_customer(&graph, "hot@x.io", |_, c| Ok(test_ids().customer(c.id)));
     let out = planned(&graph, None, json!({"goal": "more conversions"}));
     validates(&output_schema(), &out);
     assert_eq!(out["steps"][0]["input"]["customer"], hot.as_str());
     assert!(out.get("customer_id").is_none());
     let err = with_customer(&graph, "hot@x.io", |w, _| {
         Ok(plan(
+            &test_ids(),
             w,
             &BrandContext::default(),
             None,
@@ -198,6 +204,7 @@ fn steps_are_priced_gated_and_cut_to_the_remaining_credits() {
     let plan_with = |means: Means| {
         with_customer(&graph, "cold@x.io", move |w, c| {
             plan(
+                &test_ids(),
                 w,
                 &BrandContext::default(),
                 Some(c),

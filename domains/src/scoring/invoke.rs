@@ -13,6 +13,7 @@ use super::{assess_with, to_json, write_back, Assessment, Models, Which};
 use crate::crm;
 use crate::planning::segment::candidates;
 use svc_core::error::{Code, Error, Result};
+use svc_core::plumbing::ids::PublicIds;
 
 /// Customers one invocation scores at most.
 pub const BATCH_MAX: usize = 500;
@@ -23,11 +24,12 @@ fn micros_of(t: OffsetDateTime) -> i64 {
     i64::try_from(t.unix_timestamp_nanos() / 1000).unwrap_or(i64::MAX)
 }
 
-fn item(which: Which, a: &Assessment) -> Json {
+fn item(ids: &PublicIds, which: Which, a: &Assessment) -> Json {
+    let customer_id = ids.customer(a.customer);
     match which {
-        Which::Churn => to_json(&a.customer_id, &a.churn, &a.churn_model, &a.computed_at),
+        Which::Churn => to_json(&customer_id, &a.churn, &a.churn_model, &a.computed_at),
         Which::Conversion => to_json(
-            &a.customer_id,
+            &customer_id,
             &a.conversion,
             &a.conversion_model,
             &a.computed_at,
@@ -57,6 +59,7 @@ fn score_one(
 /// Runs a score capability; `commit` writes the scores back. Answers the result and, for one
 /// customer, its id.
 pub fn run(
+    ids: &PublicIds,
     w: &mut WorkspaceTxn<'_, '_>,
     which: Which,
     input: &Json,
@@ -81,9 +84,9 @@ pub fn run(
     }
     let models = Models::current_in(w)?;
     if let Some(r) = text(input, "customer") {
-        let c = crm::find_customer(&*w, r)?;
+        let c = crm::find_customer(ids, &*w, r)?;
         let a = score_one(w, &c, now, &models, commit)?;
-        return Ok((item(which, &a), Some(a.customer_id)));
+        return Ok((item(ids, which, &a), Some(ids.customer(a.customer))));
     }
     let mut not_found = Vec::new();
     let list = input.get("customers").and_then(Json::as_array);
@@ -92,7 +95,7 @@ pub fn run(
             let mut seen = BTreeSet::new();
             let mut out = Vec::new();
             for r in list.iter().filter_map(Json::as_str).take(BATCH_MAX) {
-                match crm::find_customer(&*w, r) {
+                match crm::find_customer(ids, &*w, r) {
                     Ok(c) => {
                         if seen.insert(c.id) {
                             out.push(c);
@@ -119,7 +122,7 @@ pub fn run(
     };
     let mut results = Vec::with_capacity(chosen.len());
     for c in &chosen {
-        results.push(item(which, &score_one(w, c, now, &models, commit)?));
+        results.push(item(ids, which, &score_one(w, c, now, &models, commit)?));
     }
     let mut out = json!({"count": results.len(), "results": results});
     if !not_found.is_empty() {

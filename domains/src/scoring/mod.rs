@@ -44,13 +44,13 @@ pub use trained::{CurrentModel, Fitted, ScoreModel};
 use serde::Serialize;
 use serde_json::{json, Value as Json};
 use svc_core::store::WorkspaceTxn;
-use svc_engine::{GraphRead, GraphWrite, Node, Snapshot, Value};
+use svc_engine::{GraphRead, GraphWrite, Node, NodeId, Snapshot, Value};
 use time::OffsetDateTime;
 
 use model::round;
 use svc_core::error::Result;
 use svc_core::plumbing::clock;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::vocabulary::prop;
 
 /// Touchpoints read per customer: the latest ones by ingestion order. Executors run on the
@@ -166,7 +166,8 @@ impl Models {
 /// Both scores of a customer from one read of its neighbourhood.
 #[derive(Clone, Debug)]
 pub struct Assessment {
-    pub customer_id: String,
+    /// The customer scored (its public id is rendered where the assessment is shown).
+    pub customer: NodeId,
     pub features: Features,
     pub churn: Score,
     pub churn_model: ModelInfo,
@@ -197,7 +198,7 @@ pub fn assess_with<R: GraphRead + ?Sized>(
     let (churn, churn_model) = models.score(Which::Churn, &features);
     let (conversion, conversion_model) = models.score(Which::Conversion, &features);
     Ok(Assessment {
-        customer_id: ids::customer_id(customer.id),
+        customer: customer.id,
         churn,
         churn_model,
         conversion,
@@ -245,10 +246,15 @@ pub fn to_json(customer_id: &str, s: &Score, model: &ModelInfo, computed_at: &st
 }
 
 /// `score.churn` of one customer: the probability that it goes quiet, with its top factors.
-pub fn churn(w: &WorkspaceTxn<'_, '_>, customer: &Node, now: OffsetDateTime) -> Result<Json> {
+pub fn churn(
+    ids: &PublicIds,
+    w: &WorkspaceTxn<'_, '_>,
+    customer: &Node,
+    now: OffsetDateTime,
+) -> Result<Json> {
     let a = assess(w, customer, now)?;
     Ok(to_json(
-        &a.customer_id,
+        &ids.customer(a.customer),
         &a.churn,
         &a.churn_model,
         &a.computed_at,
@@ -256,10 +262,15 @@ pub fn churn(w: &WorkspaceTxn<'_, '_>, customer: &Node, now: OffsetDateTime) -> 
 }
 
 /// `score.conversion` of one customer: the probability of a purchase or won deal.
-pub fn conversion(w: &WorkspaceTxn<'_, '_>, customer: &Node, now: OffsetDateTime) -> Result<Json> {
+pub fn conversion(
+    ids: &PublicIds,
+    w: &WorkspaceTxn<'_, '_>,
+    customer: &Node,
+    now: OffsetDateTime,
+) -> Result<Json> {
     let a = assess(w, customer, now)?;
     Ok(to_json(
-        &a.customer_id,
+        &ids.customer(a.customer),
         &a.conversion,
         &a.conversion_model,
         &a.computed_at,
@@ -369,7 +380,7 @@ pub fn example() -> (Json, Json) {
     (
         json!({"customer": "ada@example.com"}),
         json!({
-            "customer_id": "cus_42",
+            "customer_id": "cus_3kTMd92jFpQ",
             "score": 0.7312,
             "band": "high",
             "factors": [

@@ -7,7 +7,7 @@ use svc_engine::{Direction, GraphRead, Node, NodeId, Value};
 
 use super::{AT_STAGE, HAS_OPPORTUNITY, OPPORTUNITY, OPPORTUNITY_CAP, STAGE, TOUCHPOINT_CAP};
 use svc_core::error::Result;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 
 /// One touchpoint as the scoring, drafting and planning rules read it.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,8 +23,8 @@ pub struct Touch {
 
 impl Touch {
     /// The touchpoint's wire id (`tp_...`).
-    pub fn wire_id(&self) -> String {
-        ids::touchpoint_id(self.id)
+    pub fn wire_id(&self, ids: &PublicIds) -> String {
+        ids.touchpoint(self.id)
     }
 
     /// A string property of the event (`properties.<key>`), when present and not blank.

@@ -349,10 +349,13 @@ mod tests {
         let ev = MarketingEvent::from_json(
             serde_json::json!({"event": "page_viewed", "email": email, "timestamp": at}),
         )
-        .and_then(|e| e.validate(now))
+        .and_then(|e| e.validate(store.ids(), now))
         .expect("event");
+        let ids = store.ids().clone();
         store
-            .write(move |tx| crate::events::apply(&mut tx.workspace(ws), &ev, now).map(|_| ()))
+            .write(move |tx| {
+                crate::events::apply(&ids, &mut tx.workspace(ws), &ev, now).map(|_| ())
+            })
             .await
             .expect("ingest");
     }

@@ -13,6 +13,11 @@ pub(crate) fn now() -> OffsetDateTime {
     datetime!(2026-11-25 12:00:00 UTC)
 }
 
+/// The public ids of the test graphs (engine graphs without a store).
+pub(crate) fn test_ids() -> PublicIds {
+    PublicIds::new(&[5; svc_core::plumbing::ids::KEY_BYTES], 0)
+}
+
 pub(crate) fn open_graph() -> (tempfile::TempDir, Graph) {
     let dir = tempfile::tempdir().expect("tempdir");
     let graph = Graph::open(dir.path(), GraphOptions::default()).expect("open graph");
@@ -28,10 +33,10 @@ pub(crate) fn track(graph: &Graph, email: &str, event: &str, days_ago: f64, extr
     }
     let ev = MarketingEvent::from_json(body)
         .expect("event shape")
-        .validate(now())
+        .validate(&test_ids(), now())
         .expect("valid event");
     graph
-        .write(move |tx| events::apply(&mut tx.workspace(WS), &ev, now()).map(|_| ()))
+        .write(move |tx| events::apply(&test_ids(), &mut tx.workspace(WS), &ev, now()).map(|_| ()))
         .expect("ingest");
 }
 
@@ -128,9 +133,9 @@ fn recent_intent_scores_above_a_dormant_customer() {
 fn outbound_actions_are_not_customer_activity() {
     let (_dir, graph) = open_graph();
     track(&graph, "q@x.io", "page_viewed", 120.0, json!({}));
-    let before = with_customer(&graph, "q@x.io", |w, c| churn(w, c, now()));
+    let before = with_customer(&graph, "q@x.io", |w, c| churn(&test_ids(), w, c, now()));
     track(&graph, "q@x.io", "email_sent", 0.5, json!({}));
-    let after = with_customer(&graph, "q@x.io", |w, c| churn(w, c, now()));
+    let after = with_customer(&graph, "q@x.io", |w, c| churn(&test_ids(), w, c, now()));
     assert_eq!(before["score"], after["score"]);
 }
 
@@ -139,8 +144,8 @@ fn output_names_the_prior_and_its_top_factors_and_validates() {
     let (_dir, graph) = open_graph();
     two_customers(&graph);
     for email in ["hot@x.io", "cold@x.io"] {
-        let c = with_customer(&graph, email, |w, c| churn(w, c, now()));
-        let v = with_customer(&graph, email, |w, c| conversion(w, c, now()));
+        let c = with_customer(&graph, email, |w, c| churn(&test_ids(), w, c, now()));
+        let v = with_customer(&graph, email, |w, c| conversion(&test_ids(), w, c, now()));
         for out in [&c, &v] {
             validates(&output_schema(), out);
             assert_eq!(out["model"]["version"], PRIOR_VERSION);

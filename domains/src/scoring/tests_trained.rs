@@ -214,7 +214,14 @@ fn invocations_take_exactly_one_of_customer_list_or_segment_and_write_scores_bac
     let run = |input: Json, commit: bool| {
         graph.write(move |tx| {
             let mut w = tx.workspace(WS);
-            invoke::run(&mut w, Which::Churn, &input, commit, now())
+            invoke::run(
+                &super::tests::test_ids(),
+                &mut w,
+                Which::Churn,
+                &input,
+                commit,
+                now(),
+            )
         })
     };
     for bad in [

@@ -269,6 +269,37 @@ pub(crate) fn prepare_commit<'s>(
     })
 }
 
+impl WriteTxn<'_> {
+    /// The recorded legacy id ceiling; the first call records the id sequence's value then
+    /// (0 for a store that never allocated an id).
+    pub(crate) fn legacy_id_ceiling(&mut self) -> Result<u64, EngineError> {
+        let read = |b: Vec<u8>, context| {
+            keys::read_u64(&b).ok_or_else(|| EngineError::Corrupt {
+                context,
+                detail: format!("{b:?}"),
+            })
+        };
+        if let Some(b) = self.get(Cf::Meta, keys::meta::LEGACY_ID_CEILING)? {
+            return read(b, "legacy id ceiling");
+        }
+        let next = match self.get(Cf::Meta, keys::meta::NEXT_ID)? {
+            Some(b) => read(b, "id sequence")?,
+            None => 0,
+        };
+        self.put(
+            Cf::Meta,
+            keys::meta::LEGACY_ID_CEILING.to_vec(),
+            next.to_be_bytes().to_vec(),
+        );
+        Ok(next)
+    }
+
+    pub(crate) fn forget_legacy_id_ceiling(&mut self) -> Result<(), EngineError> {
+        self.delete(Cf::Meta, keys::meta::LEGACY_ID_CEILING.to_vec());
+        Ok(())
+    }
+}
+
 impl KvRead for WriteTxn<'_> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, EngineError> {
         let k = (Space::Kv(cf), key.to_vec());

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use serde::Serialize;
 use svc_core::error::Result;
 use svc_core::ledger;
-use svc_core::plumbing::ids;
 use svc_core::store::Store;
 use svc_core::vocabulary::{prop, CUSTOMER};
 use svc_engine::{GraphRead, Value as V, WorkspaceId};
@@ -39,11 +38,12 @@ pub async fn details(
     customer_ids: Vec<String>,
     requests: Vec<(String, String)>,
 ) -> Result<(HashMap<String, Recipient>, HashMap<String, Origin>)> {
+    let ids = store.ids().clone();
     store
         .read(ws, move |snap| {
             let mut recipients = HashMap::new();
             for id in customer_ids {
-                let Some(node_id) = ids::parse_customer_id(&id) else {
+                let Some(node_id) = ids.parse_customer(&id) else {
                     continue;
                 };
                 let Some(n) = snap.node(node_id)?.filter(|n| n.has_label(CUSTOMER)) else {
@@ -56,7 +56,8 @@ pub async fn details(
                 recipients.insert(
                     id.clone(),
                     Recipient {
-                        customer_id: id,
+                        // A stored legacy id is shown as the id the customer has now.
+                        customer_id: ids.current(&id),
                         email: text(prop::EMAIL),
                         name: text(prop::NAME),
                         phone: text(prop::PHONE),

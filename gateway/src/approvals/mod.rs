@@ -436,6 +436,7 @@ pub async fn approve(
     };
     let delivered = outbound::delivery::perform(&gw.http, &dispatch.job).await;
     let id = view.id.clone();
+    let ids = gw.store.ids().clone();
     let view = gw
         .store
         .write(move |txn| {
@@ -443,7 +444,7 @@ pub async fn approve(
             let mut w = txn.workspace(ws);
             let mut p = load(&w, &id)?;
             let (record, _stream) =
-                outbound::finish(&mut w, &dispatch.outbound_id, &delivered, now)?;
+                outbound::finish(&ids, &mut w, &dispatch.outbound_id, &delivered, now)?;
             match &delivered {
                 Delivered::Ok { .. } => {
                     p.status = "executed".into();

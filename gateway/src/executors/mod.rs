@@ -15,7 +15,7 @@ use svc_core::capabilities::Capability;
 use svc_core::error::{Error, Result};
 use svc_core::keys::AgentKey;
 use svc_core::ledger::Budget;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::plumbing::sealed::Sealer;
 use svc_core::workspaces::{self, WorkspaceEntry, WorkspaceSettings};
 use svc_domains::crm::{self, str_field};
@@ -49,6 +49,8 @@ pub(crate) struct Ctx<'a> {
     pub sealer: &'a Sealer,
     /// The service's public base URL (callback URLs, the Message-ID domain).
     pub public_url: &'a str,
+    /// The store's public ids (customer references in, customer ids out).
+    pub ids: &'a PublicIds,
     /// The approval request being created (Queue) or executed (Commit after approval).
     pub pending_action_id: Option<&'a str>,
 }
@@ -76,9 +78,14 @@ impl Outcome {
 
 /// Input checks beyond the JSON schema that belong to "input validity" (before the quota):
 /// for events.ingest, the ingestion pipeline's own validation (timestamp, sizes, identity).
-pub(super) fn prevalidate(c: Capability, input: &Value, now: OffsetDateTime) -> Result<()> {
+pub(super) fn prevalidate(
+    ids: &PublicIds,
+    c: Capability,
+    input: &Value,
+    now: OffsetDateTime,
+) -> Result<()> {
     match c {
-        Capability::EventsIngest => valid_event(input, now).map(|_| ()),
+        Capability::EventsIngest => valid_event(ids, input, now).map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -95,14 +102,14 @@ pub(crate) fn run(
     match c {
         Capability::ContextGet => {
             let reference = str_field(input, "customer").unwrap_or_default();
-            let (result, id) = crm::context::get(w, reference, ctx.now)?;
+            let (result, id) = crm::context::get(ctx.ids, w, reference, ctx.now)?;
             Ok(Outcome::of(result, Some(id)))
         }
         Capability::AccountGet => account_get(w, ctx),
         Capability::EventsIngest => events_ingest(w, ctx, input, commit),
         Capability::MemoryWrite => {
             let (result, id) =
-                crm::memory::write(w, ctx.key, ctx.request_id, input, commit, ctx.now)?;
+                crm::memory::write(ctx.ids, w, ctx.key, ctx.request_id, input, commit, ctx.now)?;
             Ok(Outcome::of(result, Some(id)))
         }
         Capability::ScoreChurn | Capability::ScoreConversion => {
@@ -114,12 +121,12 @@ pub(crate) fn run(
             // A committed score refreshes the customers' score properties (derived data; a
             // read-only workspace keeps its graph as it is).
             let write_back = commit && !ctx.settings.read_only;
-            let (result, id) = scoring::invoke::run(w, which, input, write_back, ctx.now)?;
+            let (result, id) = scoring::invoke::run(ctx.ids, w, which, input, write_back, ctx.now)?;
             Ok(Outcome::of(result, id))
         }
         Capability::PlanGoal => {
             let customer = match str_field(input, "customer") {
-                Some(r) => Some(crm::find_customer(w, r)?),
+                Some(r) => Some(crm::find_customer(ctx.ids, w, r)?),
                 None => None,
             };
             let brand = brand::load_in(w, ctx.sealer)?;
@@ -131,17 +138,26 @@ pub(crate) fn run(
                 auto_run: ctx.key.auto_run,
                 auto_approve: ctx.settings.policy.auto_approve.clone(),
             };
-            let result = planning::plan(w, &brand, customer.as_ref(), input, ctx.now, &means)?;
+            let result = planning::plan(
+                ctx.ids,
+                w,
+                &brand,
+                customer.as_ref(),
+                input,
+                ctx.now,
+                &means,
+            )?;
             Ok(Outcome::of(
                 result,
-                customer.map(|n| ids::customer_id(n.id)),
+                customer.map(|n| ctx.ids.customer(n.id)),
             ))
         }
         Capability::DraftOutreach => {
-            let customer = customer_of(w, input)?;
+            let customer = customer_of(ctx.ids, w, input)?;
             let brand = brand::load_in(w, ctx.sealer)?;
-            let result = svc_domains::outreach::draft::draft(w, &brand, &customer, input, ctx.now)?;
-            Ok(Outcome::of(result, Some(ids::customer_id(customer.id))))
+            let result =
+                svc_domains::outreach::draft::draft(ctx.ids, w, &brand, &customer, input, ctx.now)?;
+            Ok(Outcome::of(result, Some(ctx.ids.customer(customer.id))))
         }
         Capability::QueueOutreach | Capability::ExecuteOutreach => {
             outbound::email(phase, w, ctx, c, input)
@@ -149,7 +165,7 @@ pub(crate) fn run(
         Capability::QueueCall | Capability::ExecuteCall => outbound::call(phase, w, ctx, c, input),
         Capability::CioWrite => outbound::cio(phase, w, ctx, c, input),
         Capability::CrmMutate => {
-            let (result, id) = crm::mutate::mutate(w, input, commit)?;
+            let (result, id) = crm::mutate::mutate(ctx.ids, w, input, commit)?;
             Ok(Outcome::of(result, Some(id)))
         }
         Capability::ReportGenerate => {
@@ -169,15 +185,19 @@ pub(crate) fn run_queued_record(
     outbound::send_queued(w, ctx, record)
 }
 
-fn customer_of(w: &WorkspaceTxn<'_, '_>, input: &Value) -> Result<svc_engine::Node> {
-    crm::find_customer(w, str_field(input, "customer").unwrap_or_default())
+fn customer_of(
+    ids: &PublicIds,
+    w: &WorkspaceTxn<'_, '_>,
+    input: &Value,
+) -> Result<svc_engine::Node> {
+    crm::find_customer(ids, w, str_field(input, "customer").unwrap_or_default())
 }
 
 /// The gateway input as the ingestion pipeline's event (the schema already fixed its shape).
-fn valid_event(input: &Value, now: OffsetDateTime) -> Result<ValidEvent> {
+fn valid_event(ids: &PublicIds, input: &Value, now: OffsetDateTime) -> Result<ValidEvent> {
     let event: MarketingEvent = serde_json::from_value(input.clone())
         .map_err(|e| Error::invalid_input(format!("input: {e}")))?;
-    event.validate(now)
+    event.validate(ids, now)
 }
 
 /// events.ingest through the one ingestion pipeline, inside this invocation's transaction: the
@@ -188,7 +208,7 @@ fn events_ingest(
     input: &Value,
     commit: bool,
 ) -> Result<Outcome> {
-    let ev = valid_event(input, ctx.now)?;
+    let ev = valid_event(ctx.ids, input, ctx.now)?;
     if !commit {
         let keys = &ev.input.keys;
         return Ok(Outcome::of(
@@ -197,7 +217,7 @@ fn events_ingest(
                 "timestamp": crm::micros_rfc3339(ev.input.ts),
                 "channel": ev.input.channel,
                 "identity": {
-                    "customer_id": keys.customer_id.map(ids::customer_id),
+                    "customer_id": keys.customer_id.map(|c| ctx.ids.customer(c)),
                     "email": keys.email,
                     "phone": keys.phone,
                     "external_id": keys.external_id,
@@ -206,7 +226,7 @@ fn events_ingest(
             None,
         ));
     }
-    let r = events::apply(w, &ev, ctx.now)?;
+    let r = events::apply(ctx.ids, w, &ev, ctx.now)?;
     let stream = events::stream_message(&ev, &r);
     Ok(Outcome {
         result: json!({

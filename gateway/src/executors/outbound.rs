@@ -10,7 +10,7 @@ use super::{customer_of, Ctx, Outcome, Phase};
 use svc_core::capabilities::Capability;
 use svc_core::error::{Code, Error, Result};
 use svc_core::integration_kind::Kind;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::workspaces;
 use svc_domains::brand;
 use svc_domains::crm::{prop_str, str_field};
@@ -62,10 +62,10 @@ fn ensure_contactable(
     customer: &Node,
     except: Option<&str>,
 ) -> Result<()> {
-    consent::ensure_not_suppressed(w, customer)?;
+    consent::ensure_not_suppressed(ctx.ids, w, customer)?;
     consent::ensure_under_cap(
         w,
-        &ids::customer_id(customer.id),
+        &ctx.ids.customer_references(customer.id),
         ctx.settings.policy.max_outreach_per_customer_per_week,
         ctx.now,
         except,
@@ -138,9 +138,10 @@ fn preview(
     payload: Value,
     with_consent: bool,
 ) -> Result<Outcome> {
-    let customer_id = ids::customer_id(customer.id);
+    let customer_id = ctx.ids.customer(customer.id);
     let consent = if with_consent {
         consent::preview(
+            ctx.ids,
             w,
             customer,
             ctx.settings.policy.max_outreach_per_customer_per_week,
@@ -198,7 +199,7 @@ fn carry_out<C>(
         ensure_contactable(w, ctx, a.customer, None)?;
     }
     let job = (a.make_job)(config, &a.payload)?;
-    let customer_id = ids::customer_id(a.customer.id);
+    let customer_id = ctx.ids.customer(a.customer.id);
     let rendered = Rendered {
         kind: a.kind,
         customer_id: &customer_id,
@@ -210,6 +211,7 @@ fn carry_out<C>(
 
 /// The customer's `property` (their email or phone) when `valid`, else a 400 naming `what`.
 fn contact_point(
+    ids: &PublicIds,
     customer: &Node,
     property: &str,
     valid: fn(&str) -> bool,
@@ -221,7 +223,7 @@ fn contact_point(
         .ok_or_else(|| {
             Error::invalid_input(format!(
                 "customer {} has no {what}",
-                ids::customer_id(customer.id)
+                ids.customer(customer.id)
             ))
         })
 }
@@ -263,8 +265,9 @@ pub(super) fn email(
     c: Capability,
     input: &Value,
 ) -> Result<Outcome> {
-    let customer = customer_of(w, input)?;
+    let customer = customer_of(ctx.ids, w, input)?;
     let to = contact_point(
+        ctx.ids,
         &customer,
         "email",
         smtp::is_address,
@@ -318,8 +321,9 @@ pub(super) fn call(
     c: Capability,
     input: &Value,
 ) -> Result<Outcome> {
-    let customer = customer_of(w, input)?;
+    let customer = customer_of(ctx.ids, w, input)?;
     let to = contact_point(
+        ctx.ids,
         &customer,
         "phone",
         integrations::is_e164,
@@ -386,11 +390,11 @@ pub(super) fn cio(
     c: Capability,
     input: &Value,
 ) -> Result<Outcome> {
-    let customer = customer_of(w, input)?;
-    let customer_id = ids::customer_id(customer.id);
+    let customer = customer_of(ctx.ids, w, input)?;
+    // Customer.io may already know a customer from before opaque ids by its decimal id.
     let cio_customer_id = prop_str(&customer, "cio_id")
         .map(str::to_owned)
-        .unwrap_or_else(|| customer_id.clone());
+        .unwrap_or_else(|| ctx.ids.original_customer(customer.id));
     let action = str_field(input, "action").unwrap_or("identify");
     let payload = if action == "identify" {
         let mut attributes = object_field(input, "attributes");
@@ -438,8 +442,10 @@ pub(super) fn send_queued(
             ),
         ));
     }
-    let node_id = ids::parse_customer_id(&r.customer_id)
-        .ok_or_else(|| Error::internal(format!("bad customer id {}", r.customer_id)))?;
+    let node_id = ctx
+        .ids
+        .parse_customer(&r.customer_id)
+        .ok_or_else(|| Error::not_found("customer (the queued action names no customer)"))?;
     let customer = w
         .node(node_id)?
         .ok_or_else(|| Error::not_found("customer (deleted since the action was queued)"))?;

@@ -179,7 +179,7 @@ fn context_get() -> Contract {
         mode: "execute",
         input: json!({"customer": "ada@example.com"}),
         output: Some(json!({
-            "customer": "Ada Lovelace", "customer_id": "cus_42", "lifecycle_stage": "opportunity",
+            "customer": "Ada Lovelace", "customer_id": "cus_3kTMd92jFpQ", "lifecycle_stage": "opportunity",
             "sentiment_trajectory": {"window_days": 30, "direction": "improving",
                 "trigger": "meeting_booked", "recent_score": 1.0, "prior_score": 0.0},
             "intent_signals": ["pricing_viewed", "demo_requested"],
@@ -312,7 +312,7 @@ fn events_ingest() -> Contract {
         input: json!({"event": "pricing_viewed", "email": "ada@example.com",
             "channel": "web", "properties": {"path": "/pricing"}}),
         output: Some(
-            json!({"customer_id": "cus_42", "touchpoint_id": "tp_43", "is_new": false,
+            json!({"customer_id": "cus_3kTMd92jFpQ", "touchpoint_id": "tp_0Vb7qXeR2Lm", "is_new": false,
             "nodes_mutated": 2, "received_at": TS}),
         ),
     };
@@ -350,10 +350,10 @@ fn memory_write() -> Contract {
     let example = Example {
         title: "Record a blocker",
         mode: "execute",
-        input: json!({"customer": "cus_42", "kind": "blocker",
+        input: json!({"customer": "cus_3kTMd92jFpQ", "kind": "blocker",
             "text": "Security review pending", "tags": ["security"]}),
         output: Some(
-            json!({"memory_id": "mem_0000000001", "customer_id": "cus_42",
+            json!({"memory_id": "mem_0000000001", "customer_id": "cus_3kTMd92jFpQ",
             "kind": "blocker", "created_at": TS}),
         ),
     };
@@ -475,7 +475,7 @@ fn outreach(execute: bool) -> Contract {
     let example = Example {
         title: "Email a customer",
         mode: if execute { "execute" } else { "queue" },
-        input: json!({"customer": "cus_42", "subject": "Your trial", "body": "Hi Ada, ..."}),
+        input: json!({"customer": "cus_3kTMd92jFpQ", "subject": "Your trial", "body": "Hi Ada, ..."}),
         output: None,
     };
     (base, input, output, vec![example])
@@ -513,7 +513,7 @@ fn call(execute: bool) -> Contract {
     let example = Example {
         title: "Call about a renewal",
         mode: if execute { "execute" } else { "queue" },
-        input: json!({"customer": "cus_42", "script": "Introduce the renewal offer."}),
+        input: json!({"customer": "cus_3kTMd92jFpQ", "script": "Introduce the renewal offer."}),
         output: None,
     };
     (base, input, output, vec![example])
@@ -577,8 +577,8 @@ fn crm_mutate() -> Contract {
     let example = Example {
         title: "Mark a customer's tier",
         mode: "queue",
-        input: json!({"customer": "cus_42", "set": {"tier": "gold"}}),
-        output: Some(json!({"customer_id": "cus_42", "changed": ["tier"]})),
+        input: json!({"customer": "cus_3kTMd92jFpQ", "set": {"tier": "gold"}}),
+        output: Some(json!({"customer_id": "cus_3kTMd92jFpQ", "changed": ["tier"]})),
     };
     (base, input, output, vec![example])
 }
@@ -620,7 +620,7 @@ fn cio_write() -> Contract {
         Example {
             title: "Track a renewal reminder event",
             mode: "execute",
-            input: json!({"customer": "cus_42", "action": "track", "event": "renewal_reminder",
+            input: json!({"customer": "cus_3kTMd92jFpQ", "action": "track", "event": "renewal_reminder",
                 "data": {"days_left": 14}}),
             output: None,
         },

@@ -2,8 +2,8 @@
 //!
 //! A backup is itself a data directory: `store/` is a RocksDB checkpoint (a consistent copy
 //! taken while writes go on; every write acknowledged before it began is in it), next to the
-//! secrets files (`jwt.secret`, `master.key`, `master.key.retired`, whichever exist), mode
-//! 0600 in a 0700 directory. `svcd serve --data-dir <backup>` serves it as it is. Secrets
+//! secrets files (`jwt.secret`, `ids.key`, `master.key`, `master.key.retired`, whichever
+//! exist), mode 0600 in a 0700 directory. `svcd serve --data-dir <backup>` serves it as it is. Secrets
 //! given in the environment (`SVC_JWT_SECRET`, `SVC_MASTER_KEY`) are not in the directory and
 //! so not in the backup; the result says so.
 
@@ -16,8 +16,9 @@ use svc_core::error::{Code, Error, Result};
 use svc_core::store::Store;
 
 /// The secrets files of a data directory that a backup carries next to the store.
-pub const SECRET_FILES: [&str; 3] = [
+pub const SECRET_FILES: [&str; 4] = [
     "jwt.secret",
+    svc_core::plumbing::ids::KEY_FILE,
     svc_core::plumbing::sealed::KEY_FILE,
     svc_core::plumbing::sealed::RETIRED_KEY_FILE,
 ];

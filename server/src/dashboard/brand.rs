@@ -10,6 +10,7 @@ use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::{json, Map, Value as Json};
 
+use super::format;
 use super::forms::{refused_status, see_other};
 use super::layout::{alert, csrf_input, page as shell};
 use super::respond::{failed, is_htmx, Failure};
@@ -84,10 +85,78 @@ pub fn update_body(form: &[(String, String)]) -> Json {
     Json::Object(body)
 }
 
-/// `?saved=1` after a successful save (post/redirect/get).
+/// `?saved=1` after a successful save (post/redirect/get); `?customer_q=` searches the
+/// preview's customers.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct Saved {
     pub saved: Option<String>,
+    #[serde(default)]
+    pub customer_q: String,
+}
+
+/// Customers the preview's picker offers at once.
+const PICKER: usize = 20;
+
+/// The preview's customers: those matching `q` anywhere in the workspace (email, name, phone,
+/// external id, any trait: `customers::search`), with an email to draft to; the most recently
+/// seen first.
+async fn picker(
+    state: &AppState,
+    s: &Session,
+    q: &str,
+) -> Result<customers::CustomerList, Failure> {
+    let query = customers::CustomerQuery {
+        q: q.trim()
+            .chars()
+            .take(customers::search::QUERY_MAX)
+            .collect(),
+        has: Some("email".to_owned()),
+        limit: PICKER,
+        ..Default::default()
+    };
+    customers::list(&state.store, s.user.workspace, query)
+        .await
+        .map_err(|e| failed(s, e))
+}
+
+/// The picker's list and count (also htmx's answer while typing in the search field).
+fn picker_block(list: &customers::CustomerList, q: &str) -> Markup {
+    html! {
+        label for="preview-customer" { "Customer" }
+        select id="preview-customer" name="customer" required aria-describedby="preview-count" {
+            @for c in &list.customers {
+                option value=(c.id) {
+                    @match (c.name.as_deref(), c.email.as_deref()) {
+                        (Some(n), Some(e)) => { (n) " <" (e) ">" },
+                        (None, Some(e)) => { (e) },
+                        (Some(n), None) => { (n) },
+                        (None, None) => { (c.id) },
+                    }
+                }
+            }
+        }
+        p.hint id="preview-count" role="status" {
+            @if list.customers.is_empty() {
+                "No customer with an email matches “" (q.trim()) "”."
+            } @else if q.trim().is_empty() {
+                "The " (list.customers.len()) " most recently seen of " (format::count(list.total as u64)) " customers with an email; search to find any other."
+            } @else if list.total > list.customers.len() {
+                (format::count(list.total as u64)) " customers match; the " (list.customers.len()) " most recently seen are listed."
+            } @else {
+                (format::count(list.total as u64)) @if list.total == 1 { " customer matches." } @else { " customers match." }
+            }
+        }
+    }
+}
+
+/// `GET /app/brand/customers?customer_q=`: the picker's list for what was typed (htmx).
+pub async fn customers_picker(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Query(q): Query<Saved>,
+) -> Result<Markup, Failure> {
+    let list = picker(&state, &s, &q.customer_q).await?;
+    Ok(picker_block(&list, &q.customer_q))
 }
 
 /// A refused save: what was typed, and the message with the field it is about.
@@ -107,7 +176,7 @@ pub async fn page(
         .await
         .map_err(|e| failed(&s, e))?;
     let notice = q.saved.is_some().then_some(Ok("Brand voice saved."));
-    render(&state, &s, &ctx, notice, None).await
+    render(&state, &s, &ctx, notice, None, &q.customer_q).await
 }
 
 /// `POST /app/brand`: save.
@@ -138,7 +207,7 @@ pub async fn save(
             };
             Ok((
                 refused_status(&e),
-                render(&state, &s, &ctx, None, Some(&typed)).await?,
+                render(&state, &s, &ctx, None, Some(&typed), "").await?,
             )
                 .into_response())
         }
@@ -212,10 +281,9 @@ async fn render(
     ctx: &BrandContext,
     notice: Option<Result<&str, &str>>,
     typed: Option<&Typed<'_>>,
+    customer_q: &str,
 ) -> Result<Markup, Failure> {
-    let list = customers::list(&state.store, s.user.workspace, Default::default())
-        .await
-        .map_err(|e| failed(s, e))?;
+    let list = picker(state, s, customer_q).await?;
     let value = serde_json::to_value(ctx).unwrap_or(Json::Null);
     // After a refused save the form shows what was typed, not what is stored.
     let typed_value = |name: &str| {
@@ -309,15 +377,23 @@ async fn render(
                 section.card aria-labelledby="preview-h" {
                     h2 id="preview-h" { "Preview a drafted email" }
                     p.hint { "Drafted in the saved voice by the prospect buddy (draft.outreach, 2 credits)." }
-                    @if list.customers.is_empty() {
-                        p.hint { "Preview needs a customer; ingest an event first." }
+                    @if list.total == 0 && customer_q.trim().is_empty() {
+                        p.hint { "Preview needs a customer with an email; ingest an event first." }
                     } @else {
+                        // The search is a GET form of its own (it works without JavaScript);
+                        // htmx refreshes the list while typing.
+                        form id="customer-search" method="get" action="/app/brand" role="search" {
+                            label for="preview-find" { "Find a customer " span.hint { "(name, email, phone, any trait)" } }
+                            div.search-row {
+                                input id="preview-find" name="customer_q" type="search" value=(customer_q)
+                                    autocomplete="off" maxlength=(customers::search::QUERY_MAX)
+                                    hx-get="/app/brand/customers" hx-trigger="input changed delay:250ms, search" hx-target="#preview-customers";
+                                button type="submit" { "Find" }
+                            }
+                        }
                         form method="post" action="/app/brand/preview" hx-post="/app/brand/preview" hx-target="#draft-result" {
                             (csrf_input(s))
-                            label for="preview-customer" { "Customer" }
-                            select id="preview-customer" name="customer" {
-                                @for c in &list.customers { option value=(c.id) { (c.email.as_deref().unwrap_or(&c.id)) } }
-                            }
+                            div id="preview-customers" { (picker_block(&list, customer_q)) }
                             label for="preview-intent" { "What the email is for" }
                             input id="preview-intent" name="intent" type="text" required value="follow up on the demo";
                             button.primary type="submit" { "Draft" }

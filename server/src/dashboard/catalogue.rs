@@ -6,6 +6,7 @@ use axum::Extension;
 use maud::{html, Markup};
 use serde_json::Value;
 
+use super::format::count;
 use super::layout::page as shell;
 use super::respond::{failed, Failure};
 use super::session::Session;
@@ -51,18 +52,30 @@ pub async fn page(
         html! {
             section.card aria-labelledby="usage-h" {
                 h2 id="usage-h" { "Usage in " (month) }
+                // `data-api`: the API answer each figure shows (checked by tests/tests/pages.rs;
+                // `data-api-as` names the key whose credential reads it).
                 p id="usage-total" {
-                    strong { (used) } " of " (settings.monthly_credit_limit) " action credits used ("
+                    strong data-api="/api/v1/capabilities/usage/actions#/workspace_used" { (count(used)) } " of "
+                    span data-api="/api/v1/workspace#/monthly_credit_limit" { (count(settings.monthly_credit_limit)) } " action credits used ("
                     (settings.plan.as_str()) " plan)"
                 }
                 meter min="0" max=(settings.monthly_credit_limit) value=(used) aria-label="Credits used" {}
-                div.table-wrap {
+                // Focusable: on a phone the table scrolls sideways, by keyboard too.
+                div.table-wrap tabindex="0" role="region" aria-label="Credits per key" {
                     table {
                         thead { tr { th scope="col" { "Key" } th scope="col" { "Agent" } th scope="col" { "Credits this month" } th scope="col" { "Own limit" } } }
                         tbody {
                             @for (k, n) in list.keys.iter().zip(&per_key) {
-                                tr { td { (k.name) } td { (k.agent) } td { (n) }
-                                     td { (k.quota_override_monthly.map_or("plan".to_owned(), |q| q.to_string())) } }
+                                tr {
+                                    td { (k.name) } td { (k.agent) }
+                                    td data-api="/api/v1/capabilities/usage/actions#/key_used" data-api-as=(k.id) { (count(*n)) }
+                                    td {
+                                        @match k.quota_override_monthly {
+                                            Some(q) => span data-api=(format!("/api/v1/keys#/keys/[id={}]/quota_override_monthly", k.id)) { (count(q)) },
+                                            None => "plan",
+                                        }
+                                    }
+                                }
                             }
                         }
                     }
@@ -84,7 +97,7 @@ fn capability(d: &Descriptor) -> Markup {
             h3 id=(format!("cap-{}-h", d.id)) { code { (d.id) } " " (d.title) }
             p { (d.description) }
             dl.facts {
-                dt { "Cost" } dd { (d.action_credit_cost) " credits" }
+                dt { "Cost" } dd { span data-api=(format!("/api/v1/capabilities#/capabilities/[id={}]/action_credit_cost", d.id)) { (count(d.action_credit_cost)) } " credits" }
                 dt { "Modes" } dd { (d.allowed_modes.join(", ")) }
                 dt { "Approval" } dd { (d.approval_behavior.description) }
                 dt { "Grant" } dd { code { (d.grant) } }

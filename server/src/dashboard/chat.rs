@@ -107,10 +107,14 @@ pub async fn page(
                 ul id="chat-sessions" {
                     @for c in &list.sessions {
                         li {
+                            // `data-api`: checked against the API by tests/tests/pages.rs.
                             a href=(format!("/app/chat?session={}", format::url_part(&c.id)))
-                                aria-current=[(c.id == session_id).then_some("page")] { (c.title) }
+                                aria-current=[(c.id == session_id).then_some("page")]
+                                data-api=(format!("/v1/chat/sessions#/sessions/[id={}]/title", c.id)) { (c.title) }
                             br;
-                            span.hint { (format::time(&c.updated_at)) " · " (c.turns) @if c.turns == 1 { " turn" } @else { " turns" } }
+                            span.hint { (format::time(&c.updated_at)) " · "
+                                span data-api=(format!("/v1/chat/sessions#/sessions/[id={}]/turns", c.id)) { (format::count(c.turns)) }
+                                @if c.turns == 1 { " turn" } @else { " turns" } }
                         }
                     }
                 }

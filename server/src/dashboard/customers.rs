@@ -16,7 +16,7 @@ use super::session::Session;
 use crate::state::AppState;
 use svc_core::error::Error;
 use svc_core::ledger::{self, LedgerRow};
-use svc_core::plumbing::{clock, ids};
+use svc_core::plumbing::clock;
 use svc_domains::customers::{self, CustomerList, CustomerQuery, CustomerSort, CustomerView};
 use svc_domains::graph_api::node_with_label;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
@@ -288,17 +288,19 @@ pub async fn profile(
         .await
         .map_err(|e| failed(&s, e))?;
     let customer_id = profile.customer.id.clone();
+    let ids = state.store.ids().clone();
     let extras = state
         .store
         .read(ws, move |snap| {
-            let node = ids::parse_customer_id(&customer_id)
+            let node = ids
+                .parse_customer(&customer_id)
                 .map(|n| node_with_label(snap, n, svc_engine::schema::CUSTOMER))
                 .transpose()?
                 .flatten()
                 .ok_or_else(|| Error::not_found("customer"))?;
             let models = Models::current_at(snap)?;
             let scores = scoring::assess_with(snap, &node, clock::now(), &models).ok();
-            let actions = ledger::rows_for_customer(snap, &customer_id)?;
+            let actions = ledger::rows_for_customer(snap, &ids.customer_references(node.id))?;
             Ok(Extras { scores, actions })
         })
         .await
@@ -389,7 +391,7 @@ pub async fn profile(
 /// The customer's neighbourhood (its relationships and their other ends, at most 60) as
 /// Cytoscape elements, by a read-only Cypher query; empty when the query fails.
 async fn neighbourhood(state: &AppState, s: &Session, customer_id: &str) -> Vec<Json> {
-    let Some(node) = ids::parse_customer_id(customer_id) else {
+    let Some(node) = state.store.ids().parse_customer(customer_id) else {
         return Vec::new();
     };
     let mut params = serde_json::Map::new();

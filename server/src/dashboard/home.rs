@@ -2,7 +2,7 @@
 //! pipeline by stage, credits used against the plan) and the live feed of new events over
 //! `/v1/stream`, opened with a one-use ticket issued for the cookie session.
 
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
@@ -135,6 +135,53 @@ pub async fn stream_ticket(
             Json(json!({"error": e.message})),
         )
             .into_response(),
+    }
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Who {
+    #[serde(default)]
+    pub id: String,
+}
+
+/// `GET /app/home/who?id=cus_…`: the name and email the live feed shows for a customer id
+/// (the stream's messages carry only the id). 404 when there is no such customer here.
+pub async fn who(
+    State(state): State<AppState>,
+    Extension(s): Extension<Session>,
+    Query(q): Query<Who>,
+) -> Response {
+    let Some(node) = state.store.ids().parse_customer(&q.id) else {
+        return (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no such customer"})),
+        )
+            .into_response();
+    };
+    let found = state
+        .store
+        .read(s.user.workspace, move |snap| {
+            svc_domains::graph_api::node_with_label(snap, node, CUSTOMER)
+        })
+        .await;
+    match found {
+        Ok(Some(n)) => {
+            let v = svc_domains::customers::customer_view(state.store.ids(), &n);
+            Json(json!({"id": v.id, "name": v.name, "email": v.email})).into_response()
+        }
+        Ok(None) => (
+            StatusCode::NOT_FOUND,
+            Json(json!({"error": "no such customer"})),
+        )
+            .into_response(),
+        Err(e) => {
+            tracing::error!(error = %e.message, "live feed name");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                Json(json!({"error": "try again"})),
+            )
+                .into_response()
+        }
     }
 }
 

@@ -300,7 +300,13 @@ fn card(s: &Session, i: &IntegrationView, notice: Option<&Notice>) -> Markup {
         section.card.integration id=(format!("integration-{kind}")) aria-labelledby=(format!("int-{kind}-h")) data-connected=(i.connected) {
             h2 id=(format!("int-{kind}-h")) {
                 (i.kind.label()) " "
-                @if i.connected { span.ok.state { "connected" } } @else { span.hint.state { "not connected" } }
+                // `data-api` with `data-yes` / `data-no`: what the API's boolean is shown as
+                // (checked by tests/tests/pages.rs).
+                span.state.ok[i.connected].hint[!i.connected]
+                    data-api=(format!("/api/v1/integrations#/integrations/[kind={kind}]/connected"))
+                    data-yes="connected" data-no="not connected" {
+                    @if i.connected { "connected" } @else { "not connected" }
+                }
             }
             @if let Some(m) = &done {
                 @if test_failed { (alert(m)) } @else { p.ok role="status" { (m) } }
@@ -310,7 +316,9 @@ fn card(s: &Session, i: &IntegrationView, notice: Option<&Notice>) -> Markup {
                 p.hint { "Unlocks: " @for c in &i.capabilities { code { (c) } " " } }
             }
             @if let Some(t) = &i.last_test {
-                p.hint { "Last test " (format::time(&t.at)) ": " @if t.ok { "passed" } @else { "failed" } " — " (t.message) }
+                p.hint { "Last test " (format::time(&t.at)) ": "
+                    span data-api=(format!("/api/v1/integrations#/integrations/[kind={kind}]/last_test/ok")) data-yes="passed" data-no="failed" { @if t.ok { "passed" } @else { "failed" } }
+                    " — " (t.message) }
             }
             @if s.is_owner() {
                 details open[!i.connected || refusal.is_some()] {

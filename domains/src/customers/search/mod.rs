@@ -23,7 +23,7 @@ pub use query::{CustomerQuery, CustomerSort, OFFSET_MAX, PAGE_DEFAULT, PAGE_MAX,
 use super::{customer_view, CustomerView};
 use crate::graph_api::node_with_label;
 use svc_core::error::Result;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::vocabulary::{
     prop, AT_STAGE, CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, STAGE, TOUCHPOINT,
 };
@@ -92,7 +92,7 @@ struct Needle {
 }
 
 impl Needle {
-    fn new(q: &str) -> Option<Needle> {
+    fn new(ids: &PublicIds, q: &str) -> Option<Needle> {
         if q.is_empty() {
             return None;
         }
@@ -103,7 +103,7 @@ impl Needle {
         Some(Needle {
             lower: q.to_lowercase(),
             digits: phone_like.then_some(digits),
-            id: ids::parse_customer_id(q),
+            id: ids.parse_customer(q),
         })
     }
 
@@ -274,20 +274,25 @@ fn staged<R: GraphRead + ?Sized>(r: &R, stage: &str) -> Result<HashSet<NodeId>> 
 
 /// One page of the customers matching `q`, read from one snapshot (or transaction). The query
 /// must have been [`checked`](CustomerQuery::checked).
-pub fn search_in<R: GraphRead + ?Sized>(r: &R, q: &CustomerQuery) -> Result<CustomerList> {
-    search_with(r, r.model_view(), q)
+pub fn search_in<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
+    r: &R,
+    q: &CustomerQuery,
+) -> Result<CustomerList> {
+    search_with(ids, r, r.model_view(), q)
 }
 
 /// [`search_in`] with the read model given (None: read every customer from `r`), so tests can
 /// compare both paths on one snapshot.
 fn search_with<R: GraphRead + ?Sized>(
+    ids: &PublicIds,
     r: &R,
     model: Option<ModelView>,
     q: &CustomerQuery,
 ) -> Result<CustomerList> {
     let prepared = Prepared {
         q,
-        needle: Needle::new(&q.q),
+        needle: Needle::new(ids, &q.q),
         staged: match &q.stage {
             Some(s) => staged(r, s)?,
             None => HashSet::new(),
@@ -337,7 +342,7 @@ fn search_with<R: GraphRead + ?Sized>(
     let mut customers = Vec::with_capacity(page_ids.len());
     for id in page_ids {
         if let Some(n) = r.node(id)? {
-            customers.push(customer_view(&n));
+            customers.push(customer_view(ids, &n));
         }
     }
     Ok(CustomerList {
@@ -572,8 +577,8 @@ mod tests {
         let model = snap.model_view();
         assert!(model.is_some(), "the snapshot has a read model");
         let q = q.clone().checked().expect("valid");
-        let with = search_with(&snap, model, &q).expect("model path");
-        let without = search_with(&snap, None, &q).expect("row path");
+        let with = search_with(store.ids(), &snap, model, &q).expect("model path");
+        let without = search_with(store.ids(), &snap, None, &q).expect("row path");
         (with, without)
     }
 

@@ -17,7 +17,7 @@ use svc_engine::{
 
 use super::links::{Group, Links};
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::{clock, ids};
+use svc_core::plumbing::clock;
 use svc_core::store::WorkspaceTxn;
 
 pub use svc_core::vocabulary::prop::{ANONYMOUS_ID, GROUP_ID};
@@ -297,7 +297,7 @@ pub async fn lookup(
         .await?
         .ok_or_else(|| Error::not_found("anonymous id"))?;
     Ok(AnonymousView {
-        customer_id: ids::customer_id(NodeId(rec.customer)),
+        customer_id: store.ids().customer(NodeId(rec.customer)),
         anonymous_id: rec.anonymous_id,
         first_seen_at: rec.first_seen_at,
         linked_by: rec.linked_by,

@@ -12,7 +12,7 @@ use crate::brand::Voice;
 use crate::playbooks::{self, Playbook};
 use crate::scoring::{self, Class, Touch};
 use svc_core::error::Result;
-use svc_core::plumbing::ids;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::RecordScan;
 
 // ---- facts ----
@@ -293,6 +293,7 @@ pub(super) fn subject_line(wr: &Writer<'_>, intent: Intent, business: Option<&st
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn output(
+    ids: &PublicIds,
     customer: &Node,
     req: &Request,
     channel: Channel,
@@ -305,7 +306,7 @@ pub(super) fn output(
     signature: &str,
 ) -> Json {
     json!({
-        "customer_id": ids::customer_id(customer.id),
+        "customer_id": ids.customer(customer.id),
         "intent": req.intent.as_str(),
         "channel": channel.as_str(),
         "subject": subject,

@@ -51,6 +51,7 @@ use time::OffsetDateTime;
 use crate::brand::BrandContext;
 use crate::scoring::{self, Class};
 use svc_core::error::{Error, Result};
+use svc_core::plumbing::ids::PublicIds;
 
 /// Longest intent text accepted.
 pub const INTENT_CHARS: usize = 1000;
@@ -118,6 +119,7 @@ fn micros_of(t: OffsetDateTime) -> i64 {
 /// `draft.outreach`: a message for `customer` (already resolved from `input.customer`) and the
 /// input's intent, in the brand voice, from what the service knows. Reads only.
 pub fn draft(
+    ids: &PublicIds,
     w: &WorkspaceTxn<'_, '_>,
     brand: &BrandContext,
     customer: &Node,
@@ -192,7 +194,7 @@ pub fn draft(
         facts.push(Fact {
             kind,
             text: words,
-            source: t.wire_id(),
+            source: t.wire_id(ids),
         });
     } else if req.intent == Intent::WinBack {
         context.push(wr.say("It's been a while since we last heard from you.", &[]));
@@ -212,7 +214,7 @@ pub fn draft(
             facts.push(Fact {
                 kind: "open_loop",
                 text: words,
-                source: t.wire_id(),
+                source: t.wire_id(ids),
             });
         }
     }
@@ -383,7 +385,8 @@ pub fn draft(
         parts.push("Reply STOP to opt out.".to_owned());
         let body_text = parts.join(" ");
         return Ok(output(
-            customer, &req, channel, None, body_text, None, &voice, &facts, links_used, &signature,
+            ids, customer, &req, channel, None, body_text, None, &voice, &facts, links_used,
+            &signature,
         ));
     }
     let mut paragraphs = vec![greeting];
@@ -403,7 +406,8 @@ pub fn draft(
 
     if channel == Channel::Linkedin {
         return Ok(output(
-            customer, &req, channel, None, body_text, None, &voice, &facts, links_used, &signature,
+            ids, customer, &req, channel, None, body_text, None, &voice, &facts, links_used,
+            &signature,
         ));
     }
     let subject = subject_line(&wr, req.intent, business);
@@ -417,6 +421,7 @@ pub fn draft(
         }
     }
     Ok(output(
+        ids,
         customer,
         &req,
         channel,

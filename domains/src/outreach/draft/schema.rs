@@ -102,7 +102,7 @@ pub fn example() -> (Json, Json) {
         json!({"customer": "ada@example.com", "intent": "follow up on pricing",
                "channel": "email"}),
         json!({
-            "customer_id": "cus_42",
+            "customer_id": "cus_3kTMd92jFpQ",
             "intent": "pricing",
             "channel": "email",
             "subject": rendered.subject,
@@ -111,7 +111,7 @@ pub fn example() -> (Json, Json) {
             "voice": {"formality": 3, "humor": 3, "respect": 3, "energy": 3},
             "facts_used": [{"kind": "intent_signal",
                             "text": "you looked at our pricing page on Nov 20",
-                            "source": "tp_97"}],
+                            "source": "tp_Yh4Rw8cNz1s"}],
             "links_used": [{"kind": "pricing", "url": "https://acme.io/pricing"},
                            {"kind": "privacy", "url": "https://acme.io/privacy"}],
             "signature": "Best,\nThe Acme team"

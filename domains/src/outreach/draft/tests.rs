@@ -25,7 +25,16 @@ fn acme(voice: Json) -> BrandContext {
 }
 
 fn drafted(graph: &Graph, email: &str, brand: BrandContext, input: Json) -> Json {
-    with_customer(graph, email, move |w, c| draft(w, &brand, c, &input, now()))
+    with_customer(graph, email, move |w, c| {
+        draft(
+            &crate::scoring::tests::test_ids(),
+            w,
+            &brand,
+            c,
+            &input,
+            now(),
+        )
+    })
 }
 
 fn validates(schema: &Json, instance: &Json) {

@@ -57,10 +57,11 @@ async fn stream_export(
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Vec<u8>>(8);
     let store = state.store.clone();
     let export = tokio::spawn(async move {
+        let ids = store.ids().clone();
         store
             .read(ws, move |snap| {
                 let mut sink = |chunk: Vec<u8>| tx.blocking_send(chunk).is_ok();
-                export::export_chunks(snap, mode, 64 * 1024, &mut sink)
+                export::export_chunks(&ids, snap, mode, 64 * 1024, &mut sink)
             })
             .await
     });
@@ -117,7 +118,7 @@ pub async fn query_graph(
     ))
 }
 
-/// The shortest path between two nodes (`cus_<n>`, `tp_<n>` or `node_<n>`), relationships
+/// The shortest path between two nodes (`cus_...`, `tp_...` or `node_...`), relationships
 /// taken in either direction, within `max_hops` (1 to 8, default 6) and a bounded subgraph
 /// (`graph_api::path`). `found: false` when there is none within the limits.
 #[utoipa::path(get, path = "/v1/graph/path", tag = "graph",
@@ -154,10 +155,11 @@ pub async fn graph_path(
             Error::invalid_field("max_hops", v, &format!("must be 1 to {}", path::MAX_HOPS))
         })?,
     };
+    let ids = state.store.ids().clone();
     let found = state
         .store
         .read(p.workspace(), move |snap| {
-            path::shortest_path(snap, &from, &to, max_hops)
+            path::shortest_path(&ids, snap, &from, &to, max_hops)
         })
         .await?;
     Ok(ApiJson(found))
