@@ -119,10 +119,16 @@ async fn every_page_passes_axe_without_javascript_errors_at_both_widths() {
     let chat = b.current_url().await;
     let chat = &chat[chat.find("/app/chat").expect("chat path")..];
     let customer = format!("/app/customers/{}", seeded.emails[0].replace('@', "%40"));
+    let run = format!(
+        "/app/playbooks/{}/runs/{}",
+        seeded.playbook_id, seeded.run_id
+    );
     let pages = [
         "/app/home",
         "/app/customers",
         customer.as_str(),
+        "/app/opportunities",
+        run.as_str(),
         "/app/approvals",
         "/app/approvals?view=history",
         "/app/keys",

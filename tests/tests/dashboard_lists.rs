@@ -2,7 +2,9 @@
 //! at 1440x900 and 390x844: the customers list is paged on the server with its total and
 //! searches the whole workspace (an old customer's exact email, a name across thousands), and
 //! the approvals inbox shows recipients in full, counts and groups the actions, approves a
-//! group in bulk after one confirmation and keeps the decided ones in its history.
+//! group in bulk after one confirmation and keeps the decided ones in its history; the
+//! opportunities list is paged with its total; a minted key is shown once (a reload neither
+//! shows nor mints it again) and revoking asks first.
 
 use serde_json::{json, Value};
 use svc_integration_tests::browser::Browser;
@@ -10,6 +12,7 @@ use svc_integration_tests::{grant, invoke_path, read, str_at, Capability, TestSe
 
 const CUSTOMERS: usize = 3_000;
 const QUEUED: usize = 6;
+const OPPORTUNITIES: usize = 60;
 
 /// 3,000 customers through the batch ingest API (500 a request); customer i was last seen at
 /// second i, so customer 0 is the least recently seen; every 100th is a "Tanaka".
@@ -25,6 +28,15 @@ async fn seed(s: &TestServer, key: &str) {
                    "timestamp": format!("2026-01-01T{:02}:{:02}:{:02}Z", i / 3600, (i / 60) % 60, i % 60)})
         })
         .collect();
+    let mut events = events;
+    // 60 opportunities, owned by the first customers: more than one page of the list.
+    events.extend((0..OPPORTUNITIES).map(|i| {
+        let stage = ["demo", "lead", "proposal"][i % 3];
+        json!({"type": "track", "action": "opportunity_created", "email": format!("p{}@lists.example", i % 20),
+               "properties": {"opportunityId": format!("L-{i}"), "name": format!("Lists deal {i:02}"),
+                              "amount": 500 + 100 * i, "stage": stage},
+               "timestamp": "2026-01-02T00:00:00Z"})
+    }));
     let sends = events.chunks(500).map(|chunk| {
         s.post("/api/v1/events")
             .header("x-api-key", key)
@@ -134,7 +146,7 @@ async fn lists_page_search_the_whole_workspace_and_approve_in_bulk() {
     b.wait_for_text("#bulk-result", "6 decided").await;
     b.wait_for_text("#approvals-count", "0 waiting").await;
     // Decided items stay, in the history.
-    b.click_on("a[href='/app/approvals?view=history']").await;
+    b.click_on("a[href='/app/approvals?status=decided']").await;
     b.wait_for_text("#approvals-count", "6 decided").await;
     assert_eq!(
         b.find_all("article.approval[data-status=executed]")
@@ -146,6 +158,39 @@ async fn lists_page_search_the_whole_workspace_and_approve_in_bulk() {
     let v = svc_integration_tests::get_ok(&s, "/v1/customers/p0@lists.example", &a.token).await;
     assert_eq!(str_at(&v, "/customer/properties/tier"), "gold");
 
+    // Opportunities: paged on the server with the total, sorted by a column.
+    b.goto(&s.url("/app/opportunities?sort=amount")).await;
+    b.wait_for_text("#opportunity-count", "Showing 1–50 of 60")
+        .await;
+    b.wait_for_text("#opportunity-rows", "Lists deal 59").await;
+    b.click_on("a[rel=next]").await;
+    b.wait_for_text("#opportunity-count", "Showing 51–60 of 60")
+        .await;
+    b.fill_in("#q", "p7@lists.example").await;
+    b.wait_for_text("#opportunity-count", "of 3 opportunities")
+        .await;
+
+    // Keys: minting is post/redirect/get, so a reload shows the key no more and mints none.
+    b.goto(&s.url("/app/keys")).await;
+    b.fill_in("#key-name", "lists bot").await;
+    b.click_on("form[action='/app/keys'] button[type=submit]")
+        .await;
+    let field = b.wait_for("#new-key").await;
+    let secret = b.property(&field, "value").await;
+    assert!(secret.as_str().is_some_and(|k| k.starts_with("svc_live_")));
+    b.execute("location.reload();", json!([])).await;
+    b.wait_for_text("#key-count", "keys").await;
+    assert!(b.find("#new-key").await.is_none(), "shown once");
+    let listed = svc_integration_tests::get_ok(&s, "/api/v1/keys?q=lists%20bot", &a.token).await;
+    assert_eq!(listed["total"], json!(1));
+    // Revoking asks first: declined, nothing happens; accepted, the key is revoked.
+    b.execute("window.confirm = () => false;", json!([])).await;
+    b.click_on("#key-rows form[data-confirm] button").await;
+    assert!(!text_of(&b, "#key-rows").await.contains("revoked"));
+    b.execute("window.confirm = () => true;", json!([])).await;
+    b.click_on("#key-rows form[data-confirm] button").await;
+    b.wait_for_text("#key-rows", "revoked").await;
+
     // A phone: the count and the pager fit the screen.
     b.set_window_size(390, 844).await;
     b.goto(&s.url("/app/customers?offset=2950")).await;
@@ -154,7 +199,7 @@ async fn lists_page_search_the_whole_workspace_and_approve_in_bulk() {
     b.wait_for("a[rel=prev]").await;
     let fits = b
         .execute(
-            "return ['#customer-count', 'nav.pager'].map(s => { const r = document.querySelector(s).getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; });",
+            "return ['#customer-count', '.pager'].map(s => { const r = document.querySelector(s).getBoundingClientRect(); return r.left >= 0 && r.right <= window.innerWidth; });",
             json!([]),
         )
         .await;

@@ -18,6 +18,7 @@ use super::attribution::Attributed;
 use super::judge::{self, Decision};
 use super::run_plan::{self, PivotChange, RunPlan};
 use svc_core::error::{Error, Result};
+use svc_core::plumbing::paging;
 use svc_core::store::{Record, RecordScan, Store, WorkspaceId};
 
 /// Largest `samples` one outcome report may carry.
@@ -145,8 +146,12 @@ impl Record for PlaybookRun {
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct RunList {
-    /// Ordered by `startedAt`, oldest first.
+    /// One page, in the order asked for (by default by `startedAt`, oldest first).
     pub runs: Vec<PlaybookRun>,
+    /// Runs of the playbook matching the filter, in all.
+    pub total: usize,
+    pub offset: usize,
+    pub limit: usize,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
@@ -210,10 +215,15 @@ pub async fn active(store: &Store, ws: WorkspaceId) -> Result<Vec<PlaybookRun>> 
     store.find::<PlaybookRun>(ws, "active", "running").await
 }
 
-/// The runs of an existing playbook, by `startedAt`.
-pub async fn list(store: &Store, ws: WorkspaceId, playbook_id: &str) -> Result<RunList> {
+/// One page of the runs of an existing playbook (see [`RunQuery`]).
+pub async fn list(
+    store: &Store,
+    ws: WorkspaceId,
+    playbook_id: &str,
+    q: &RunQuery,
+) -> Result<RunList> {
     svc_domains::playbooks::get(store, ws, playbook_id).await?;
-    let mut runs = store
+    let runs = store
         .scan::<PlaybookRun>(
             ws,
             RecordScan {
@@ -222,8 +232,7 @@ pub async fn list(store: &Store, ws: WorkspaceId, playbook_id: &str) -> Result<R
             },
         )
         .await?;
-    runs.sort_by(|a, b| (&a.started_at, &a.id).cmp(&(&b.started_at, &b.id)));
-    Ok(RunList { runs })
+    Ok(page_of(runs, q))
 }
 
 /// One run by id, also after its playbook was deleted.
@@ -237,4 +246,197 @@ pub async fn get(
         .get::<PlaybookRun>(ws, run_key(playbook_id, run_id))
         .await?
         .ok_or_else(|| Error::not_found("playbook run"))
+}
+
+/// Largest page of runs.
+pub const RUNS_PAGE_MAX: usize = 500;
+/// The page size when none is asked for.
+pub const RUNS_PAGE_DEFAULT: usize = 100;
+
+/// The column runs are sorted by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunSort {
+    /// `startedAt` (the default), ties by id.
+    #[default]
+    Started,
+    Status,
+    /// Outcomes reported: samples, then successes.
+    Samples,
+    Successes,
+}
+
+impl RunSort {
+    pub fn parse(s: &str) -> Option<RunSort> {
+        Some(match s {
+            "started" | "started_at" | "startedAt" => RunSort::Started,
+            "status" => RunSort::Status,
+            "samples" => RunSort::Samples,
+            "successes" => RunSort::Successes,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunSort::Started => "started",
+            RunSort::Status => "status",
+            RunSort::Samples => "samples",
+            RunSort::Successes => "successes",
+        }
+    }
+}
+
+/// Which runs of a playbook to list. `Default` is the historical order: oldest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunQuery {
+    pub sort: RunSort,
+    pub ascending: bool,
+    /// Only runs with this status.
+    pub status: Option<String>,
+    pub offset: usize,
+    /// 1..=[`RUNS_PAGE_MAX`] (0 means [`RUNS_PAGE_DEFAULT`]).
+    pub limit: usize,
+}
+
+impl Default for RunQuery {
+    fn default() -> Self {
+        RunQuery {
+            sort: RunSort::Started,
+            ascending: true,
+            status: None,
+            offset: 0,
+            limit: RUNS_PAGE_DEFAULT,
+        }
+    }
+}
+
+impl RunQuery {
+    /// `sort` (`started`, `status`, `samples`, `successes`), `order` (`asc` default, `desc`),
+    /// `status` (a run status), `offset`, `limit`; unknown names are ignored.
+    pub fn from_params<'p>(params: impl IntoIterator<Item = (&'p str, &'p str)>) -> Result<Self> {
+        let mut q = RunQuery::default();
+        for (name, value) in params {
+            let value = value.trim();
+            match name {
+                "sort" => {
+                    q.sort = RunSort::parse(value).ok_or_else(|| {
+                        Error::invalid_field(
+                            name,
+                            value,
+                            "one of started, status, samples, successes",
+                        )
+                    })?
+                }
+                "order" | "dir" => q.ascending = paging::ascending(name, value)?,
+                "status" => {
+                    if !run_plan::status::ALL.contains(&value) {
+                        return Err(Error::invalid_field(
+                            name,
+                            value,
+                            &format!("one of {}", run_plan::status::ALL.join(", ")),
+                        ));
+                    }
+                    q.status = Some(value.to_owned());
+                }
+                "offset" => q.offset = paging::offset(name, value)?,
+                "limit" => q.limit = paging::limit(name, value, RUNS_PAGE_MAX)?,
+                _ => {}
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// Sorts, filters and pages a playbook's runs.
+pub fn page_of(mut runs: Vec<PlaybookRun>, q: &RunQuery) -> RunList {
+    if let Some(s) = &q.status {
+        runs.retain(|r| &r.status == s);
+    }
+    runs.sort_by(|a, b| {
+        let by = match q.sort {
+            RunSort::Started => a.started_at.cmp(&b.started_at),
+            RunSort::Status => a.status.cmp(&b.status),
+            RunSort::Samples => (a.metrics.samples, a.metrics.successes)
+                .cmp(&(b.metrics.samples, b.metrics.successes)),
+            RunSort::Successes => a.metrics.successes.cmp(&b.metrics.successes),
+        };
+        let by = if q.ascending { by } else { by.reverse() };
+        by.then_with(|| a.started_at.cmp(&b.started_at))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let limit = if q.limit == 0 {
+        RUNS_PAGE_DEFAULT
+    } else {
+        q.limit.min(RUNS_PAGE_MAX)
+    };
+    let total = runs.len();
+    RunList {
+        runs: paging::window(runs, q.offset, limit),
+        total,
+        offset: q.offset,
+        limit,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(i: u64, status: &str) -> PlaybookRun {
+        PlaybookRun {
+            id: format!("run_{i:03}"),
+            playbook_id: "pb_1".into(),
+            status: status.into(),
+            started_at: format!("2026-01-01T00:{:02}:00Z", i),
+            started_by: "usr_1".into(),
+            metrics: RunMetrics {
+                samples: i % 7,
+                successes: i % 3,
+                ..RunMetrics::default()
+            },
+            pivots: Vec::new(),
+            outcomes: Vec::new(),
+            synced: Attributed::default(),
+            plan: None,
+            judge_fallback: None,
+        }
+    }
+
+    #[test]
+    fn runs_are_filtered_sorted_and_paged_with_the_total() {
+        let runs: Vec<PlaybookRun> = (0..45)
+            .map(|i| run(i, if i % 5 == 0 { "cancelled" } else { "completed" }))
+            .collect();
+        let oldest = page_of(runs.clone(), &RunQuery::default());
+        assert_eq!((oldest.total, oldest.runs.len()), (45, 45));
+        assert_eq!(oldest.runs[0].id, "run_000");
+        let newest = page_of(
+            runs.clone(),
+            &RunQuery::from_params([("order", "desc"), ("limit", "10"), ("offset", "10")])
+                .expect("q"),
+        );
+        assert_eq!((newest.total, newest.runs.len()), (45, 10));
+        assert_eq!(newest.runs[0].id, "run_034");
+        let cancelled = page_of(
+            runs.clone(),
+            &RunQuery::from_params([("status", "cancelled")]).expect("q"),
+        );
+        assert_eq!(cancelled.total, 9);
+        let by_samples = page_of(
+            runs,
+            &RunQuery::from_params([("sort", "samples"), ("order", "desc")]).expect("q"),
+        );
+        let samples: Vec<u64> = by_samples.runs.iter().map(|r| r.metrics.samples).collect();
+        assert!(samples.windows(2).all(|w| w[0] >= w[1]));
+        for bad in [
+            ("status", ""),
+            ("status", "done"),
+            ("sort", "x"),
+            ("limit", "501"),
+            ("offset", "x"),
+        ] {
+            assert!(RunQuery::from_params([bad]).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -29,8 +29,8 @@ pub const MAX_RATE_LIMIT_PER_MIN: u32 = 1_000_000;
 /// Largest `quota_override_monthly` (a trillion credits: "unlimited" for any real plan).
 pub const MAX_QUOTA_OVERRIDE_MONTHLY: u64 = 1_000_000_000_000;
 const MAX_LABEL_CHARS: usize = 200;
-/// Bounds a listing; a workspace with more keys than this pages nothing away silently: the
-/// listing says `has_more`.
+/// The largest page of a listing (and the page when none is asked for); a listing says
+/// `has_more` and `total`, so nothing is cut away silently.
 pub const MAX_LISTED: usize = 1000;
 
 /// Global map from a plaintext's digest to its key.
@@ -183,8 +183,111 @@ pub struct CreatedKey {
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct KeyList {
+    /// One page, newest first by default.
     pub keys: Vec<KeyView>,
+    /// More keys match after this page.
     pub has_more: bool,
+    /// Keys matching the search and filters, in all.
+    pub total: usize,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// The column keys are sorted by.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum KeySort {
+    /// Creation time (the default, newest first).
+    #[default]
+    Created,
+    Name,
+    Agent,
+    /// Last use; never-used keys come last.
+    LastUsed,
+}
+
+impl KeySort {
+    pub fn parse(s: &str) -> Option<KeySort> {
+        Some(match s {
+            "created" | "created_at" => KeySort::Created,
+            "name" => KeySort::Name,
+            "agent" => KeySort::Agent,
+            "last_used" | "last_used_at" => KeySort::LastUsed,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeySort::Created => "created",
+            KeySort::Name => "name",
+            KeySort::Agent => "agent",
+            KeySort::LastUsed => "last_used",
+        }
+    }
+}
+
+/// Which keys to list. `Default`: every key people hold (agent, legacy, OAuth approvals),
+/// newest first, the historical 1000.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeyQuery {
+    /// Case-insensitive text in the name, agent label, id or last four characters.
+    pub q: String,
+    /// Only keys of these kinds (none: every kind but the buddies' internal principals).
+    pub kinds: Vec<KeyKind>,
+    /// Only revoked (true) or only usable (false) keys.
+    pub revoked: Option<bool>,
+    pub sort: KeySort,
+    pub ascending: bool,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Default for KeyQuery {
+    fn default() -> Self {
+        KeyQuery {
+            q: String::new(),
+            kinds: Vec::new(),
+            revoked: None,
+            sort: KeySort::Created,
+            ascending: false,
+            offset: 0,
+            limit: MAX_LISTED,
+        }
+    }
+}
+
+impl KeyQuery {
+    /// `q`, `state` (`active` or `revoked`), `sort` (`created`, `name`, `agent`,
+    /// `last_used`), `order` (`asc`, `desc`), `offset`, `limit` (1 to 1000); unknown names are
+    /// ignored.
+    pub fn from_params<'p>(params: impl IntoIterator<Item = (&'p str, &'p str)>) -> Result<Self> {
+        use crate::plumbing::paging;
+        let mut q = KeyQuery::default();
+        for (name, value) in params {
+            let value = value.trim();
+            match name {
+                "q" => q.q = paging::text(name, value, MAX_LABEL_CHARS)?,
+                "state" => {
+                    q.revoked = Some(match value {
+                        "active" => false,
+                        "revoked" => true,
+                        _ => return Err(Error::invalid_field(name, value, "active or revoked")),
+                    })
+                }
+                "sort" => {
+                    q.sort = KeySort::parse(value).ok_or_else(|| {
+                        Error::invalid_field(name, value, "one of created, name, agent, last_used")
+                    })?
+                }
+                "order" | "dir" => q.ascending = paging::ascending(name, value)?,
+                "offset" => q.offset = paging::offset(name, value)?,
+                "limit" => q.limit = paging::limit(name, value, MAX_LISTED)?,
+                _ => {}
+            }
+        }
+        Ok(q)
+    }
 }
 
 /// Checks a create request and returns the normalized key settings.
@@ -403,27 +506,83 @@ async fn store_new(store: &Store, key: AgentKey, digest: String) -> Result<()> {
         .await
 }
 
-/// Every key of the workspace, newest first, revoked ones included (they show `revoked`).
+/// The workspace's keys people hold, newest first, revoked ones included (they show
+/// `revoked`): [`list_page`] of the default query.
 pub async fn list(store: &Store, usage: &UsageTracker, ws: WorkspaceId) -> Result<KeyList> {
-    let scan = RecordScan {
-        limit: Some(MAX_LISTED + 1),
-        ..RecordScan::default()
-    };
-    let mut keys = store.scan::<AgentKey>(ws, scan).await?;
-    // Buddies' internal principals are not keys anyone holds (docs/agents.md).
-    keys.retain(|k| k.kind != KeyKind::Internal);
-    let has_more = keys.len() > MAX_LISTED;
-    keys.truncate(MAX_LISTED);
-    // Ids are random, so order by creation time (RFC 3339 UTC strings sort chronologically).
-    keys.sort_by(|a, b| {
-        b.created_at
-            .cmp(&a.created_at)
-            .then_with(|| a.id.cmp(&b.id))
+    list_page(store, usage, ws, &KeyQuery::default()).await
+}
+
+/// One page of the workspace's keys matching `q` (revoked ones included unless filtered),
+/// with the total.
+pub async fn list_page(
+    store: &Store,
+    usage: &UsageTracker,
+    ws: WorkspaceId,
+    q: &KeyQuery,
+) -> Result<KeyList> {
+    let keys = store.scan::<AgentKey>(ws, RecordScan::default()).await?;
+    Ok(page_of(keys, usage, q))
+}
+
+/// Filters, sorts and pages keys.
+fn page_of(mut keys: Vec<AgentKey>, usage: &UsageTracker, q: &KeyQuery) -> KeyList {
+    let needle = q.q.to_lowercase();
+    keys.retain(|k| {
+        // Buddies' internal principals are not keys anyone holds (docs/agents.md).
+        let kind = if q.kinds.is_empty() {
+            k.kind != KeyKind::Internal
+        } else {
+            q.kinds.contains(&k.kind)
+        };
+        kind && q.revoked.is_none_or(|r| k.is_revoked() == r)
+            && (needle.is_empty()
+                || [&k.name, &k.agent, &k.id, &k.last_four]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(&needle)))
     });
-    Ok(KeyList {
-        keys: keys.iter().map(|k| KeyView::new(k, usage)).collect(),
-        has_more,
-    })
+    let last_used: std::collections::HashMap<String, Option<String>> = match q.sort {
+        KeySort::LastUsed => keys
+            .iter()
+            .map(|k| (k.id.clone(), usage.last_used(k)))
+            .collect(),
+        _ => std::collections::HashMap::new(),
+    };
+    let never = None;
+    keys.sort_by(|a, b| {
+        let dir = |o: std::cmp::Ordering| if q.ascending { o } else { o.reverse() };
+        let by = match q.sort {
+            // RFC 3339 UTC strings sort chronologically.
+            KeySort::Created => dir(a.created_at.cmp(&b.created_at)),
+            KeySort::Name => dir(a.name.to_lowercase().cmp(&b.name.to_lowercase())),
+            KeySort::Agent => dir(a.agent.to_lowercase().cmp(&b.agent.to_lowercase())),
+            KeySort::LastUsed => {
+                let la = last_used.get(&a.id).unwrap_or(&never);
+                let lb = last_used.get(&b.id).unwrap_or(&never);
+                match (la, lb) {
+                    (Some(x), Some(y)) => dir(x.cmp(y)),
+                    (Some(_), None) => std::cmp::Ordering::Less,
+                    (None, Some(_)) => std::cmp::Ordering::Greater,
+                    (None, None) => std::cmp::Ordering::Equal,
+                }
+            }
+        };
+        by.then_with(|| a.id.cmp(&b.id))
+    });
+    let limit = q.limit.clamp(1, MAX_LISTED);
+    let total = keys.len();
+    let page: Vec<KeyView> = keys
+        .iter()
+        .skip(q.offset)
+        .take(limit)
+        .map(|k| KeyView::new(k, usage))
+        .collect();
+    KeyList {
+        has_more: q.offset.saturating_add(page.len()) < total,
+        keys: page,
+        total,
+        offset: q.offset,
+        limit,
+    }
 }
 
 /// Revokes a key of `ws`; idempotent. A key of another workspace is "not found", like an
@@ -561,5 +720,72 @@ mod tests {
         let mut r = req();
         r.allowed_modes = None;
         assert_eq!(validate(r).expect("valid").allowed_modes, ["dry_run"]);
+    }
+
+    fn key(i: usize, kind: KeyKind) -> AgentKey {
+        AgentKey {
+            id: format!("key_{i:03}"),
+            workspace: 1,
+            kind,
+            name: format!("Bot {i:02}"),
+            agent: format!("agent-{}", i % 3),
+            scopes: Vec::new(),
+            grants: Vec::new(),
+            allowed_modes: vec!["dry_run".into()],
+            auto_run: false,
+            rate_limit_per_min: DEFAULT_RATE_LIMIT_PER_MIN,
+            quota_override_monthly: None,
+            prefix: "svc_live_x".into(),
+            last_four: format!("{i:04}"),
+            created_at: format!("2026-01-01T00:00:{i:02}Z"),
+            created_by: "usr_1".into(),
+            last_used_at: (i % 4 == 0).then(|| format!("2026-02-01T00:00:{i:02}Z")),
+            revoked_at: (i % 5 == 0).then(|| "2026-03-01T00:00:00Z".to_owned()),
+        }
+    }
+
+    #[test]
+    fn keys_are_searched_filtered_sorted_and_paged_with_the_total() {
+        let usage = UsageTracker::new();
+        let mut keys: Vec<AgentKey> = (0..40).map(|i| key(i, KeyKind::Agent)).collect();
+        keys.push(key(40, KeyKind::Internal));
+        keys.push(key(41, KeyKind::OAuth));
+        let page = |q: KeyQuery| page_of(keys.clone(), &usage, &q);
+        // The buddies' internal principals are never listed; newest first.
+        let all = page(KeyQuery::default());
+        assert_eq!((all.total, all.has_more), (41, false));
+        assert_eq!(all.keys[0].name, "Bot 41");
+        let second = page(KeyQuery::from_params([("limit", "15"), ("offset", "15")]).expect("q"));
+        assert_eq!(
+            (second.keys.len(), second.total, second.has_more),
+            (15, 41, true)
+        );
+        assert_eq!(second.keys[0].name, "Bot 25");
+        let found = page(KeyQuery::from_params([("q", "bot 1")]).expect("q"));
+        assert_eq!(found.total, 10);
+        let revoked = page(KeyQuery::from_params([("state", "revoked")]).expect("q"));
+        assert_eq!(revoked.total, 8);
+        let agents = page(KeyQuery {
+            kinds: vec![KeyKind::Agent],
+            sort: KeySort::Name,
+            ascending: true,
+            ..KeyQuery::default()
+        });
+        assert_eq!((agents.total, agents.keys[0].name.as_str()), (40, "Bot 00"));
+        // Never-used keys last, in either order.
+        let used =
+            page(KeyQuery::from_params([("sort", "last_used"), ("order", "asc")]).expect("q"));
+        assert_eq!(used.keys[0].name, "Bot 00");
+        assert!(used.keys[10..].iter().all(|k| k.last_used_at.is_none()));
+        for bad in [
+            ("state", ""),
+            ("state", "gone"),
+            ("sort", "colour"),
+            ("limit", "0"),
+            ("limit", "1001"),
+            ("order", "up"),
+        ] {
+            assert!(KeyQuery::from_params([bad]).is_err(), "{bad:?}");
+        }
     }
 }

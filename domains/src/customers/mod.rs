@@ -1,34 +1,31 @@
-//! Customer reads (list, profile, timeline), campaigns, opportunities, and de-duplication
+//! Customer reads (list, profile, timeline), campaigns, opportunities (`opportunities`), and de-duplication
 //! (SPEC.md "Customers"). Reads run on one snapshot; dedupe runs in one write transaction. No
 //! HTTP types.
 
 pub mod insights;
+pub mod opportunities;
 pub mod search;
 
+pub use opportunities::{OpportunityList, OpportunityQuery, OpportunitySort, OpportunityView};
 pub use search::{CustomerList, CustomerQuery, CustomerSort};
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use svc_engine::schema::{CAMPAIGN, CUSTOMER, HAS_TOUCHPOINT, INFLUENCED_BY, TOUCHPOINT};
 use svc_engine::{
-    normalize_email, Direction, GraphRead, IdentityKeys, Node, NodeId, Order, Record, Value,
+    normalize_email, Direction, GraphRead, IdentityKeys, Node, NodeId, Record, Value,
 };
 
 use crate::events::value_to_json;
 use crate::graph_api::{ensure_writable, node_with_label};
-use crate::pipeline;
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::ids::PublicIds;
 use svc_core::plumbing::{clock, ids};
 use svc_core::store::{Store, WorkspaceId};
-use svc_core::vocabulary::{prop, OPPORTUNITY};
 
-/// SPEC.md limits.
-pub const OPPORTUNITIES_LISTED: usize = 50;
 /// Touchpoints embedded in a profile (newest first); the timeline has them all.
 pub const PROFILE_TOUCHPOINTS: usize = 100;
 
@@ -102,38 +99,8 @@ pub struct CampaignList {
     pub campaigns: Vec<CampaignView>,
 }
 
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct OpportunityView {
-    /// `node_...`
-    pub id: String,
-    /// The source's id, namespaced (`hubspot:123`, `stripe:sub_...`; the workspace's own ids
-    /// as they are).
-    #[serde(rename = "opportunityId")]
-    pub opportunity_id: Option<String>,
-    pub name: Option<String>,
-    #[schema(value_type = Option<f64>)]
-    pub score: Json,
-    /// Currency units.
-    #[schema(value_type = Option<f64>)]
-    pub amount: Json,
-    /// Name of the stage it is AT_STAGE.
-    pub stage: Option<String>,
-    /// `open`, `won` or `lost`.
-    pub status: String,
-    /// The customer it belongs to (HAS_OPPORTUNITY), `cus_...`.
-    pub customer_id: Option<String>,
-    #[schema(value_type = Object)]
-    pub properties: Map<String, Json>,
-}
-
-#[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
-pub struct OpportunityList {
-    /// At most 50: highest score first, then the unscored ones by amount (largest first).
-    pub opportunities: Vec<OpportunityView>,
-}
-
 /// A property as text: strings as they are, datetimes in RFC 3339, anything else as JSON.
-fn str_prop(n: &Node, key: &str) -> Option<String> {
+pub(crate) fn str_prop(n: &Node, key: &str) -> Option<String> {
     match n.get(key)? {
         Value::Null => None,
         Value::String(s) => Some(s.clone()),
@@ -144,7 +111,7 @@ fn str_prop(n: &Node, key: &str) -> Option<String> {
     }
 }
 
-fn props_except(n: &Node, except: &[&str]) -> Map<String, Json> {
+pub(crate) fn props_except(n: &Node, except: &[&str]) -> Map<String, Json> {
     n.properties
         .iter()
         .filter(|(k, _)| !except.contains(&k.as_str()))
@@ -310,64 +277,16 @@ pub async fn campaigns(store: &Store, ws: WorkspaceId) -> Result<CampaignList> {
         .await
 }
 
-pub async fn opportunities(store: &Store, ws: WorkspaceId) -> Result<OpportunityList> {
-    let public = store.ids().clone();
+/// One page of the workspace's opportunities matching `q` (see [`opportunities`]).
+pub async fn opportunities(
+    store: &Store,
+    ws: WorkspaceId,
+    q: OpportunityQuery,
+) -> Result<OpportunityList> {
+    let q = q.checked()?;
+    let ids = store.ids().clone();
     store
-        .read(ws, move |snap| {
-            let mut ids = snap
-                .index_range(
-                    OPPORTUNITY,
-                    prop::SCORE,
-                    Bound::Included(&Value::Float(f64::MIN)),
-                    Bound::Unbounded,
-                    Order::Descending,
-                    Some(OPPORTUNITIES_LISTED),
-                )?
-                .ok_or_else(|| Error::internal("no ordered index on Opportunity.score"))?;
-            if ids.len() < OPPORTUNITIES_LISTED {
-                // Opportunities from events carry no score until the models score them: the rest
-                // of the page, largest amount first.
-                let scored: std::collections::HashSet<NodeId> = ids.iter().copied().collect();
-                let mut unscored = Vec::new();
-                for id in snap.label_scan(OPPORTUNITY)? {
-                    if scored.contains(&id) {
-                        continue;
-                    }
-                    if let Some(n) = snap.node(id)? {
-                        let amount = n.get(prop::AMOUNT).and_then(Value::as_f64).unwrap_or(0.0);
-                        unscored.push((amount, id));
-                    }
-                }
-                unscored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                let room = OPPORTUNITIES_LISTED - ids.len();
-                ids.extend(unscored.into_iter().take(room).map(|(_, id)| id));
-            }
-            let mut opportunities = Vec::with_capacity(ids.len());
-            for id in ids {
-                let Some(n) = snap.node(id)? else { continue };
-                opportunities.push(OpportunityView {
-                    id: public.node(&n.labels, n.id),
-                    opportunity_id: str_prop(&n, prop::OPPORTUNITY_ID),
-                    name: str_prop(&n, prop::NAME),
-                    score: n.get(prop::SCORE).map(value_to_json).unwrap_or(Json::Null),
-                    amount: n.get(prop::AMOUNT).map(value_to_json).unwrap_or(Json::Null),
-                    stage: pipeline::stage_of(snap, &n)?,
-                    status: pipeline::status_of(snap, &n)?.as_str().to_owned(),
-                    customer_id: pipeline::owner(snap, id)?.map(|c| public.customer(c)),
-                    properties: props_except(
-                        &n,
-                        &[
-                            prop::NAME,
-                            prop::SCORE,
-                            prop::OPPORTUNITY_ID,
-                            prop::AMOUNT,
-                            prop::STATUS,
-                        ],
-                    ),
-                });
-            }
-            Ok(OpportunityList { opportunities })
-        })
+        .read(ws, move |snap| opportunities::search_in(&ids, snap, &q))
         .await
 }
 

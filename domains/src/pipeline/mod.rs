@@ -9,7 +9,10 @@
 //! events and webhooks into an [`OpportunityChange`]) and crm.mutate both call it inside their
 //! write transaction, so the read-check-write runs atomically on the writer thread.
 
+pub mod funnel;
 pub mod sources;
+
+pub use funnel::{funnel_rank, NO_STAGE};
 
 use serde_json::{json, Value as Json};
 use svc_core::store::WorkspaceTxn;
@@ -29,6 +32,8 @@ pub const CREATED: &str = "opportunity_created";
 /// The stage `close_won` / `close_lost` set.
 pub const WON_STAGE: &str = "closedwon";
 pub const LOST_STAGE: &str = "closedlost";
+/// When the opportunity last changed (a datetime: the time of the event that changed it).
+pub const UPDATED_AT: &str = "updatedAt";
 
 /// Where an opportunity stands: `open`, `won` or `lost` (its `status` property).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,6 +318,15 @@ pub fn apply(
     });
     props.insert(prop::STATUS.into(), Value::String(status.as_str().into()));
     if props != before {
+        // When it last changed (the event's time), for lists sorted by "updated"; an older
+        // event replayed late does not move it back.
+        let newer = match before.get(UPDATED_AT) {
+            Some(Value::DateTime(t)) => ts > *t,
+            _ => true,
+        };
+        if newer {
+            props.insert(UPDATED_AT.into(), Value::DateTime(ts));
+        }
         w.replace_node_properties(id, props.clone())?;
     }
     if created || props != before {

@@ -33,7 +33,7 @@ use svc_domains::outbound::{self, Delivered};
 
 /// How long a pending action waits for a person (DESIGN.md §4).
 pub const TTL: time::Duration = time::Duration::hours(72);
-/// Most actions one listing returns.
+/// Actions one listing returns when no `limit` is asked for.
 pub const MAX_LISTED: usize = 200;
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq, utoipa::ToSchema)]
@@ -105,6 +105,10 @@ pub struct PendingView {
     #[schema(value_type = Option<Object>)]
     pub error: Option<Value>,
     pub receipt_url: String,
+    /// Who the action is for, in full: only in `GET /api/v1/approvals`, for the signed-in
+    /// people who decide (the input above stays masked; agent keys never see this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipient: Option<Recipient>,
 }
 
 impl PendingView {
@@ -125,13 +129,21 @@ impl PendingView {
             result: p.result.as_ref().map(crate::sanitize),
             error: p.error.clone(),
             receipt_url: format!("/api/v1/capabilities/actions/{}", p.request_id),
+            recipient: None,
         }
     }
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct PendingList {
+    /// One page, newest first.
     pub actions: Vec<PendingView>,
+    /// Actions matching the status and capability filters, in all.
+    pub total: usize,
+    pub offset: usize,
+    pub limit: usize,
+    /// The capabilities of the actions in the status filter (for a capability filter).
+    pub capabilities: Vec<String>,
 }
 
 fn entry(ts: OffsetDateTime, state: &str, actor: &str, note: &str) -> TimelineEntry {
@@ -284,34 +296,115 @@ pub const STATES: [&str; 7] = [
     "pending", "approved", "executed", "failed", "unknown", "rejected", "expired",
 ];
 
-/// The workspace's pending actions (those still waiting by default), newest first.
-pub async fn list(store: &Store, ws: WorkspaceId, status: Option<String>) -> Result<PendingList> {
-    if let Some(s) = &status {
-        if !STATES.contains(&s.as_str()) {
-            return Err(Error::invalid_field(
-                "status",
-                s,
-                "expected pending, approved, executed, failed, unknown, rejected or expired",
-            ));
+/// The `status` filter's values beyond the states: `decided` is every state but `pending`,
+/// `approved_any` every approved one (`approved`, `executed`, `failed`, `unknown`).
+pub const GROUPS: [&str; 2] = ["decided", "approved_any"];
+
+/// The page size when none is asked for (the list's historical cut).
+pub const PAGE_DEFAULT: usize = MAX_LISTED;
+/// Largest page.
+pub const PAGE_MAX: usize = 500;
+
+/// Which actions to list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApprovalQuery {
+    /// The states to list; empty lists every state.
+    pub statuses: Vec<String>,
+    pub capability: Option<String>,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+impl Default for ApprovalQuery {
+    fn default() -> Self {
+        ApprovalQuery {
+            statuses: Vec::new(),
+            capability: None,
+            offset: 0,
+            limit: PAGE_DEFAULT,
         }
     }
+}
+
+impl ApprovalQuery {
+    /// The states a `status` value stands for: one of [`STATES`] or [`GROUPS`].
+    pub fn states_of(status: &str) -> Result<Vec<String>> {
+        let states: Vec<&str> =
+            match status {
+                "decided" => STATES.iter().copied().filter(|s| *s != "pending").collect(),
+                "approved_any" => vec!["approved", "executed", "failed", "unknown"],
+                s if STATES.contains(&s) => vec![s],
+                other => return Err(Error::invalid_field(
+                    "status",
+                    other,
+                    "expected pending, approved, executed, failed, unknown, rejected, expired, \
+                     decided or approved_any",
+                )),
+            };
+        Ok(states.into_iter().map(str::to_owned).collect())
+    }
+
+    /// `status`, `capability`, `offset`, `limit` (1 to [`PAGE_MAX`]); unknown names ignored.
+    pub fn from_params<'p>(params: impl IntoIterator<Item = (&'p str, &'p str)>) -> Result<Self> {
+        let mut q = ApprovalQuery::default();
+        for (name, value) in params {
+            let value = value.trim();
+            match name {
+                "status" => q.statuses = Self::states_of(value)?,
+                "capability" if !value.is_empty() => {
+                    q.capability = Some(svc_core::plumbing::paging::text(name, value, 200)?)
+                }
+                "offset" => q.offset = svc_core::plumbing::paging::offset(name, value)?,
+                "limit" => q.limit = svc_core::plumbing::paging::limit(name, value, PAGE_MAX)?,
+                _ => {}
+            }
+        }
+        Ok(q)
+    }
+}
+
+/// One page of the workspace's actions (every state by default), newest first, with the
+/// total; overdue ones are expired first.
+pub async fn list(store: &Store, ws: WorkspaceId, q: ApprovalQuery) -> Result<PendingList> {
+    for s in &q.statuses {
+        ApprovalQuery::states_of(s)?;
+    }
+    let limit = q.limit.clamp(1, PAGE_MAX);
     store
         .write(move |txn| {
             let now = clock::now();
             let mut w = txn.workspace(ws);
             expire_due(&mut w, now)?;
-            let mut actions = match &status {
-                Some(s) => w.find_records::<PendingAction>("status", s)?,
-                None => w.scan_records::<PendingAction>(&RecordScan {
-                    reverse: true,
-                    limit: Some(MAX_LISTED),
-                    ..RecordScan::default()
-                })?,
+            let mut actions = if q.statuses.is_empty() {
+                w.scan_records::<PendingAction>(&RecordScan::default())?
+            } else {
+                let mut all = Vec::new();
+                for s in &q.statuses {
+                    all.extend(w.find_records::<PendingAction>("status", s)?);
+                }
+                all
             };
+            let mut capabilities: Vec<String> =
+                actions.iter().map(|a| a.capability.clone()).collect();
+            capabilities.sort();
+            capabilities.dedup();
+            if let Some(c) = &q.capability {
+                actions.retain(|a| &a.capability == c);
+            }
+            // Ids are time-ordered: newest first.
             actions.sort_by(|a, b| b.id.cmp(&a.id));
-            actions.truncate(MAX_LISTED);
+            let total = actions.len();
             Ok(PendingList {
-                actions: actions.iter().map(PendingView::new).collect(),
+                actions: actions
+                    .iter()
+                    .skip(q.offset)
+                    .take(limit)
+                    .map(PendingView::new)
+                    .collect(),
+                total,
+                offset: q.offset,
+                limit,
+                capabilities,
             })
         })
         .await

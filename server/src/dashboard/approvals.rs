@@ -12,23 +12,30 @@ use axum::{Extension, Form};
 use maud::{html, Markup};
 use serde_json::Value;
 
+use super::format::count;
 use super::layout::{csrf_input, page};
+use super::paging::{pager, PAGE};
 use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
 use crate::state::AppState;
 use svc_core::error::Error;
-use svc_gateway::approvals::{self, Origin, PendingView, Recipient};
+use svc_gateway::approvals::{self, ApprovalQuery, Origin, PendingView, Recipient};
 
 /// Most actions one bulk decision takes.
 pub const BULK_MAX: usize = 200;
 
-/// What the inbox shows: `view` = `pending` (default) or `history`, `capability` filters.
+/// What the inbox shows: `status` = `pending` (default), `approved`, `rejected`, `expired` or
+/// `decided` (every decided one; `view=history` too), `capability` filters, `offset` pages.
 #[derive(Debug, Default, serde::Deserialize)]
 pub struct InboxQuery {
     #[serde(default)]
     pub view: String,
     #[serde(default)]
+    pub status: String,
+    #[serde(default)]
     pub capability: String,
+    #[serde(default)]
+    pub offset: Option<String>,
     /// How many the last bulk decision took (after its redirect).
     #[serde(default)]
     pub decided: Option<usize>,
@@ -36,22 +43,29 @@ pub struct InboxQuery {
     pub failed: Option<usize>,
 }
 
-/// The actions of one view, with their recipients and origins.
+/// The inbox's status filter: (value, label, the API's `status`).
+const FILTERS: [(&str, &str, &str); 5] = [
+    ("pending", "Waiting", "pending"),
+    ("approved", "Approved", "approved_any"),
+    ("rejected", "Rejected", "rejected"),
+    ("expired", "Expired", "expired"),
+    ("decided", "History", "decided"),
+];
+
+/// The actions of one page, with their recipients and origins.
 struct Inbox {
-    actions: Vec<PendingView>,
+    list: approvals::PendingList,
     recipients: HashMap<String, Recipient>,
     origins: HashMap<String, Origin>,
+    /// Playbook names of the runs the actions came from.
+    playbooks: HashMap<String, String>,
 }
 
-async fn load(state: &AppState, s: &Session, history: bool) -> Result<Inbox, Failure> {
+async fn load(state: &AppState, s: &Session, q: ApprovalQuery) -> Result<Inbox, Failure> {
     let ws = s.user.workspace;
-    let status = (!history).then(|| "pending".to_owned());
-    let mut list = approvals::list(&state.store, ws, status)
+    let list = approvals::list(&state.store, ws, q)
         .await
         .map_err(|e| failed(s, e))?;
-    if history {
-        list.actions.retain(|a| a.status != "pending");
-    }
     let customers = list
         .actions
         .iter()
@@ -65,20 +79,74 @@ async fn load(state: &AppState, s: &Session, history: bool) -> Result<Inbox, Fai
     let (recipients, origins) = approvals::details(&state.store, ws, customers, requests)
         .await
         .map_err(|e| failed(s, e))?;
+    let runs: Vec<String> = origins.values().filter_map(|o| o.run_id.clone()).collect();
+    let playbooks = playbook_names(state, ws, runs)
+        .await
+        .map_err(|e| failed(s, e))?;
     Ok(Inbox {
-        actions: list.actions,
+        list,
         recipients,
         origins,
+        playbooks,
     })
 }
 
-fn origin_label(o: &Origin) -> String {
+/// Run id -> the name of its playbook, for the runs named (runs of deleted playbooks are left
+/// out). One read per playbook and run of the page, not a scan of every run.
+async fn playbook_names(
+    state: &AppState,
+    ws: svc_core::store::WorkspaceId,
+    mut runs: Vec<String>,
+) -> Result<HashMap<String, String>, Error> {
+    runs.sort();
+    runs.dedup();
+    let mut names = HashMap::new();
+    if runs.is_empty() {
+        return Ok(names);
+    }
+    let list = svc_domains::playbooks::list(&state.store, ws).await?;
+    for run in runs {
+        for p in &list.playbooks {
+            if svc_agents::playbook_runs::runs::get(&state.store, ws, &p.id, &run)
+                .await
+                .is_ok()
+            {
+                names.insert(run.clone(), p.name.clone());
+                break;
+            }
+        }
+    }
+    Ok(names)
+}
+
+fn origin_label(o: &Origin, playbooks: &HashMap<String, String>) -> String {
     match o.key.split_once(':') {
-        Some(("run", run)) => format!("Playbook run {run}"),
+        Some(("run", run)) => match playbooks.get(run) {
+            Some(name) => format!(
+                "Playbook “{name}” · run {}",
+                super::playbooks::short_id(run)
+            ),
+            None => format!("Playbook run {}", super::playbooks::short_id(run)),
+        },
         Some(("card", card)) => format!("Action card: {card}"),
         Some(("agent", agent)) => format!("Agent: {agent}"),
         _ => o.key.clone(),
     }
+}
+
+/// The inbox's address with a status, capability and offset.
+fn inbox_href(status: &str, capability: &str, offset: usize) -> String {
+    let mut url = format!("/app/approvals?status={status}");
+    if !capability.is_empty() {
+        url.push_str(&format!(
+            "&capability={}",
+            super::format::url_part(capability)
+        ));
+    }
+    if offset > 0 {
+        url.push_str(&format!("&offset={offset}"));
+    }
+    url
 }
 
 /// `GET /app/approvals`.
@@ -87,18 +155,37 @@ pub async fn inbox(
     Extension(s): Extension<Session>,
     Query(q): Query<InboxQuery>,
 ) -> Result<Markup, Failure> {
-    let history = q.view == "history";
-    let mut inbox = load(&state, &s, history).await?;
-    let mut capabilities: Vec<String> =
-        inbox.actions.iter().map(|a| a.capability.clone()).collect();
-    capabilities.sort();
-    capabilities.dedup();
-    let all = inbox.actions.len();
-    if !q.capability.is_empty() {
-        inbox.actions.retain(|a| a.capability == q.capability);
-    }
+    let status = match (q.status.as_str(), q.view.as_str()) {
+        ("", "history") => "decided",
+        ("", _) => "pending",
+        (other, _) => other,
+    };
+    let Some(&(status, _, api_status)) = FILTERS.iter().find(|f| f.0 == status) else {
+        return Err(failed(
+            &s,
+            Error::invalid_field(
+                "status",
+                status,
+                "pending, approved, rejected, expired or decided",
+            ),
+        ));
+    };
+    let offset = match q.offset.as_deref().map(str::trim).filter(|o| !o.is_empty()) {
+        Some(o) => svc_core::plumbing::paging::offset("offset", o).map_err(|e| failed(&s, e))?,
+        None => 0,
+    };
+    let history = status != "pending";
+    let query = ApprovalQuery {
+        statuses: ApprovalQuery::states_of(api_status).map_err(|e| failed(&s, e))?,
+        capability: Some(q.capability.trim().to_owned()).filter(|c| !c.is_empty()),
+        offset,
+        limit: PAGE,
+    };
+    let inbox = load(&state, &s, query).await?;
+    let list = &inbox.list;
+    let capabilities = &list.capabilities;
     let mut groups: BTreeMap<String, (String, Vec<&PendingView>)> = BTreeMap::new();
-    for a in &inbox.actions {
+    for a in &list.actions {
         let origin = inbox
             .origins
             .get(&a.request_id)
@@ -106,16 +193,18 @@ pub async fn inbox(
             .unwrap_or_default();
         groups
             .entry(origin.key.clone())
-            .or_insert_with(|| (origin_label(&origin), Vec::new()))
+            .or_insert_with(|| (origin_label(&origin, &inbox.playbooks), Vec::new()))
             .1
             .push(a);
     }
     let tab = |key: &str, label: &str| {
-        let current = (key == "history") == history;
+        let current = key == status;
         html! {
-            a href=(format!("/app/approvals?view={key}")) aria-current=[current.then_some("page")] { (label) }
+            a href=(inbox_href(key, &q.capability, 0)) aria-current=[current.then_some("page")] { (label) }
         }
     };
+    let first = list.offset + 1;
+    let last = list.offset + list.actions.len();
     Ok(page(
         Some(&s),
         "Approvals",
@@ -123,7 +212,7 @@ pub async fn inbox(
         &[],
         html! {
             nav.tabs aria-label="Approvals views" {
-                (tab("pending", "Waiting")) " " (tab("history", "History"))
+                @for (key, label, _) in FILTERS { (tab(key, label)) " " }
             }
             @if let Some(n) = q.decided {
                 p.notice role="status" id="bulk-result" {
@@ -133,32 +222,32 @@ pub async fn inbox(
                 }
             }
             p.count id="approvals-count" {
-                @if history {
-                    strong { (inbox.actions.len()) } " decided"
-                } @else {
-                    strong { (inbox.actions.len()) } " waiting for a decision"
+                strong { (count(list.total as u64)) }
+                @if history { " decided" } @else { " waiting for a decision" }
+                @if !q.capability.is_empty() { " (" code { (q.capability) } ")" }
+                @if list.total > list.actions.len() && !list.actions.is_empty() {
+                    " · showing " (count(first as u64)) "–" (count(last as u64))
                 }
-                @if inbox.actions.len() != all { " (of " (all) ")" }
             }
             @if capabilities.len() > 1 || !q.capability.is_empty() {
                 form.filters method="get" action="/app/approvals" {
-                    input type="hidden" name="view" value=(if history { "history" } else { "pending" });
+                    input type="hidden" name="status" value=(status);
                     label for="capability" { "Capability" }
                     select id="capability" name="capability" {
                         option value="" { "All" }
-                        @for c in &capabilities {
+                        @for c in capabilities {
                             option value=(c) selected[*c == q.capability] { (c) }
                         }
                     }
                     button type="submit" { "Filter" }
                 }
             }
-            @if inbox.actions.is_empty() {
+            @if list.actions.is_empty() {
                 p.card id="no-approvals" {
                     @if history { "Nothing decided yet." } @else { "Nothing waits for a decision." }
                 }
             }
-            @if !history && !inbox.actions.is_empty() {
+            @if !history && !list.actions.is_empty() {
                 form id="bulk" method="post" action="/app/approvals/bulk" {
                     (csrf_input(&s))
                     div.actions {
@@ -183,6 +272,7 @@ pub async fn inbox(
                     }
                 }
             }
+            (pager("actions", list.offset, list.actions.len(), list.total, |o| inbox_href(status, &q.capability, o)))
         },
     ))
 }

@@ -10,7 +10,9 @@ use maud::{html, Markup};
 use serde_json::Value as Json;
 
 use super::assets::CYTOSCAPE;
+use super::format::url_part as urlencode;
 use super::layout::{json_script, page};
+use super::paging::{count_line, next_order, pager, query_params, sort_header, typed, PAGE};
 use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
 use crate::state::AppState;
@@ -22,9 +24,6 @@ use svc_domains::graph_api::node_with_label;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
 use svc_domains::scoring::{self, Models};
 
-/// Rows per page of the customers list.
-const PAGE: usize = 50;
-
 /// `GET /app/customers`: every customer of the workspace, searched, filtered, sorted and paged
 /// on the server (`customers::list`, the API's list); htmx's live search gets the results
 /// block alone.
@@ -34,21 +33,8 @@ pub async fn list(
     headers: HeaderMap,
     Query(params): Query<Vec<(String, String)>>,
 ) -> Result<Response, Failure> {
-    let get = |k: &str| {
-        params
-            .iter()
-            .find(|(n, _)| n == k)
-            .map_or("", |(_, v)| v.as_str())
-            .trim()
-            .to_owned()
-    };
-    let mut q = CustomerQuery::from_params(
-        params
-            .iter()
-            .filter(|(k, v)| k != "limit" && !v.trim().is_empty())
-            .map(|(k, v)| (k.as_str(), v.as_str())),
-    )
-    .map_err(|e| failed(&s, e))?;
+    let get = |k: &str| typed(&params, k);
+    let mut q = CustomerQuery::from_params(query_params(&params)).map_err(|e| failed(&s, e))?;
     q.limit = PAGE;
     let found = customers::list(&state.store, s.user.workspace, q.clone())
         .await
@@ -149,31 +135,12 @@ impl ListView<'_> {
                 key,
                 CustomerSort::Email | CustomerSort::Name | CustomerSort::Phone
             );
-            let next_asc = if current { !q.ascending } else { text };
-            let aria = current.then_some(if q.ascending {
-                "ascending"
-            } else {
-                "descending"
-            });
-            html! {
-                th scope="col" aria-sort=[aria] {
-                    a href=(self.href(key, next_asc, 0)) { (label) }
-                }
-            }
+            let next = next_order(current, q.ascending, text);
+            sort_header(label, current, q.ascending, &self.href(key, next, 0))
         };
-        let first = found.offset + 1;
-        let last = found.offset + found.customers.len();
-        let pages = found.total.div_ceil(PAGE).max(1);
-        let current = found.offset / PAGE + 1;
+        let (offset, shown, total) = (found.offset, found.customers.len(), found.total);
         html! {
-            p.count id="customer-count" {
-                @if found.total == 0 {
-                    "No customers match."
-                } @else {
-                    "Showing " (group(first)) "–" (group(last)) " of " strong { (group(found.total)) }
-                    @if found.total == 1 { " customer" } @else { " customers" }
-                }
-            }
+            (count_line("customer-count", ("customer", "customers"), offset, shown, total))
             div.table-wrap {
                 table {
                     caption.visually-hidden { "Customers" }
@@ -188,32 +155,9 @@ impl ListView<'_> {
                     tbody id="customer-rows" { (rows(&found.customers)) }
                 }
             }
-            @if pages > 1 {
-                nav.pager aria-label="Pages of customers" {
-                    @if found.offset > 0 {
-                        a rel="prev" href=(self.href(q.sort, q.ascending, found.offset.saturating_sub(PAGE))) { "← Previous" }
-                    }
-                    span { "Page " (group(current)) " of " (group(pages)) }
-                    @if last < found.total {
-                        a rel="next" href=(self.href(q.sort, q.ascending, found.offset + PAGE)) { "Next →" }
-                    }
-                }
-            }
+            (pager("customers", offset, shown, total, |o| self.href(q.sort, q.ascending, o)))
         }
     }
-}
-
-/// A count with thousands separators.
-fn group(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn percent(c: &CustomerView, key: &str) -> String {
@@ -234,23 +178,12 @@ fn rows(list: &[CustomerView]) -> Markup {
                 td { a href=(format!("/app/customers/{}", c.id)) { (c.email.as_deref().or(c.name.as_deref()).unwrap_or(&c.id)) } }
                 td { (c.name.as_deref().unwrap_or("")) }
                 td { (c.phone.as_deref().unwrap_or("")) }
-                td { (c.last_seen.as_deref().unwrap_or("")) }
+                td { @if let Some(t) = &c.last_seen { (super::format::time(t)) } }
                 td { (percent(c, "churnScore")) }
                 td { (percent(c, "score")) }
             }
         }
     }
-}
-
-fn urlencode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                (b as char).to_string()
-            }
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// What the profile shows beyond the API's profile: scores and agent actions.
@@ -444,15 +377,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn counts_are_grouped() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(10_650), "10,650");
-        assert_eq!(group(1_234_567), "1,234,567");
-    }
-
-    #[test]
     fn query_text_is_encoded() {
         assert_eq!(urlencode("a b&c"), "a%20b%26c");
+        assert_eq!(crate::dashboard::format::count(10_650), "10,650");
     }
 }

@@ -10,6 +10,7 @@ use super::session::{Session, CSRF_FIELD};
 pub const NAV: &[(&str, &str)] = &[
     ("/app/home", "Home"),
     ("/app/customers", "Customers"),
+    ("/app/opportunities", "Opportunities"),
     ("/app/approvals", "Approvals"),
     ("/app/keys", "Agent keys"),
     ("/app/graph", "Cypher console"),

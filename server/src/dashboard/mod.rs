@@ -25,7 +25,10 @@ pub mod integrations;
 pub mod keys;
 pub mod layout;
 pub mod oauth_consent;
+pub mod opportunities;
+pub mod paging;
 pub mod playbook_cards;
+pub mod playbook_runs;
 pub mod playbooks;
 pub mod respond;
 pub mod session;
@@ -46,6 +49,7 @@ pub fn router(state: AppState) -> Router<AppState> {
         .route("/app/customers", get(customers::list))
         .route("/app/customers/dedupe", post(dedupe::run))
         .route("/app/customers/{id}", get(customers::profile))
+        .route("/app/opportunities", get(opportunities::list))
         .route("/app/approvals", get(approvals::inbox))
         .route("/app/approvals/bulk", post(approvals::bulk))
         .route("/app/approvals/{id}/{decision}", post(approvals::decide))
@@ -63,6 +67,8 @@ pub fn router(state: AppState) -> Router<AppState> {
         )
         .route("/app/playbooks/{id}", post(playbooks::update))
         .route("/app/playbooks/{id}/run", post(playbooks::run))
+        .route("/app/playbooks/{id}/runs", get(playbook_runs::runs))
+        .route("/app/playbooks/{id}/runs/{run_id}", get(playbook_runs::run))
         .route(
             "/app/playbooks/{id}/runs/{run_id}/{verb}",
             post(playbooks::control),

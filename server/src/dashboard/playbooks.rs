@@ -18,13 +18,15 @@ use crate::state::AppState;
 use svc_agents::playbook_runs::executor::{self, Control};
 use svc_agents::playbook_runs::lead_source::RunRequest;
 use svc_agents::playbook_runs::leads::RunLead;
-use svc_agents::playbook_runs::runs::{self, PlaybookRun};
+use svc_agents::playbook_runs::runs::{self, PlaybookRun, RunQuery};
 use svc_core::error::Error;
 use svc_core::store::RecordScan;
 use svc_domains::playbooks::{self, Playbook};
 
-/// Leads listed under a run on the page (the API lists them all).
+/// Leads listed under a run on the page (the run's page lists them all, paged).
 const LEADS_SHOWN: usize = 25;
+/// Runs listed per playbook, newest first (the playbook's runs page lists them all, paged).
+pub const RUNS_SHOWN: usize = 10;
 
 /// The outcome a redirect after a successful form names (`?done=created&id=pb_...`).
 #[derive(Debug, Default, Deserialize)]
@@ -234,9 +236,9 @@ async fn outcome(
 }
 
 /// What a redirect's outcome code says, in words (from the stored playbook and run).
-fn notice(done: &Done, list: &[(Playbook, Vec<PlaybookRun>)]) -> Option<String> {
+fn notice(done: &Done, list: &[(Playbook, Vec<PlaybookRun>, usize)]) -> Option<String> {
     let id = done.id.as_deref()?;
-    let (p, _) = list.iter().find(|(p, _)| p.id == id)?;
+    let (p, _, _) = list.iter().find(|(p, _, _)| p.id == id)?;
     Some(match done.done.as_deref()? {
         "created" => format!("Playbook “{}” created.", p.name),
         "saved" => format!("Playbook “{}” saved.", p.name),
@@ -264,7 +266,12 @@ async fn render(
     let mut with_runs = Vec::with_capacity(list.playbooks.len());
     let mut run_leads = std::collections::HashMap::new();
     for p in list.playbooks {
-        let r = runs::list(&state.store, ws, &p.id)
+        let newest = RunQuery {
+            ascending: false,
+            limit: RUNS_SHOWN,
+            ..RunQuery::default()
+        };
+        let r = runs::list(&state.store, ws, &p.id, &newest)
             .await
             .map_err(|e| failed(s, e))?;
         for run in &r.runs {
@@ -282,7 +289,7 @@ async fn render(
                 .map_err(|e| failed(s, e))?;
             run_leads.insert(run.id.clone(), leads);
         }
-        with_runs.push((p, r.runs));
+        with_runs.push((p, r.runs, r.total));
     }
     let notice = done.and_then(|d| notice(d, &with_runs));
     let no_again = Again::default();
@@ -299,7 +306,7 @@ async fn render(
             }
             @if with_runs.is_empty() { p.card { "No playbooks yet: describe one below, then start a run on a few customers." } }
             div.cards {
-                @for (p, runs) in &with_runs { (playbook(s, p, runs, &run_leads, again)) }
+                @for (p, runs, total) in &with_runs { (playbook(s, p, runs, *total, &run_leads, again)) }
             }
             (create_form(s, again))
         },
@@ -310,6 +317,7 @@ fn playbook(
     s: &Session,
     p: &Playbook,
     runs: &[PlaybookRun],
+    total_runs: usize,
     leads: &std::collections::HashMap<String, Vec<RunLead>>,
     again: &Again,
 ) -> Markup {
@@ -333,9 +341,9 @@ fn playbook(
                         caption { "Runs" }
                         thead { tr { th scope="col" { "Started" } th scope="col" { "Status" } th scope="col" { "What it did" } th scope="col" { "Outcomes" } th scope="col" { span.visually-hidden { "Controls" } } } }
                         tbody {
-                            @for r in runs.iter().rev() {
+                            @for r in runs {
                                 tr data-run=(r.id) {
-                                    td { (format::time(&r.started_at)) br; span.hint title=(r.id) { "run " (short_id(&r.id)) } }
+                                    td { a href=(run_href(&p.id, &r.id)) { (format::time(&r.started_at)) } br; span.hint title=(r.id) { "run " (short_id(&r.id)) } }
                                     td.run-status {
                                         (status_words(&r.status))
                                         @if let Some(e) = r.plan.as_ref().and_then(|pl| pl.error.as_ref()) {
@@ -366,7 +374,7 @@ fn playbook(
                                                     @for l in ls { li { (lead(l)) } }
                                                 }
                                                 @if lead_total(r, ls) > ls.len() as u64 {
-                                                    p.hint { "The first " (ls.len()) " are shown; " code { "GET /v1/playbooks/" (p.id) "/runs/" (r.id) "/leads" } " lists them all." }
+                                                    p.hint { "The first " (ls.len()) " are shown; " a href=(run_href(&p.id, &r.id)) { "the run's page" } " lists them all." }
                                                 }
                                             }
                                         }
@@ -375,6 +383,12 @@ fn playbook(
                             }
                         }
                     }
+                }
+                p.hint.run-count {
+                    @if total_runs > runs.len() {
+                        "The " (runs.len()) " most recent of " strong { (count(total_runs as u64)) } " runs · "
+                    }
+                    a href=(format!("/app/playbooks/{}/runs", urlencode(&p.id))) { "All runs" }
                 }
             }
             details.edit open[editing] {
@@ -415,8 +429,17 @@ fn playbook(
     }
 }
 
+/// The page of one run (its leads, paged).
+pub fn run_href(playbook_id: &str, run_id: &str) -> String {
+    format!(
+        "/app/playbooks/{}/runs/{}",
+        urlencode(playbook_id),
+        urlencode(run_id)
+    )
+}
+
 /// The tail of a time-ordered id, enough to tell runs apart.
-fn short_id(id: &str) -> &str {
+pub fn short_id(id: &str) -> &str {
     let start = id.len().saturating_sub(6);
     id.get(start..).unwrap_or(id)
 }
@@ -441,7 +464,7 @@ pub fn status_words(status: &str) -> &str {
     }
 }
 
-fn run_error(status: &str, message: &str) -> String {
+pub fn run_error(status: &str, message: &str) -> String {
     if status == "blocked_credits" {
         format!(
             "The workspace used this month's action credits before every lead was worked ({message}). \
@@ -476,7 +499,7 @@ pub fn did(r: &PlaybookRun) -> Markup {
     }
 }
 
-fn lead(l: &RunLead) -> Markup {
+pub fn lead(l: &RunLead) -> Markup {
     html! {
         @match &l.customer_id {
             Some(c) => a href=(format!("/app/customers/{c}")) { (l.reference) },

@@ -11,18 +11,31 @@ use crate::http::error::ErrorBody;
 use crate::http::extract::{AgentKeyAuth, ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
 use svc_core::error::Error;
-use svc_gateway::approvals::{self, PendingList, PendingView};
+use svc_gateway::approvals::{self, ApprovalQuery, PendingList, PendingView};
 
+/// The query of `GET /api/v1/approvals`, for the document (read with
+/// `ApprovalQuery::from_params`).
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
+#[allow(dead_code)]
 pub struct ListQuery {
-    /// Only actions in this state; all recent ones when omitted.
+    /// Only actions in this state, or `decided` (every state but pending) or `approved_any`
+    /// (approved, executed, failed, unknown); every state when omitted.
     #[param(schema_with = status_values)]
-    pub status: Option<String>,
+    status: Option<String>,
+    /// Only actions of this capability (`queue.outreach`, ...).
+    #[param(max_length = 200)]
+    capability: Option<String>,
+    /// Actions to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 200).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
 }
 
 fn status_values() -> utoipa::openapi::schema::Object {
-    crate::http::openapi::string_enum(approvals::STATES)
+    crate::http::openapi::string_enum(approvals::STATES.into_iter().chain(approvals::GROUPS))
 }
 
 /// Optional body of approve and reject.
@@ -48,7 +61,8 @@ fn decision(body: &[u8]) -> Result<Option<String>, ErrorResponse> {
     Ok(note)
 }
 
-/// Pending actions of the workspace, newest first.
+/// Actions of the workspace, newest first, paged with the total. Signed-in users may approve,
+/// so each carries its `recipient` in full (the input stays masked as agents see it).
 #[utoipa::path(get, path = "/api/v1/approvals", tag = "approvals",
     params(ListQuery), responses(
     (status = 200, body = PendingList),
@@ -59,12 +73,26 @@ fn decision(body: &[u8]) -> Result<Option<String>, ErrorResponse> {
 pub async fn list_approvals(
     State(state): State<AppState>,
     JwtUser(s): JwtUser,
-    query: Result<Query<ListQuery>, QueryRejection>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<PendingList>, ErrorResponse> {
-    let Query(q) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
-    Ok(ApiJson(
-        approvals::list(&state.store, s.workspace, q.status).await?,
-    ))
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let q = ApprovalQuery::from_params(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    let mut list = approvals::list(&state.store, s.workspace, q).await?;
+    let customers = list
+        .actions
+        .iter()
+        .filter_map(|a| a.customer_id.clone())
+        .collect();
+    let (recipients, _) =
+        approvals::details(&state.store, s.workspace, customers, Vec::new()).await?;
+    for a in &mut list.actions {
+        a.recipient = a
+            .customer_id
+            .as_ref()
+            .and_then(|c| recipients.get(c))
+            .cloned();
+    }
+    Ok(ApiJson(list))
 }
 
 /// Approve a pending action: it executes at once, exactly once.

@@ -15,7 +15,7 @@ use svc_core::error::Error;
 use svc_domains::customers::insights::{self, CohortList, JourneyList, ProductList, SegmentList};
 use svc_domains::customers::{
     self, CampaignList, CustomerList, CustomerProfile, CustomerQuery, CustomerSort, DedupeReport,
-    OpportunityList, Timeline,
+    OpportunityList, OpportunityQuery, OpportunitySort, Timeline,
 };
 
 /// The query of `GET /v1/customers`, for the document: the handler reads the parameters with
@@ -166,18 +166,65 @@ pub async fn list_campaigns(
     ))
 }
 
-/// The 50 opportunities with the highest score.
+/// The query of `GET /v1/opportunities`, for the document: the handler reads the parameters
+/// with `OpportunityQuery::from_params` (empty text filters count as absent).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct OpportunityParams {
+    /// Case-insensitive text in the opportunity's name or id, or its customer's email or name.
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// The column to sort by (default `score`, the models' confidence; ties by amount).
+    #[param(inline)]
+    sort: Option<OpportunitySort>,
+    /// `desc` (default) or `asc`; opportunities without the sort value come last, ties by id.
+    #[param(inline)]
+    order: Option<SortOrder>,
+    /// Stage name (case-insensitive).
+    stage: Option<String>,
+    /// `open`, `won` or `lost`.
+    #[param(inline)]
+    status: Option<OpportunityStatus>,
+    /// Lowest amount, inclusive (opportunities without an amount are left out).
+    min_amount: Option<f64>,
+    /// Highest amount, inclusive.
+    max_amount: Option<f64>,
+    /// Opportunities to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 50).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OpportunityStatus {
+    Open,
+    Won,
+    Lost,
+}
+
+/// Opportunities of the whole workspace, searched, filtered, sorted and paged on the server,
+/// with the number matching in all. Without parameters: the 50 with the highest score, then
+/// the unscored ones by amount (largest first).
 #[utoipa::path(get, path = "/v1/opportunities", tag = "customers",
+    params(OpportunityParams),
     responses(
     (status = 200, body = OpportunityList),
+    (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
 ))]
 pub async fn list_opportunities(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<OpportunityList>, ErrorResponse> {
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let q = OpportunityQuery::from_params(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     Ok(ApiJson(
-        customers::opportunities(&state.store, p.workspace()).await?,
+        customers::opportunities(&state.store, p.workspace(), q).await?,
     ))
 }
 

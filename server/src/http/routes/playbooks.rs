@@ -3,9 +3,10 @@
 
 use crate::http::error::ErrorResponse;
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::http::error::ErrorBody;
@@ -13,10 +14,13 @@ use crate::http::extract::{AnyAuth, ApiJson, ApiPath};
 use crate::state::AppState;
 use svc_agents::playbook_runs::executor::{self, Control};
 use svc_agents::playbook_runs::lead_source::RunRequest;
-use svc_agents::playbook_runs::leads::{self, LeadList};
+use svc_agents::playbook_runs::leads::{self, LeadList, LeadQuery, LeadSort};
 use svc_agents::playbook_runs::model_judge::Judging;
 use svc_agents::playbook_runs::outcomes;
-use svc_agents::playbook_runs::runs::{self, OutcomeReport, OutcomeResult, RunEnvelope, RunList};
+use svc_agents::playbook_runs::run_plan;
+use svc_agents::playbook_runs::runs::{
+    self, OutcomeReport, OutcomeResult, RunEnvelope, RunList, RunQuery, RunSort,
+};
 use svc_core::auth::Principal;
 use svc_core::error::Error;
 use svc_domains::playbooks::{self, PlaybookEnvelope, PlaybookList};
@@ -221,12 +225,81 @@ pub async fn cancel_run(
     control(&state, &p, id, run_id, Control::Cancel).await
 }
 
-/// The run's leads in the order they are worked, each with its status (`pending`, `working`,
-/// `queued`, `sent`, `skipped`, `failed`), reason, variant, channel and request ids.
+/// The query of a run's leads, for the document (read with `LeadQuery::from_params`).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct LeadParams {
+    /// Case-insensitive text in the lead's reference or customer id.
+    #[param(max_length = 200)]
+    q: Option<String>,
+    /// Only leads with this status.
+    #[param(schema_with = lead_statuses)]
+    status: Option<String>,
+    /// The column to sort by (default `seq`, the order they are worked).
+    #[param(inline)]
+    sort: Option<LeadSort>,
+    /// `asc` (default) or `desc`; ties by position in the run.
+    #[param(schema_with = orders)]
+    order: Option<String>,
+    /// Leads to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 100).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
+}
+
+/// The query of a playbook's runs, for the document (read with `RunQuery::from_params`).
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct RunParams {
+    /// Only runs with this status.
+    #[param(schema_with = run_statuses)]
+    status: Option<String>,
+    /// The column to sort by (default `started`).
+    #[param(inline)]
+    sort: Option<RunSort>,
+    /// `asc` (default: oldest first) or `desc`; ties by start, then id.
+    #[param(schema_with = orders)]
+    order: Option<String>,
+    /// Runs to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 100).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
+}
+
+fn lead_statuses() -> utoipa::openapi::schema::Object {
+    crate::http::openapi::string_enum(leads::STATUSES)
+}
+
+fn run_statuses() -> utoipa::openapi::schema::Object {
+    crate::http::openapi::string_enum(run_plan::status::ALL)
+}
+
+fn orders() -> utoipa::openapi::schema::Object {
+    crate::http::openapi::string_enum(["asc", "desc"])
+}
+
+/// The query parameters as name/value pairs, a malformed query string being the client's fault.
+fn pairs(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Vec<(String, String)>, ErrorResponse> {
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    Ok(query)
+}
+
+/// The run's leads, paged with the total: by default in the order they are worked, each with
+/// its status (`pending`, `working`, `queued`, `sent`, `skipped`, `failed`), reason, variant,
+/// channel and request ids.
 #[utoipa::path(get, path = "/v1/playbooks/{id}/runs/{run_id}/leads", tag = "playbooks",
     params(("id" = String, Path, description = "Playbook id (`pb_...`)"),
-           ("run_id" = String, Path, description = "Run id (`run_...`)")), responses(
+           ("run_id" = String, Path, description = "Run id (`run_...`)"), LeadParams), responses(
     (status = 200, body = LeadList),
+    (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 404, body = ErrorBody),
 ))]
@@ -234,17 +307,22 @@ pub async fn list_run_leads(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath((id, run_id)): ApiPath<(String, String)>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<LeadList>, ErrorResponse> {
+    let query = pairs(query)?;
+    let q = LeadQuery::from_params(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     runs::get(&state.store, p.workspace(), &id, &run_id).await?;
     Ok(ApiJson(
-        leads::list(&state.store, p.workspace(), &id, &run_id).await?,
+        leads::list(&state.store, p.workspace(), &id, &run_id, &q).await?,
     ))
 }
 
-/// The playbook's runs ordered by `startedAt` (404 once the playbook is deleted).
+/// The playbook's runs, paged with the total, by default ordered by `startedAt`, oldest first
+/// (404 once the playbook is deleted).
 #[utoipa::path(get, path = "/v1/playbooks/{id}/runs", tag = "playbooks",
-    params(("id" = String, Path, description = "Playbook id (`pb_...`)")), responses(
+    params(("id" = String, Path, description = "Playbook id (`pb_...`)"), RunParams), responses(
     (status = 200, body = RunList),
+    (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
     (status = 404, body = ErrorBody),
 ))]
@@ -252,8 +330,13 @@ pub async fn list_runs(
     State(state): State<AppState>,
     AnyAuth(p): AnyAuth,
     ApiPath(id): ApiPath<String>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<RunList>, ErrorResponse> {
-    Ok(ApiJson(runs::list(&state.store, p.workspace(), &id).await?))
+    let query = pairs(query)?;
+    let q = RunQuery::from_params(query.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    Ok(ApiJson(
+        runs::list(&state.store, p.workspace(), &id, &q).await?,
+    ))
 }
 
 /// One run, also after its playbook was deleted.
