@@ -143,6 +143,14 @@ impl Store {
         })
     }
 
+    /// The read model's state of every workspace a model was asked for (metrics, logs);
+    /// empty while the store is closing.
+    pub fn read_model_states(&self) -> Vec<(WorkspaceId, svc_engine::ReadModelState)> {
+        self.engine()
+            .map(|g| g.read_model_states())
+            .unwrap_or_default()
+    }
+
     /// The public ids of this store's nodes and edges.
     pub fn ids(&self) -> &PublicIds {
         &self.ids

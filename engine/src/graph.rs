@@ -130,6 +130,11 @@ impl Graph {
         self.shared.readmodel.state(ws)
     }
 
+    /// `read_model_state` of every workspace a model was asked for, by workspace id.
+    pub fn read_model_states(&self) -> Vec<(WorkspaceId, crate::readmodel::ReadModelState)> {
+        self.shared.readmodel.states()
+    }
+
     /// Runs `f` on the writer thread and returns once its writes are durable (group commit:
     /// closures arriving together share one batch and one fsync). Reads inside `f` see all
     /// committed data and `f`'s own writes; nothing else runs in between, so read-check-write

@@ -32,6 +32,41 @@ pub struct Gauges {
     pub rate_limiter_keys: usize,
     pub login_limiter_emails: usize,
     pub pending_key_usage: usize,
+    pub read_models: ReadModelGauges,
+}
+
+/// The in-memory read models, summed over workspaces (no workspace is named on this public
+/// endpoint: the log line of a workspace over its budget names it).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ReadModelGauges {
+    pub built: usize,
+    pub building: usize,
+    /// Workspaces whose model outgrew `--read-model-mb`: their reads run the row path.
+    pub over_budget: usize,
+    pub not_built: usize,
+    pub bytes: usize,
+    /// Nodes changed since their workspace's model was built (read through RocksDB).
+    pub touched: u64,
+}
+
+impl ReadModelGauges {
+    pub fn from_states(states: &[svc_engine::ReadModelState]) -> Self {
+        use svc_engine::ReadModelState as S;
+        let mut g = ReadModelGauges::default();
+        for s in states {
+            match s {
+                S::Ready { bytes, touched } => {
+                    g.built += 1;
+                    g.bytes += bytes;
+                    g.touched += touched;
+                }
+                S::Building => g.building += 1,
+                S::OverBudget { .. } => g.over_budget += 1,
+                S::NotBuilt | S::Off => g.not_built += 1,
+            }
+        }
+        g
+    }
 }
 
 impl Default for Metrics {
@@ -142,10 +177,35 @@ impl Metrics {
                 "Key last-used times not yet written.",
                 gauges.pending_key_usage,
             ),
+            (
+                "svc_read_model_bytes",
+                "Bytes of the built in-memory read models, all workspaces.",
+                gauges.read_models.bytes,
+            ),
+            (
+                "svc_read_model_touched_nodes",
+                "Nodes changed since their workspace's read model was built.",
+                gauges.read_models.touched as usize,
+            ),
         ] {
             let _ = writeln!(out, "# HELP {name} {help}");
             let _ = writeln!(out, "# TYPE {name} gauge");
             let _ = writeln!(out, "{name} {value}");
+        }
+        let rm = &gauges.read_models;
+        let _ = writeln!(
+            out,
+            "# HELP svc_read_model_workspaces Workspaces by read-model state (over_budget: \
+             larger than --read-model-mb, reads run row by row)."
+        );
+        let _ = writeln!(out, "# TYPE svc_read_model_workspaces gauge");
+        for (state, n) in [
+            ("built", rm.built),
+            ("building", rm.building),
+            ("over_budget", rm.over_budget),
+            ("not_built", rm.not_built),
+        ] {
+            let _ = writeln!(out, "svc_read_model_workspaces{{state=\"{state}\"}} {n}");
         }
         out
     }
@@ -179,5 +239,38 @@ mod tests {
         assert!(text.contains(
             "svc_http_request_duration_seconds_count{method=\"GET\",route=\"/healthz\"} 2"
         ));
+    }
+
+    #[test]
+    fn renders_read_model_states_summed() {
+        use svc_engine::ReadModelState as S;
+        let states = [
+            S::Ready {
+                bytes: 100,
+                touched: 2,
+            },
+            S::Ready {
+                bytes: 50,
+                touched: 0,
+            },
+            S::OverBudget { budget: 1 << 20 },
+            S::Building,
+            S::NotBuilt,
+        ];
+        let gauges = Gauges {
+            read_models: ReadModelGauges::from_states(&states),
+            ..Gauges::default()
+        };
+        let text = Metrics::new().render(&gauges);
+        for line in [
+            "svc_read_model_bytes 150",
+            "svc_read_model_touched_nodes 2",
+            "svc_read_model_workspaces{state=\"built\"} 2",
+            "svc_read_model_workspaces{state=\"over_budget\"} 1",
+            "svc_read_model_workspaces{state=\"building\"} 1",
+            "svc_read_model_workspaces{state=\"not_built\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} missing from {text}");
+        }
     }
 }

@@ -165,12 +165,15 @@ impl AppState {
             let mut retrain_tick =
                 tokio::time::interval(svc_domains::scoring::retrain::CHECK_EVERY);
             retrain_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            // Workspaces already reported over the read-model budget (logged once each).
+            let mut over_budget = std::collections::HashSet::new();
             loop {
                 tokio::select! {
                     _ = tick.tick() => {
                         if let Err(e) = state.usage.flush(&state.store).await {
                             tracing::warn!(error = %e, "flushing key usage failed; will retry");
                         }
+                        log_read_models_over_budget(&state.store, &mut over_budget);
                     }
                     _ = sweep_tick.tick() => tokio::select! {
                         // Each of a sweep's writes is atomic and a sweep can start over at
@@ -189,7 +192,6 @@ impl AppState {
         *self.flusher.lock() = Some((stop_tx, handle));
     }
 
-    /// Values for the gauges of `/metrics`.
     /// The base URL providers reach this service at: `--public-url`, else the address the
     /// listener is bound to (known once `serve` binds).
     pub fn public_url(&self) -> String {
@@ -208,11 +210,20 @@ impl AppState {
         }
     }
 
+    /// Values for the gauges of `/metrics`.
     pub fn gauges(&self) -> Gauges {
         Gauges {
             rate_limiter_keys: self.rate_limiter.tracked(),
             login_limiter_emails: self.login_limiter.tracked(),
             pending_key_usage: self.usage.pending_count(),
+            read_models: crate::metrics::ReadModelGauges::from_states(
+                &self
+                    .store
+                    .read_model_states()
+                    .into_iter()
+                    .map(|(_, s)| s)
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
 
@@ -231,5 +242,25 @@ impl AppState {
             tracing::warn!("the store was still in use when the stop's wait ended");
         }
         flushed.map(|_| ())
+    }
+}
+
+/// Logs, once per workspace, that its read model outgrew `--read-model-mb`: its reads then
+/// run row by row over RocksDB (correct, slower), which `/metrics` counts too.
+fn log_read_models_over_budget(
+    store: &svc_core::store::Store,
+    logged: &mut std::collections::HashSet<u64>,
+) {
+    for (ws, s) in store.read_model_states() {
+        if let svc_engine::ReadModelState::OverBudget { budget } = s {
+            if logged.insert(ws.0) {
+                tracing::warn!(
+                    workspace = ws.0,
+                    budget_mb = budget >> 20,
+                    "the workspace's read model does not fit --read-model-mb: its queries run \
+                     row by row over RocksDB (slower); raise --read-model-mb to model it"
+                );
+            }
+        }
     }
 }

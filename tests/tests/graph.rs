@@ -752,3 +752,38 @@ async fn temporal_properties_are_stored_range_indexed_and_passed_as_typed_parame
     .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{err}");
 }
+
+/// A workspace whose read model does not fit `--read-model-mb` still answers (row by row) and
+/// `/metrics` counts it as over budget.
+#[tokio::test]
+async fn a_workspace_over_the_read_model_budget_answers_and_metrics_say_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = svc_integration_tests::test_config(dir.path());
+    config.read_model_bytes = 1; // any model is larger
+    let s = TestServer::start_with(dir, config).await;
+    let a = s.account().await;
+    let key = s.reader_key(&a).await.plaintext;
+    track(&s, &key, json!({"action": "x", "email": "k@x.io"})).await;
+    // A scan with a filter: the kind of query that asks for a model.
+    let q = "MATCH (c:Customer) WHERE c.email ENDS WITH '.io' RETURN c.email AS e";
+    let v = query_ok(&s, &key, q, json!({})).await;
+    assert_eq!(v["rows"], json!([["k@x.io"]]));
+    // The query asked for a model; its build stops at the budget in the background.
+    let mut text = String::new();
+    for _ in 0..100 {
+        let resp = s.get("/metrics").send().await.expect("metrics");
+        text = resp.text().await.expect("text");
+        if text.contains(r#"svc_read_model_workspaces{state="over_budget"} 1"#) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(
+        text.contains(r#"svc_read_model_workspaces{state="over_budget"} 1"#),
+        "{text}"
+    );
+    assert!(text.contains("svc_read_model_bytes 0"), "{text}");
+    let v = query_ok(&s, &key, q, json!({})).await;
+    assert_eq!(v["rows"], json!([["k@x.io"]]), "the row path answers");
+    s.stop().await;
+}

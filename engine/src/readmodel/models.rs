@@ -153,6 +153,14 @@ impl ReadModels {
         }
     }
 
+    /// The state of every workspace a model was asked for (built, building, over budget),
+    /// for the service's metrics and logs.
+    pub fn states(&self) -> Vec<(WorkspaceId, ReadModelState)> {
+        let mut ids: Vec<WorkspaceId> = self.workspaces.lock().keys().copied().collect();
+        ids.sort_by_key(|w| w.0);
+        ids.into_iter().map(|ws| (ws, self.state(ws))).collect()
+    }
+
     /// Asks the background builder for a first model of `ws` (no-op when one exists, is being
     /// built, or is over budget).
     pub fn request(&self, ws: WorkspaceId) {
