@@ -515,7 +515,7 @@ mod tests {
         let served = served(&doc);
         for (name, patch) in runtime_constraints() {
             let mut expected =
-                serde_json::to_value(&doc.components.as_ref().unwrap().schemas[name])
+                serde_json::to_value(&doc.components.as_ref().expect("components").schemas[name])
                     .expect("schema as JSON");
             merge(&mut expected, &patch);
             let mut got = served["components"]["schemas"][name].clone();
