@@ -137,7 +137,14 @@ fn random_queries(n: usize) -> Vec<String> {
             );
         }
         let p = pick(&mut next, &a_props);
-        let tail = match next(18) {
+        let tail = match next(21) {
+            18 if has_b => {
+                "RETURN b.name AS k, count(DISTINCT a) AS n ORDER BY n DESC, k".to_owned()
+            }
+            19 if has_b => {
+                "WITH a, count(b) AS n RETURN a.name AS k, n ORDER BY n DESC, k LIMIT 3".to_owned()
+            }
+            20 => "WITH a, count(*) AS n WHERE n >= 2 RETURN count(a), avg(a.score)".to_owned(),
             14 => format!("RETURN a.name AS n, a.{p} AS k ORDER BY k DESC, n LIMIT 4"),
             15 => format!("RETURN a.{p} AS k, a.name AS n ORDER BY n, k SKIP 2 LIMIT 3"),
             16 => "RETURN a.score * 2 AS k, a.name AS n ORDER BY k DESC LIMIT 2".to_owned(),

@@ -148,6 +148,8 @@
   var people = {};
   function personName(id, link) {
     if (!id) return;
+    // A page open all day meets many people: keep the last few hundred lookups.
+    if (!people[id] && Object.keys(people).length >= 500) people = {};
     if (!people[id]) {
       people[id] = fetch("/app/home/who?id=" + encodeURIComponent(id), { credentials: "same-origin", headers: { Accept: "application/json" } })
         .then(function (r) { return r.ok ? r.json() : null; })
@@ -273,6 +275,12 @@
         if (on && focus) t.focus();
       });
       if (name === "graph") graph();
+      // The address keeps the chosen view, so a reload or a shared link opens on it.
+      var url = new URL(location.href);
+      if (url.searchParams.has("q") || url.searchParams.has("explore")) {
+        url.searchParams.set("view", name);
+        history.replaceState(history.state, "", url.pathname + url.search + url.hash);
+      }
     }
     tabs.forEach(function (t, i) {
       t.addEventListener("click", function () { select(t.id.slice(4), false); });
@@ -283,7 +291,8 @@
       });
     });
     list.hidden = false;
-    select(list.dataset.selected || "table", false);
+    var asked = new URL(location.href).searchParams.get("view");
+    select(asked === "table" || asked === "graph" ? asked : (list.dataset.selected || "table"), false);
   }
 
   // The console's schema: a click puts the snippet in the query box (the link runs it

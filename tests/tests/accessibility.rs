@@ -137,20 +137,34 @@ async fn every_page_passes_axe_without_javascript_errors_at_both_widths() {
         "/app/no-such-page",
     ];
     errors(&b).await;
-    for width in [(1440, 900), (390, 844)] {
+    // Both themes at the laptop's width (colour contrast differs), the light one on a phone.
+    for (theme, width) in [
+        ("light", (1440, 900)),
+        ("light", (390, 844)),
+        ("dark", (1440, 900)),
+    ] {
         b.set_window_size(width.0, width.1).await;
+        b.execute(
+            "localStorage.setItem('svc-theme', arguments[0]);",
+            json!([theme]),
+        )
+        .await;
         for path in pages {
             b.goto(&s.url(path)).await;
             b.wait_for("main h1").await;
+            let shown = b
+                .execute("return document.documentElement.dataset.theme;", json!([]))
+                .await;
+            assert_eq!(shown, json!(theme), "{path}");
             for v in violations(&b, &axe).await {
-                problems.push(format!("{path} at {}: {v}", width.0));
+                problems.push(format!("{path} at {} ({theme}): {v}", width.0));
             }
             for e in errors(&b).await {
                 // The unknown address answers 404 on purpose.
                 if path == "/app/no-such-page" && e.contains("404") {
                     continue;
                 }
-                problems.push(format!("{path} at {}: JavaScript: {e}", width.0));
+                problems.push(format!("{path} at {} ({theme}): JavaScript: {e}", width.0));
             }
         }
     }

@@ -285,7 +285,13 @@ async fn every_figure_equals_the_api_and_the_pipeline_adds_up() {
     );
     let url = b.current_url().await;
     assert!(url.contains("/app/graph?q=MATCH"), "{url}");
+    assert!(
+        url.contains("view=table"),
+        "the address keeps the view: {url}"
+    );
     b.goto(&url).await;
+    b.wait_for("#tab-table[aria-selected='true']").await;
+    b.click_on("#tab-graph").await;
     b.wait_for("#graph canvas").await;
 
     // The schema sidebar: labels with the API's counts; a click puts a snippet in the box.
@@ -317,14 +323,12 @@ async fn every_figure_equals_the_api_and_the_pipeline_adds_up() {
         .find("#schema-types li[data-type='HAS_TOUCHPOINT']")
         .await
         .is_some());
+    let here = b.current_url().await;
     b.click_on("#schema-labels li[data-label='Opportunity'] a")
         .await;
     let typed = b.property(&b.wait_for("#query").await, "value").await;
     assert_eq!(typed, json!("MATCH (n:Opportunity) RETURN n LIMIT 25"));
-    assert!(b
-        .current_url()
-        .await
-        .ends_with(&url[url.find("/app/graph").expect("path")..]));
+    assert_eq!(b.current_url().await, here, "a snippet only fills the box");
 
     // Expand on click: a node's neighbours join the drawn graph, the page stays.
     b.fill_in(
@@ -642,6 +646,30 @@ async fn console_reads_by_get_and_writes_only_on_post() {
     assert_eq!(resp.status(), StatusCode::OK);
     assert!(resp.text().await.expect("html").contains("2 nodes created"));
     assert_eq!(probes().await, 2);
+
+    // A node in the table links to its neighbourhood.
+    let html = get("/app/graph?q=MATCH%20(p%3AProbe)-%5B%3ANEXT%5D-%3E()%20RETURN%20p")
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("html");
+    let explore = html
+        .split("href=\"/app/graph?explore=")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("a node links to its neighbourhood")
+        .to_owned();
+    let html = get(&format!("/app/graph?explore={explore}"))
+        .await
+        .expect("explore")
+        .text()
+        .await
+        .expect("html");
+    assert!(
+        html.contains("NEXT") && html.contains("data-centre"),
+        "{html}"
+    );
 
     // The schema: counted on its link, then shown on the console.
     let resp = get("/app/graph/schema").await.expect("schema");

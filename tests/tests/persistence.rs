@@ -202,30 +202,44 @@ async fn graceful_stop_finishes_in_flight_requests_and_keeps_their_writes() {
     let s = TestServer::start().await;
     // Registrations are slow (argon2), so some are mid-flight when the stop begins; ten, the
     // most one address may start per minute.
+    // The stop begins once the first answer is back (not after a fixed sleep, which a loaded
+    // machine can outlast before any request arrives), so the others are still being served.
+    let (answered_tx, mut answered) = tokio::sync::mpsc::unbounded_channel();
     let mut in_flight = Vec::new();
     for i in 0..10 {
         let email = format!("drain-{i}-{}@example.com", svc_integration_tests::unique());
         let req = s
             .post("/api/auth/register")
             .json(&json!({"email": email, "password": "drain password", "name": "D"}));
+        let answered_tx = answered_tx.clone();
         in_flight.push(tokio::spawn(async move {
-            (email, req.send().await.map(|r| r.status()))
+            let outcome = req.send().await.map(|r| r.status());
+            let _ = answered_tx.send(());
+            (email, outcome, std::time::Instant::now())
         }));
     }
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    answered.recv().await.expect("a first answer");
+    let stop_began = std::time::Instant::now();
     let s = s.restart().await;
 
     let mut created = Vec::new();
+    let mut finished_during_stop = 0;
     for t in in_flight {
-        let (email, outcome) = t.await.expect("task");
+        let (email, outcome, at) = t.await.expect("task");
         match outcome {
-            Ok(StatusCode::CREATED) => created.push(email),
+            Ok(StatusCode::CREATED) => {
+                finished_during_stop += usize::from(at > stop_began);
+                created.push(email)
+            }
             // Never an error answer: a request is either served in full or never accepted.
             Ok(other) => panic!("{email}: answered {other} during shutdown"),
             Err(_) => {}
         }
     }
-    assert!(!created.is_empty(), "no registration finished");
+    assert!(
+        finished_during_stop > 0,
+        "no registration in flight at the stop finished"
+    );
     for email in created {
         let resp = s
             .post("/api/auth/login")

@@ -118,6 +118,11 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base's view of a label given by name.
+    pub(super) fn label_view(&self, name: &str) -> Option<LabelView<'a>> {
+        self.label_index(name).map(|i| self.labels[i])
+    }
+
     /// The base rows of the label at index `li` of `labels`.
     pub(super) fn label_rows(&self, li: usize) -> &'a [u32] {
         self.labels.get(li).map_or(&[], |l| l.rows())
@@ -312,6 +317,36 @@ impl Short {
         }
     }
 
+    /// The result for a string property value without building values: the string
+    /// predicates against a string constant (as `eval::binary` computes them), IS [NOT] NULL.
+    #[inline]
+    fn apply_str(&self, s: &str) -> Option<Val> {
+        use crate::ast::BinaryOp;
+        // A string is not null, whatever it says.
+        if let Short::IsNull(neg) = self {
+            return Some(Val::Bool(*neg));
+        }
+        let Short::Bin {
+            op,
+            c: Val::Str(c),
+            flipped,
+        } = self
+        else {
+            return None;
+        };
+        let (x, y) = if *flipped {
+            (c.as_str(), s)
+        } else {
+            (s, c.as_str())
+        };
+        Some(Val::Bool(match op {
+            BinaryOp::StartsWith => x.starts_with(y),
+            BinaryOp::EndsWith => x.ends_with(y),
+            BinaryOp::Contains => x.contains(y),
+            _ => return None,
+        }))
+    }
+
     #[inline]
     fn apply(&self, v: Val) -> Result<Val, QueryError> {
         match self {
@@ -498,6 +533,52 @@ impl BExpr {
             scratch[tmp] = v;
             Ok(dict.code(eval(body, &scratch, bx.cx)?))
         };
+        // A label scan's chunk: consecutive rows of one string column, no lookup per row.
+        let in_place = match super::ops::column_in_place_at(bx, refs, key) {
+            Some((li, ColumnView::Strings { codes, dict }, row0)) => {
+                codes.get(row0..row0 + refs.len()).map(|sc| (li, sc, dict))
+            }
+            _ => None,
+        };
+        if let Some((li, sc, sd)) = in_place {
+            if memo.len() <= li {
+                memo.resize(li + 1, Vec::new());
+            }
+            if memo[li].len() < sd.len() {
+                memo[li].resize(sd.len(), NO_CODE);
+            }
+            let memo = &mut memo[li];
+            for &c in sc {
+                let code = if c == NO_CODE {
+                    match *null_code {
+                        Some(n) => n,
+                        None => {
+                            let n = run(Val::Null)?;
+                            *null_code = Some(n);
+                            n
+                        }
+                    }
+                } else {
+                    match memo[c as usize] {
+                        NO_CODE => {
+                            let s = &sd[c as usize];
+                            let n = match short.and_then(|sh| sh.apply_str(s)) {
+                                Some(v) => dict.code(v),
+                                None => run(Val::Str(s.clone()))?,
+                            };
+                            memo[c as usize] = n;
+                            n
+                        }
+                        n => n,
+                    }
+                };
+                codes.push(code);
+            }
+            return Ok(Col::Dict {
+                codes,
+                dict: Rc::clone(dict),
+            });
+        }
         // The common case first: base nodes of the label (and string column) of the first one,
         // whose code was met before: a popcount and two loads.
         let fast = refs.iter().find_map(|r| match reader.locate(bx, *r) {
@@ -538,7 +619,10 @@ impl BExpr {
                     }
                     match memo[li][c] {
                         NO_CODE => {
-                            let n = run(Val::Str(sd[c].clone()))?;
+                            let n = match short.and_then(|sh| sh.apply_str(&sd[c])) {
+                                Some(v) => dict.code(v),
+                                None => run(Val::Str(sd[c].clone()))?,
+                            };
                             memo[li][c] = n;
                             n
                         }

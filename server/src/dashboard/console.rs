@@ -551,7 +551,7 @@ fn result_block(r: &QueryResult, centre: Option<u64>) -> Markup {
                         thead { tr { @for c in &r.columns { th scope="col" { (c) } } } }
                         tbody {
                             @for row in &r.rows {
-                                tr { @for v in row { td { (cell(v)) } } }
+                                tr { @for v in row { td { (cell_markup(v)) } } }
                             }
                         }
                     }
@@ -569,6 +569,17 @@ fn plan_node(p: &PlanTree) -> Markup {
             @if let Some(t) = p.time_us { " · " (t) " µs" }
             @if !p.children.is_empty() { ul { @for c in &p.children { (plan_node(c)) } } }
         }
+    }
+}
+
+/// A cell; a node links to its neighbourhood (the keyboard's way to explore from a result).
+fn cell_markup(v: &ResultValue) -> Markup {
+    match v {
+        ResultValue::Node(n) => {
+            let id = ids::node_id(&n.labels, svc_engine::NodeId(n.id));
+            html! { a href=(format!("/app/graph?explore={}", url_part(&id))) title="Show its neighbourhood" { (cell(v)) } }
+        }
+        other => html! { (cell(other)) },
     }
 }
 

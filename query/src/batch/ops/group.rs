@@ -25,7 +25,9 @@ pub(super) fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<
         match c {
             Col::Dict { codes, .. } => keys.iter_mut().zip(codes).for_each(|(x, c)| x[k] = *c),
             Col::Nodes(v) => keys.iter_mut().zip(v).for_each(|(x, r)| x[k] = *r),
-            _ => {}
+            // The null node reference: a column of nulls must not meet node 0's key.
+            Col::Null => keys.iter_mut().for_each(|x| x[k] = NULL),
+            Col::Vals(_) => {}
         }
     }
     Some((keys, dicts))
@@ -39,6 +41,9 @@ pub(in crate::batch) struct FastIndex {
     dicts: Vec<usize>,
     one: Vec<u32>,
     map: HashMap<FastKey, usize, Fx>,
+    /// Entries inserted since the last reset, and whether it was ever reset after one.
+    entries: usize,
+    lost: bool,
 }
 
 /// Hash maps keyed by the executor's own keys use `FxHasher`.
@@ -53,7 +58,15 @@ impl FastIndex {
             self.dicts = dicts.to_vec();
             self.one.clear();
             self.map.clear();
+            self.lost |= self.entries > 0;
+            self.entries = 0;
         }
+    }
+
+    /// Whether it holds an entry for each of the `groups` made so far (each group was
+    /// inserted once, and nothing was dropped): a key it lacks is then a new group.
+    fn complete(&self, groups: usize) -> bool {
+        !self.lost && self.entries == groups
     }
 
     #[inline]
@@ -69,6 +82,7 @@ impl FastIndex {
 
     #[inline]
     fn insert(&mut self, k: FastKey, v: usize) {
+        self.entries += 1;
         if self.dicts.len() == 1 && k[0] < TABLE_MAX {
             let i = k[0] as usize;
             if self.one.len() <= i {
@@ -147,6 +161,15 @@ pub(super) fn column_in_place<'a>(
     refs: &[NodeRef],
     key: &str,
 ) -> Option<(ColumnView<'a>, usize)> {
+    column_in_place_at(bx, refs, key).map(|(_, c, row0)| (c, row0))
+}
+
+/// `column_in_place` with the index of the label the column belongs to.
+pub(in crate::batch) fn column_in_place_at<'a>(
+    bx: &Bx<'a, '_>,
+    refs: &[NodeRef],
+    key: &str,
+) -> Option<(usize, ColumnView<'a>, usize)> {
     if !bx.m.untouched() {
         return None;
     }
@@ -159,7 +182,7 @@ pub(super) fn column_in_place<'a>(
     if bx.label_rows(li).get(row0..end)? != refs {
         return None;
     }
-    Some((col, row0))
+    Some((li, col, row0))
 }
 
 /// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
@@ -214,7 +237,29 @@ pub(super) fn add_number(state: &mut AggState, kind: AggKind, v: Val) -> Result<
 pub(super) struct Group {
     keys: Vec<Val>,
     states: Vec<AggState>,
-    seen: Vec<HashSet<Vec<u8>, Fx>>,
+    /// Per aggregate, the values a DISTINCT aggregate has met (empty when none is DISTINCT).
+    seen: Vec<Seen>,
+}
+
+/// Values a DISTINCT aggregate has met: nodes by reference, anything else by its key bytes.
+#[derive(Default)]
+pub(super) struct Seen {
+    refs: HashSet<u32, Fx>,
+    keys: HashSet<Vec<u8>, Fx>,
+}
+
+impl Seen {
+    /// Whether `v` is new (then it is remembered).
+    fn insert(&mut self, bx: &Bx<'_, '_>, v: &Val) -> bool {
+        match v {
+            Val::Node(id) => self.refs.insert(bx.node_ref(*id)),
+            other => {
+                let mut key = Vec::new();
+                write_key(other, &mut key);
+                self.keys.insert(key)
+            }
+        }
+    }
 }
 
 pub(in crate::batch) struct Aggregate<'p> {
@@ -233,9 +278,16 @@ impl Aggregate<'_> {
         let new_group = |keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]| Group {
             keys,
             states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
-            seen: aggs.iter().map(|_| HashSet::default()).collect(),
+            seen: if aggs.iter().any(|(a, _)| a.distinct) {
+                aggs.iter().map(|_| Seen::default()).collect()
+            } else {
+                Vec::new()
+            },
         };
         let mut group_of = Vec::new();
+        // Groups made through the fast index only are missing from `index` until a row
+        // needs it (then it is rebuilt from the groups' keys once).
+        let mut index_complete = true;
         while let Some(ch) = self.input.next(bx)? {
             check_deadline(bx)?;
             let mut key_cols = Vec::with_capacity(self.keys.len());
@@ -248,6 +300,9 @@ impl Aggregate<'_> {
                 fast.reset_if_changed(dicts);
             }
             group_of.clear();
+            // The fast index alone decides when it has seen every group so far (it was never
+            // reset), so new groups need no byte key.
+            let fast_only = fk.is_some() && fast.complete(groups.len());
             for i in 0..ch.len {
                 if let Some((keys, _)) = &fk {
                     if let Some(g) = fast.get(&keys[i]) {
@@ -256,6 +311,28 @@ impl Aggregate<'_> {
                     }
                 }
                 let vals: Vec<Val> = key_cols.iter().map(|c| cell(bx, c, i)).collect();
+                if fast_only {
+                    if groups.len() >= max {
+                        return Err(QueryError::BufferLimit(max));
+                    }
+                    groups.push(new_group(vals, &self.aggs));
+                    index_complete = false;
+                    let g = groups.len() - 1;
+                    if let Some((keys, _)) = &fk {
+                        fast.insert(keys[i], g);
+                    }
+                    group_of.push(g);
+                    continue;
+                }
+                if !index_complete {
+                    index.clear();
+                    for (g, group) in groups.iter().enumerate() {
+                        let mut k = Vec::new();
+                        group.keys.iter().for_each(|v| write_key(v, &mut k));
+                        index.insert(k, g);
+                    }
+                    index_complete = true;
+                }
                 let mut k = Vec::new();
                 vals.iter().for_each(|v| write_key(v, &mut k));
                 let g = match index.get(&k) {
@@ -324,18 +401,24 @@ impl Aggregate<'_> {
                     }
                 }
                 let c = arg.eval(bx, &ch)?;
+                if let (true, Col::Nodes(refs)) = (spec.distinct, &c) {
+                    // Distinct nodes by reference: no value built for a node met before.
+                    for (r, g) in refs.iter().zip(&group_of) {
+                        let group = &mut groups[*g];
+                        if *r != NULL && group.seen[a].refs.insert(*r) {
+                            group.states[a].add(spec.kind, bx.node_val(*r))?;
+                        }
+                    }
+                    continue;
+                }
                 for (i, g) in group_of.iter().enumerate() {
                     let v = cell(bx, &c, i);
                     if v.is_null() {
                         continue;
                     }
                     let group = &mut groups[*g];
-                    if spec.distinct {
-                        let mut key = Vec::new();
-                        write_key(&v, &mut key);
-                        if !group.seen[a].insert(key) {
-                            continue;
-                        }
+                    if spec.distinct && !group.seen[a].insert(bx, &v) {
+                        continue;
                     }
                     group.states[a].add(spec.kind, v)?;
                 }

@@ -646,6 +646,7 @@ impl ExpandCount<'_> {
     fn count(&self, bx: &Bx<'_, '_>, lists: &[CsrView<'_>], r: NodeRef) -> Result<u64, QueryError> {
         if bx.exact(r) {
             let label = self.to_label.map(std::slice::from_ref);
+            let view = self.to_label.and_then(|l| bx.label_view(l));
             let mut n = 0u64;
             for csr in lists {
                 let nb = csr.neighbours(r);
@@ -653,7 +654,12 @@ impl ExpandCount<'_> {
                     None => n += nb.len() as u64,
                     Some(l) => {
                         for &x in nb {
-                            if bx.has_labels(x, l)? {
+                            // Untouched base nodes: the label's bitmap; others: the snapshot.
+                            let has = match view {
+                                Some(v) if bx.exact(x) => v.contains(x),
+                                _ => bx.has_labels(x, l)?,
+                            };
+                            if has {
                                 n += 1;
                             }
                         }
