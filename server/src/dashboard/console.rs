@@ -31,6 +31,7 @@ use super::session::Session;
 
 use crate::state::AppState;
 use svc_core::error::Error;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::WorkspaceId;
 use svc_domains::graph_api::query::{self, Access, QueryRequest};
 
@@ -197,7 +198,7 @@ async fn run_block(
         params: None,
     };
     let r = query::run(&state.store, s.user.workspace, access, req).await;
-    outcome(r, centre).map_err(|e| super::respond::failed(s, e))
+    outcome(state.store.ids(), r, centre).map_err(|e| super::respond::failed(s, e))
 }
 
 async fn neighbourhood_block(
@@ -207,17 +208,18 @@ async fn neighbourhood_block(
 ) -> Result<(StatusCode, Markup), Failure> {
     let req = neighbourhood_request(id);
     let r = query::run(&state.store, s.user.workspace, Access::ReadOnly, req).await;
-    outcome(r, Some(id)).map_err(|e| super::respond::failed(s, e))
+    outcome(state.store.ids(), r, Some(id)).map_err(|e| super::respond::failed(s, e))
 }
 
 /// The result block, or a refusal's alert with its status; a failure of the service is the
 /// error page (`Err`).
 fn outcome(
+    ids: &PublicIds,
     r: Result<QueryResult, Error>,
     centre: Option<u64>,
 ) -> Result<(StatusCode, Markup), Error> {
     match r {
-        Ok(r) => Ok((StatusCode::OK, result_block(&r, centre))),
+        Ok(r) => Ok((StatusCode::OK, result_block(ids, &r, centre))),
         Err(e) if e.code.status() < 500 => {
             let mut msg = e.message.clone();
             if let Some(d) = &e.details {
@@ -508,7 +510,7 @@ fn render(s: &Session, text: &str, result: Markup, sidebar: Markup, after: Marku
 
 /// `centre`: the engine id of the node a neighbourhood is about (highlighted). Results with
 /// nodes open on the graph tab, others on the table; without JavaScript both panels show.
-fn result_block(r: &QueryResult, centre: Option<u64>) -> Markup {
+fn result_block(ids: &PublicIds, r: &QueryResult, centre: Option<u64>) -> Markup {
     let graph = graph_elements(r);
     let has_graph = !graph.is_empty();
     let has_table = !r.columns.is_empty();
@@ -551,7 +553,7 @@ fn result_block(r: &QueryResult, centre: Option<u64>) -> Markup {
                         thead { tr { @for c in &r.columns { th scope="col" { (c) } } } }
                         tbody {
                             @for row in &r.rows {
-                                tr { @for v in row { td { (cell_markup(v)) } } }
+                                tr { @for v in row { td { (cell_markup(ids, v)) } } }
                             }
                         }
                     }
@@ -573,10 +575,10 @@ fn plan_node(p: &PlanTree) -> Markup {
 }
 
 /// A cell; a node links to its neighbourhood (the keyboard's way to explore from a result).
-fn cell_markup(v: &ResultValue) -> Markup {
+fn cell_markup(ids: &PublicIds, v: &ResultValue) -> Markup {
     match v {
         ResultValue::Node(n) => {
-            let id = ids::node_id(&n.labels, svc_engine::NodeId(n.id));
+            let id = ids.node(&n.labels, svc_engine::NodeId(n.id));
             html! { a href=(format!("/app/graph?explore={}", url_part(&id))) title="Show its neighbourhood" { (cell(v)) } }
         }
         other => html! { (cell(other)) },
