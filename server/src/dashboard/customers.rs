@@ -10,9 +10,10 @@ use maud::{html, Markup};
 use serde_json::Value as Json;
 
 use super::assets::CYTOSCAPE;
-use super::format::url_part as urlencode;
 use super::layout::{json_script, page};
-use super::paging::{count_line, next_order, pager, query_params, sort_header, typed, PAGE};
+use super::paging::{
+    count_line, list_href, next_order, pager, query_params, sort_header, typed, PAGE,
+};
 use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
 use crate::state::AppState;
@@ -103,26 +104,14 @@ struct ListView<'a> {
 impl ListView<'_> {
     /// The URL of this list with another sort, order or offset.
     fn href(&self, sort: CustomerSort, ascending: bool, offset: usize) -> String {
-        let mut url = format!(
-            "/app/customers?sort={}&order={}",
-            sort.as_str(),
-            if ascending { "asc" } else { "desc" }
-        );
-        for (k, v) in [
+        let kept = [
             ("q", self.q.q.as_str()),
             ("stage", &self.stage),
             ("campaign", &self.campaign),
             ("min_churn", &self.min_churn),
             ("max_churn", &self.max_churn),
-        ] {
-            if !v.is_empty() {
-                url.push_str(&format!("&{k}={}", urlencode(v)));
-            }
-        }
-        if offset > 0 {
-            url.push_str(&format!("&offset={offset}"));
-        }
-        url
+        ];
+        list_href("/app/customers", sort.as_str(), ascending, &kept, offset)
     }
 
     /// The count, the table and the pager.
@@ -369,16 +358,5 @@ fn shown(v: &Json) -> String {
     match v {
         Json::String(s) => s.clone(),
         other => other.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn query_text_is_encoded() {
-        assert_eq!(urlencode("a b&c"), "a%20b%26c");
-        assert_eq!(crate::dashboard::format::count(10_650), "10,650");
     }
 }

@@ -11,10 +11,10 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Form};
 use maud::{html, Markup};
 
-use super::format::{self, url_part};
+use super::format;
 use super::forms::{self, refused_status, see_other};
 use super::layout::{alert, csrf_input, page as shell};
-use super::paging::{count_line, next_order, pager, query_params, sort_header, PAGE};
+use super::paging::{count_line, list_href, next_order, pager, query_params, sort_header, PAGE};
 use super::respond::{failed, Failure};
 use super::session::Session;
 use crate::state::AppState;
@@ -185,21 +185,13 @@ struct Again<'a> {
 
 /// The keys page's address with a search, state, sort and offset.
 fn href(q: &KeyQuery, sort: KeySort, ascending: bool, offset: usize) -> String {
-    let mut url = format!(
-        "/app/keys?sort={}&order={}",
-        sort.as_str(),
-        if ascending { "asc" } else { "desc" }
-    );
-    if !q.q.is_empty() {
-        url.push_str(&format!("&q={}", url_part(&q.q)));
-    }
-    if let Some(r) = q.revoked {
-        url.push_str(if r { "&state=revoked" } else { "&state=active" });
-    }
-    if offset > 0 {
-        url.push_str(&format!("&offset={offset}"));
-    }
-    url
+    let state = match q.revoked {
+        Some(true) => "revoked",
+        Some(false) => "active",
+        None => "",
+    };
+    let kept = [("q", q.q.as_str()), ("state", state)];
+    list_href("/app/keys", sort.as_str(), ascending, &kept, offset)
 }
 
 async fn render(

@@ -10,7 +10,9 @@ use maud::{html, Markup};
 
 use super::format::{self, money, person, probability, url_part};
 use super::layout::page;
-use super::paging::{count_line, next_order, pager, query_params, sort_header, typed, PAGE};
+use super::paging::{
+    count_line, list_href, next_order, pager, query_params, sort_header, typed, PAGE,
+};
 use super::respond::{failed, is_htmx, Failure};
 use super::session::Session;
 use crate::state::AppState;
@@ -98,20 +100,13 @@ struct ListView<'a> {
 impl ListView<'_> {
     /// The URL of this list with another sort, order or offset.
     fn href(&self, sort: OpportunitySort, ascending: bool, offset: usize) -> String {
-        let mut url = format!(
-            "/app/opportunities?sort={}&order={}",
+        list_href(
+            "/app/opportunities",
             sort.as_str(),
-            if ascending { "asc" } else { "desc" }
-        );
-        for (k, v) in &self.kept {
-            if !v.is_empty() {
-                url.push_str(&format!("&{k}={}", url_part(v)));
-            }
-        }
-        if offset > 0 {
-            url.push_str(&format!("&offset={offset}"));
-        }
-        url
+            ascending,
+            &self.kept,
+            offset,
+        )
     }
 
     /// The count, the table and the pager.

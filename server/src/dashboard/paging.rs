@@ -3,7 +3,7 @@
 
 use maud::{html, Markup};
 
-use super::format::count;
+use super::format::{count, url_part};
 
 /// Rows per page of every list page.
 pub const PAGE: usize = 50;
@@ -89,6 +89,31 @@ pub fn next_order(current: bool, ascending: bool, natural_ascending: bool) -> bo
     } else {
         natural_ascending
     }
+}
+
+/// The address of a list page with another sort, order or offset, keeping the page's other
+/// parameters (`kept`; empty values left out).
+pub fn list_href<V: AsRef<str>>(
+    base: &str,
+    sort: &str,
+    ascending: bool,
+    kept: &[(&str, V)],
+    offset: usize,
+) -> String {
+    let mut url = format!(
+        "{base}?sort={sort}&order={}",
+        if ascending { "asc" } else { "desc" }
+    );
+    for (k, v) in kept {
+        let v = v.as_ref();
+        if !v.is_empty() {
+            url.push_str(&format!("&{k}={}", url_part(v)));
+        }
+    }
+    if offset > 0 {
+        url.push_str(&format!("&offset={offset}"));
+    }
+    url
 }
 
 #[cfg(test)]

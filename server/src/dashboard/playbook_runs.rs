@@ -7,7 +7,9 @@ use maud::{html, Markup};
 
 use super::format::{self, count, url_part};
 use super::layout::page;
-use super::paging::{count_line, next_order, pager, query_params, sort_header, typed, PAGE};
+use super::paging::{
+    count_line, list_href, next_order, pager, query_params, sort_header, typed, PAGE,
+};
 use super::playbooks::{did, lead, run_error, run_href, short_id, status_words};
 use super::respond::{failed, Failure};
 use super::session::Session;
@@ -20,22 +22,6 @@ use svc_domains::playbooks;
 type Params = Query<Vec<(String, String)>>;
 
 /// A link to `base` with the sort, order, kept filters and offset.
-fn href(base: &str, sort: &str, ascending: bool, kept: &[(&str, String)], offset: usize) -> String {
-    let mut url = format!(
-        "{base}?sort={sort}&order={}",
-        if ascending { "asc" } else { "desc" }
-    );
-    for (k, v) in kept {
-        if !v.is_empty() {
-            url.push_str(&format!("&{k}={}", url_part(v)));
-        }
-    }
-    if offset > 0 {
-        url.push_str(&format!("&offset={offset}"));
-    }
-    url
-}
-
 fn status_filter(id: &str, current: &str, values: &[&str]) -> Markup {
     html! {
         div.field {
@@ -83,11 +69,11 @@ pub async fn runs(
         .map_err(|e| failed(&s, e))?;
     let base = format!("/app/playbooks/{}/runs", url_part(&id));
     let kept = [("status", typed(&params, "status"))];
-    let link = |sort: &str, asc: bool| href(&base, sort, asc, &kept, 0);
+    let link = |sort: &str, asc: bool| list_href(&base, sort, asc, &kept, 0);
     let (offset, shown, total) = (list.offset, list.runs.len(), list.total);
     let counted = count_line("run-count", ("run", "runs"), offset, shown, total);
     let pages = pager("runs", offset, shown, total, |o| {
-        href(&base, q.sort.as_str(), q.ascending, &kept, o)
+        list_href(&base, q.sort.as_str(), q.ascending, &kept, o)
     });
     let h =
         |label: &str, key: RunSort| header(label, key.as_str(), q.sort.as_str(), q.ascending, link);
@@ -157,11 +143,11 @@ pub async fn run(
         .map_err(|e| failed(&s, e))?;
     let base = run_href(&id, &run_id);
     let kept = [("q", q.q.clone()), ("status", typed(&params, "status"))];
-    let link = |sort: &str, asc: bool| href(&base, sort, asc, &kept, 0);
+    let link = |sort: &str, asc: bool| list_href(&base, sort, asc, &kept, 0);
     let (offset, shown, total) = (list.offset, list.leads.len(), list.total);
     let counted = count_line("lead-count", ("lead", "leads"), offset, shown, total);
     let pages = pager("leads", offset, shown, total, |o| {
-        href(&base, q.sort.as_str(), q.ascending, &kept, o)
+        list_href(&base, q.sort.as_str(), q.ascending, &kept, o)
     });
     let h = |label: &str, key: LeadSort| {
         header(label, key.as_str(), q.sort.as_str(), q.ascending, link)
@@ -227,7 +213,7 @@ mod tests {
     #[test]
     fn links_keep_filters_and_headers_start_in_their_natural_order() {
         assert_eq!(
-            href(
+            list_href(
                 "/app/x",
                 "status",
                 false,
