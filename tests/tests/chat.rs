@@ -260,6 +260,48 @@ async fn builtin_agent_scores_real_customers_drafts_in_the_brand_voice_and_store
 }
 
 #[tokio::test]
+async fn chat_sessions_are_paged_with_their_total() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let events = chat(
+            &s,
+            &a,
+            json!({"message": format!("Who is likely to churn? ({i})")}),
+        )
+        .await;
+        ids.push(str_at(&turn(&events), "/session_id"));
+    }
+    let page = get_ok(&s, "/v1/chat/sessions?limit=2", &a.token).await;
+    assert_eq!(page["total"], 3, "{page}");
+    assert_eq!(page["limit"], 2);
+    let got: Vec<&str> = page["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|c| c["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(got, [ids[2].as_str(), ids[1].as_str()], "newest first");
+    let rest = get_ok(&s, "/v1/chat/sessions?offset=2&limit=2", &a.token).await;
+    assert_eq!(rest["sessions"][0]["id"], json!(ids[0]));
+    assert_eq!(rest["sessions"].as_array().map(Vec::len), Some(1));
+    for bad in ["limit=0", "limit=501", "offset=-1"] {
+        let resp = s
+            .get(&format!("/v1/chat/sessions?{bad}"))
+            .bearer_auth(&a.token)
+            .send()
+            .await
+            .expect("get");
+        expect_error(resp, StatusCode::BAD_REQUEST, "invalid_input").await;
+    }
+    // Another workspace sees none of them.
+    let b = s.account().await;
+    let other = get_ok(&s, "/v1/chat/sessions", &b.token).await;
+    assert_eq!(other["total"], 0, "{other}");
+}
+
+#[tokio::test]
 async fn builtin_agent_queues_outreach_for_approval_and_refuses_bad_requests() {
     let s = TestServer::start().await;
     let a = s.account().await;

@@ -10,13 +10,15 @@ use serde_json::Value as Json;
 
 use crate::reporting::AssistantMessage;
 use svc_core::error::{Error, Result};
-use svc_core::plumbing::clock;
+use svc_core::plumbing::{clock, paging};
 use svc_core::store::{Record, RecordScan, Store, Tx, WorkspaceId};
 use svc_core::workspaces::ensure_writable;
 use svc_domains::playbooks::time_ordered_id;
 
 /// Sessions listed at most (newest first).
 pub const SESSIONS_LISTED: usize = 100;
+/// Largest page of sessions one request may ask for.
+pub const SESSIONS_PAGE_MAX: usize = 500;
 /// Messages of one session returned at most (oldest first).
 pub const MESSAGES_LISTED: usize = 2000;
 const TITLE_CHARS: usize = 80;
@@ -88,8 +90,12 @@ impl Record for StoredMessage {
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
 pub struct SessionList {
-    /// Newest first, at most 100.
+    /// One page, newest first (100 unless the request names a `limit`).
     pub sessions: Vec<ChatSession>,
+    /// Every session of the workspace.
+    pub total: usize,
+    pub offset: usize,
+    pub limit: usize,
 }
 
 #[derive(Clone, Debug, Serialize, utoipa::ToSchema)]
@@ -219,19 +225,35 @@ fn put_answer(
     Ok(())
 }
 
-/// The workspace's sessions, newest first.
+/// The workspace's newest sessions (the first page).
 pub async fn list(store: &Store, ws: WorkspaceId) -> Result<SessionList> {
-    let sessions = store
+    list_page(store, ws, 0, SESSIONS_LISTED).await
+}
+
+/// One page of the workspace's sessions, newest first, with the total. Reads every session
+/// record of the workspace (one per conversation a person started), as the keys list does.
+pub async fn list_page(
+    store: &Store,
+    ws: WorkspaceId,
+    offset: usize,
+    limit: usize,
+) -> Result<SessionList> {
+    let all = store
         .scan::<ChatSession>(
             ws,
             RecordScan {
                 reverse: true,
-                limit: Some(SESSIONS_LISTED),
                 ..RecordScan::default()
             },
         )
         .await?;
-    Ok(SessionList { sessions })
+    let total = all.len();
+    Ok(SessionList {
+        sessions: paging::window(all, offset, limit),
+        total,
+        offset,
+        limit,
+    })
 }
 
 /// A session and its messages in order.

@@ -15,16 +15,20 @@ use serde::Deserialize;
 
 use super::format;
 use super::layout::{alert, csrf_input, page as shell};
+use super::paging::{pager, PAGE};
 use super::respond::{failed, Failure};
 use super::session::Session;
 use crate::state::AppState;
 use svc_agents::chat::sessions::{self, Role};
 use svc_agents::chat::{self, ChatRequest};
+use svc_core::plumbing::paging;
 
 /// `?session=chs_...`: the conversation to resume.
 #[derive(Debug, Default, Deserialize)]
 pub struct Resume {
     pub session: Option<String>,
+    /// Older conversations: the offset into the list (the dashboard's page of 50).
+    pub older: Option<usize>,
 }
 
 /// Text with customer references (`cus_...`, also inside `/v1/customers/cus_...` API paths)
@@ -78,7 +82,8 @@ pub async fn page(
     Query(q): Query<Resume>,
 ) -> Result<Markup, Failure> {
     let ws = s.user.workspace;
-    let list = sessions::list(&state.store, ws)
+    let offset = q.older.unwrap_or(0).min(paging::OFFSET_MAX);
+    let list = sessions::list_page(&state.store, ws, offset, PAGE)
         .await
         .map_err(|e| failed(&s, e))?;
     let current = match q.session.as_deref().filter(|id| !id.is_empty()) {
@@ -118,6 +123,9 @@ pub async fn page(
                         }
                     }
                 }
+                (pager("conversations", list.offset, list.sessions.len(), list.total, |o| {
+                    format!("/app/chat?older={o}")
+                }))
             }
             section.card aria-labelledby="chat-h" {
                 h2.visually-hidden id="chat-h" { "Conversation" }

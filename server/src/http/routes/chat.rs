@@ -4,7 +4,8 @@ use crate::http::error::ErrorResponse;
 use std::convert::Infallible;
 use std::time::Duration;
 
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
 
@@ -12,6 +13,8 @@ use crate::http::error::ErrorBody;
 use crate::http::extract::{ApiJson, ApiPath, JwtUser};
 use crate::state::AppState;
 use svc_agents::chat::{self, sessions, ChatRequest};
+use svc_core::error::Error;
+use svc_core::plumbing::paging;
 
 /// One chat turn, answered as server-sent events: `turn.started`, `route`, `tool_call` and
 /// `tool_result` per capability call, `message.delta` chunks of the answer, and
@@ -50,18 +53,42 @@ pub async fn chat(
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// The workspace's chat sessions, newest first (at most 100).
-#[utoipa::path(get, path = "/v1/chat/sessions", tag = "chat",
+/// The query of `GET /v1/chat/sessions`, for the document.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+#[allow(dead_code)]
+pub struct SessionParams {
+    /// Sessions to skip (default 0).
+    #[param(minimum = 0, maximum = 4294967295u64)]
+    offset: Option<u64>,
+    /// Page size (default 100, largest 500).
+    #[param(minimum = 1, maximum = 500)]
+    limit: Option<u64>,
+}
+
+/// The workspace's chat sessions, newest first, paged with the total.
+#[utoipa::path(get, path = "/v1/chat/sessions", tag = "chat", params(SessionParams),
     responses(
     (status = 200, body = sessions::SessionList),
+    (status = 400, body = ErrorBody),
     (status = 401, body = ErrorBody),
 ))]
 pub async fn list_sessions(
     State(state): State<AppState>,
     JwtUser(session): JwtUser,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<ApiJson<sessions::SessionList>, ErrorResponse> {
+    let Query(query) = query.map_err(|e| Error::invalid_input(e.body_text()))?;
+    let (mut offset, mut limit) = (0, sessions::SESSIONS_LISTED);
+    for (k, v) in &query {
+        match k.as_str() {
+            "offset" => offset = paging::offset(k, v)?,
+            "limit" => limit = paging::limit(k, v, sessions::SESSIONS_PAGE_MAX)?,
+            _ => {}
+        }
+    }
     Ok(ApiJson(
-        sessions::list(&state.store, session.workspace).await?,
+        sessions::list_page(&state.store, session.workspace, offset, limit).await?,
     ))
 }
 
