@@ -276,7 +276,26 @@ thread_local! {
 
 /// Fixes the clock the temporal functions read for the statement about to run on this thread.
 pub(crate) fn begin_statement() {
-    STATEMENT_NOW.with(|n| *n.borrow_mut() = Some(Timestamp::now()));
+    let now = PINNED_NOW
+        .with(|p| *p.borrow())
+        .unwrap_or_else(Timestamp::now);
+    STATEMENT_NOW.with(|n| *n.borrow_mut() = Some(now));
+}
+
+thread_local! {
+    /// Set only while two runs of one statement are compared (`fuzzing`): both read one clock.
+    static PINNED_NOW: std::cell::RefCell<Option<Timestamp>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Pins (or with `false`, releases) the clock of this thread's statements, so that comparing
+/// two runs of a statement that reads the clock (`datetime()`) compares like with like.
+pub(crate) fn pin_clock(pinned: bool) {
+    PINNED_NOW.with(|p| *p.borrow_mut() = pinned.then(Timestamp::now));
+}
+
+/// Whether this thread's clock is pinned (see [`pin_clock`]).
+pub(crate) fn clock_pinned() -> bool {
+    PINNED_NOW.with(|p| p.borrow().is_some())
 }
 
 fn now() -> Zoned {
