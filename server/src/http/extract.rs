@@ -59,6 +59,12 @@ fn parse_value(bytes: &[u8]) -> Result<serde_json::Value, Error> {
 }
 
 fn typed<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, Error> {
+    // serde reads a struct from an array of its fields in order; no route takes an array body.
+    if value.is_array() {
+        return Err(Error::invalid_input(
+            "the body must be a JSON object, not an array",
+        ));
+    }
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();

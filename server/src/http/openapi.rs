@@ -432,7 +432,6 @@ fn runtime_constraints() -> Vec<(&'static str, serde_json::Value)> {
         .chain(RouteGrant::ALL.iter().map(|g| g.as_str().to_owned()))
         .collect();
     let modes: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
-    let text = json!({ "type": ["string", "null"], "pattern": "\\S" });
     vec![
         (
             "CreateKey",
@@ -467,19 +466,17 @@ fn runtime_constraints() -> Vec<(&'static str, serde_json::Value)> {
                 "description": "Messages (`SegmentMessage`), each checked on its own: a bad one is reported in `rejected`." } } }),
         ),
         (
-            // An event name in `action` or `event`; blank strings count as absent.
+            // An event name in `action` or `event`; a blank one counts as absent, so the rule
+            // sits in the alternatives, not on the properties.
             "TrackBody",
             json!({
-                "properties": { "action": text, "event": text, "messageId": text },
                 "anyOf": [
-                    { "required": ["action"], "properties": { "action": { "type": "string" } } },
-                    { "required": ["event"], "properties": { "event": { "type": "string" } } },
+                    { "required": ["action"],
+                      "properties": { "action": { "type": "string", "pattern": "\\S" } } },
+                    { "required": ["event"],
+                      "properties": { "event": { "type": "string", "pattern": "\\S" } } },
                 ],
             }),
-        ),
-        (
-            "IdentifyBody",
-            json!({ "properties": { "messageId": text } }),
         ),
         (
             "StrategyInput",
