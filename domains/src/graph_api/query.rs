@@ -49,9 +49,14 @@ pub async fn run(
         .map_err(query_error)?;
     let limits = Limits::default();
     if stmt.is_read_only() {
+        // The process-wide plan cache: a text already run over this workspace and index
+        // catalog skips parsing and planning (answers are the same as `run_read`'s).
+        let text = req.query;
         return store
             .read(ws, move |snap| {
-                svc_query::run_read(snap, &stmt, &params, &limits).map_err(query_error)
+                svc_query::PlanCache::shared()
+                    .run_read(snap, &text, &params, &limits)
+                    .map_err(query_error)
             })
             .await;
     }
