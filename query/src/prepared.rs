@@ -38,6 +38,7 @@ use svc_engine::{GraphRead, PlanScope, Value};
 use crate::ast::Mode;
 use crate::batch::Analysis;
 use crate::error::QueryError;
+use crate::exec::BatchMemo;
 use crate::plan::{self, Assumptions, Checks, Planned};
 use crate::result::{Limits, Params, QueryResult};
 
@@ -56,6 +57,8 @@ struct Prepared {
     scope: PlanScope,
     planned: Planned,
     analysis: Analysis,
+    /// Which operators the batch executor declines (filled by the runs).
+    memo: BatchMemo,
     assumed: Checks,
     /// Last use, for eviction (the cache's clock).
     used: AtomicU64,
@@ -149,7 +152,14 @@ impl PlanCache {
             if p.assumed.hold(g) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 crate::temporal::begin_statement();
-                return crate::execute_read(g, &p.planned, Some(&p.analysis), limits, start, false);
+                return crate::execute_read(
+                    g,
+                    &p.planned,
+                    Some((&p.analysis, &p.memo)),
+                    limits,
+                    start,
+                    false,
+                );
             }
             self.stale.fetch_add(1, Ordering::Relaxed);
         }
@@ -171,13 +181,21 @@ impl PlanCache {
             text: text.into(),
             params: params.clone(),
             scope,
+            memo: BatchMemo::new(planned.operators),
             planned,
             analysis,
             assumed: assumed.into_checks(),
             used: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
         });
         self.insert(key, Arc::clone(&p));
-        crate::execute_read(g, &p.planned, Some(&p.analysis), limits, start, false)
+        crate::execute_read(
+            g,
+            &p.planned,
+            Some((&p.analysis, &p.memo)),
+            limits,
+            start,
+            false,
+        )
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Arc<Prepared>>>> {
