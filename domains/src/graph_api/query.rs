@@ -51,6 +51,9 @@ pub async fn run(
     if stmt.is_read_only() {
         // Short reads answer on the request's own task; a read that outgrows the inline slice
         // runs again on the blocking pool with the full budget (`Store::read_inline_first`).
+        // Through the process-wide plan cache: a text already run over this workspace and
+        // index catalog skips parsing and planning (answers are the same as `run_read`'s).
+        let text = req.query;
         return store
             .read_inline_first(ws, move |snap, slice| {
                 let limits = match slice {
@@ -60,7 +63,7 @@ pub async fn run(
                     },
                     None => limits.clone(),
                 };
-                match svc_query::run_read(snap, &stmt, &params, &limits) {
+                match svc_query::PlanCache::shared().run_read(snap, &text, &params, &limits) {
                     Err(QueryError::Timeout(_)) if slice.is_some() => Ok(None),
                     r => r.map(Some).map_err(query_error),
                 }
