@@ -12,7 +12,7 @@ use crate::error::EngineError;
 use crate::keys;
 use crate::labels::WorkspaceLabels;
 use crate::model::{AdjacentEdge, Direction, Edge, EdgeId, Node, NodeId, Value, WorkspaceId};
-use crate::read::{GraphRead, Hop, IndexKind, IndexStats, Order, PropertyTest};
+use crate::read::{GraphRead, Hop, IndexKind, IndexStats, Order, PlanScope, PropertyTest};
 use crate::readmodel::{ReadModels, Version};
 use crate::record::{Record, RecordScan};
 use crate::record_io as record;
@@ -39,6 +39,8 @@ pub struct Snapshot<'g> {
     snap: StoreSnapshot<'g>,
     labels: SnapshotLabels,
     ws: WorkspaceId,
+    /// What query plans made over this snapshot may be reused with (`GraphRead::plan_scope`).
+    scope: PlanScope,
     models: &'g ReadModels,
     /// The workspace's read model when the snapshot was taken (see `readmodel`).
     model: Option<Arc<Version>>,
@@ -58,13 +60,15 @@ impl<'g> Snapshot<'g> {
     pub(crate) fn new(
         snap: StoreSnapshot<'g>,
         labels: WorkspaceLabels,
-        ws: WorkspaceId,
+        scope: PlanScope,
         models: &'g ReadModels,
     ) -> Self {
+        let ws = WorkspaceId(scope.workspace);
         Snapshot {
             snap,
             labels: SnapshotLabels(labels),
             ws,
+            scope,
             models,
             model: models.current(ws),
             view: std::sync::OnceLock::new(),
@@ -354,6 +358,9 @@ impl GraphRead for Snapshot<'_> {
     }
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
         self.view().index_kind(label, property)
+    }
+    fn plan_scope(&self) -> Option<PlanScope> {
+        Some(self.scope)
     }
     fn count_label_where(
         &self,

@@ -121,6 +121,15 @@
 //! engine id back with [`IdCodec::node_id`]. Under a keyed codec `ORDER BY id(n)` is an
 //! arbitrary (but stable) order, as Neo4j promises no order of ids either.
 //!
+//! # Plan cache
+//!
+//! [`PlanCache::run_read`] runs a read statement from its text, reusing the parse and the plan
+//! of an earlier run with the same text and parameter values over the same graph, workspace
+//! and index catalog, while the statistics the plan assumed still hold (see `prepared`). Its
+//! answers and errors are those of `parse` + [`run_read`]; it saves their fixed cost, which
+//! dominates short reads. [`PlanCache::shared`] is a process-wide instance. The planner reads
+//! nothing from [`Limits`] but the deadline; anything it comes to depend on must join the key.
+//!
 //! # Writes
 //!
 //! [`run_write`] is meant to run inside one engine write transaction: when it returns an error
@@ -139,6 +148,7 @@ mod lexer;
 pub mod model;
 mod parser;
 mod plan;
+mod prepared;
 pub mod result;
 mod temporal;
 mod value;
@@ -152,6 +162,7 @@ pub use error::{Position, QueryError};
 pub use ids::IdCodec;
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
+pub use prepared::{PlanCache, PlanCacheStats, MAX_TEXT, SHARED_CAPACITY};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
     ResultTemporal, ResultValue,
@@ -184,21 +195,38 @@ pub fn run_read<G: GraphRead>(
     if stmt.mode == Mode::Explain {
         return Ok(explained(&planned));
     }
-    let profile = stmt.mode == Mode::Profile;
+    execute_read(g, &planned, None, limits, start, stmt.mode == Mode::Profile)
+}
+
+/// Runs a planned read statement whose time budget started at `start`; `analysis` is the
+/// plan's (`exec::analyse`), made now when None.
+fn execute_read(
+    g: &dyn GraphRead,
+    planned: &plan::Planned,
+    analysis: Option<&batch::Analysis>,
+    limits: &Limits,
+    start: Instant,
+    profile: bool,
+) -> Result<QueryResult, QueryError> {
+    let deadline = start + limits.time;
     let cx = eval::Cx::new(g, limits, deadline, planned.operators, profile);
     let rows = match planned.stages.as_slice() {
-        [plan::Stage::Read(p)] => exec::produce(p, planned.width, &planned.out_slots, &cx, profile)
-            .map_err(|e| shown_ids(e, &limits.ids))?,
+        [plan::Stage::Read(p)] => {
+            let own;
+            let analysis = match analysis {
+                Some(a) => a,
+                None => {
+                    own = exec::analyse(p, planned.width, &planned.out_slots);
+                    &own
+                }
+            };
+            exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)
+                .map_err(|e| shown_ids(e, &limits.ids))?
+        }
         _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
     };
     let figures = cx.profile.as_ref().map(|p| p.borrow().clone());
-    Ok(finish(
-        &planned,
-        rows,
-        figures,
-        QueryStats::default(),
-        start,
-    ))
+    Ok(finish(planned, rows, figures, QueryStats::default(), start))
 }
 
 /// Runs any statement, reads and writes, against a writable graph (for JWT users). Call it

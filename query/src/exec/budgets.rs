@@ -22,16 +22,23 @@ pub(crate) fn collect(
     Ok(rows)
 }
 
-/// Runs the final pipeline, converting each row's output slots into result values.
+/// What the batch executor needs to know of a final pipeline: made once per plan, so a
+/// cached plan keeps it.
+pub(crate) fn analyse(plan: &Plan, width: usize, out_slots: &[usize]) -> Analysis {
+    Analysis::new(plan, width, Some(out_slots))
+}
+
+/// Runs the final pipeline (analysed by `analyse`), converting each row's output slots into
+/// result values.
 pub(crate) fn produce(
     plan: &Plan,
     width: usize,
     out_slots: &[usize],
+    analysis: &Analysis,
     cx: &Cx<'_>,
     profile: bool,
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
-    let analysis = Analysis::new(plan, width, Some(out_slots));
-    let mut op = build_rows(plan, width, profile, Some(&analysis));
+    let mut op = build_rows(plan, width, profile, Some(analysis));
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
         if out_slots.is_empty() {

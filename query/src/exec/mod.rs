@@ -26,7 +26,7 @@ mod rows;
 mod scan;
 
 pub(crate) use aggregate::AggState;
-pub(crate) use budgets::{collect, produce};
+pub(crate) use budgets::{analyse, collect, produce};
 pub(crate) use order::count_arg;
 pub(crate) use scan::candidates;
 

@@ -1,0 +1,266 @@
+//! String kernels: a string property's expression evaluated once per distinct string of the
+//! column (a dictionary column out), and the string predicates against a constant
+//! (`STARTS WITH`, `ENDS WITH`, `CONTAINS`) applied without building values.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// `n.key <op> constant` (or `constant <op> n.key`) and `n.key IS [NOT] NULL`: what they
+/// compute from the property's value, as the evaluator does (`eval::binary`).
+#[derive(Clone)]
+pub(super) enum Short {
+    Bin {
+        op: crate::ast::BinaryOp,
+        c: Val,
+        flipped: bool,
+    },
+    IsNull(bool),
+}
+
+impl Short {
+    pub(super) fn of(e: &CExpr) -> Option<Short> {
+        let is_prop = |x: &CExpr| matches!(x, CExpr::Prop(b, _) if matches!(**b, CExpr::Slot(_)));
+        match e {
+            CExpr::IsNull(x, neg) if is_prop(x) => Some(Short::IsNull(*neg)),
+            CExpr::Bin(op, a, b) => match (&**a, &**b) {
+                (x, CExpr::Const(c)) if is_prop(x) => Some(Short::Bin {
+                    op: *op,
+                    c: c.clone(),
+                    flipped: false,
+                }),
+                (CExpr::Const(c), x) if is_prop(x) => Some(Short::Bin {
+                    op: *op,
+                    c: c.clone(),
+                    flipped: true,
+                }),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The result for a string property value without building values: the string
+    /// predicates against a string constant (as `eval::binary` computes them), IS [NOT] NULL.
+    #[inline]
+    pub(super) fn apply_str(&self, s: &str) -> Option<Val> {
+        use crate::ast::BinaryOp;
+        // A string is not null, whatever it says.
+        if let Short::IsNull(neg) = self {
+            return Some(Val::Bool(*neg));
+        }
+        let Short::Bin {
+            op,
+            c: Val::Str(c),
+            flipped,
+        } = self
+        else {
+            return None;
+        };
+        let (x, y) = if *flipped {
+            (c.as_str(), s)
+        } else {
+            (s, c.as_str())
+        };
+        Some(Val::Bool(match op {
+            BinaryOp::StartsWith => x.starts_with(y),
+            BinaryOp::EndsWith => x.ends_with(y),
+            BinaryOp::Contains => x.contains(y),
+            _ => return None,
+        }))
+    }
+
+    #[inline]
+    pub(super) fn apply(&self, v: Val) -> Result<Val, QueryError> {
+        match self {
+            Short::IsNull(neg) => Ok(Val::Bool(v.is_null() != *neg)),
+            Short::Bin { op, c, flipped } => {
+                if *flipped {
+                    crate::eval::binary(*op, c.clone(), v)
+                } else {
+                    crate::eval::binary(*op, v, c.clone())
+                }
+            }
+        }
+    }
+}
+
+impl BExpr {
+    /// Whether the first base row of `refs` has a string column for the key (then the
+    /// dictionary path pays off).
+    pub(super) fn strings_first(&self, bx: &Bx<'_, '_>, refs: &[NodeRef]) -> bool {
+        let key = match &self.kind {
+            Kind::Single { key, .. } | Kind::Prop { key, .. } => key,
+            _ => return false,
+        };
+        let mut reader = PropReader::new(key);
+        refs.iter()
+            .take(64)
+            .find_map(|r| match reader.locate(bx, *r) {
+                Found::Column(_, c, _) => Some(matches!(c, ColumnView::Strings { .. })),
+                _ => None,
+            })
+            .unwrap_or(false)
+    }
+
+    pub(super) fn eval_single(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        refs: &[NodeRef],
+    ) -> Result<Col, QueryError> {
+        let BExpr {
+            kind,
+            dict,
+            memo,
+            null_code,
+            ..
+        } = self;
+        // `n.key` itself is the identity on the property's value.
+        let identity = CExpr::Slot(0);
+        let (key, body, tmp, short) = match &*kind {
+            Kind::Single {
+                key,
+                body,
+                tmp,
+                short,
+                ..
+            } => (key, body, *tmp, short.as_ref()),
+            Kind::Prop { key, .. } => (key, &identity, 0, None),
+            _ => return Ok(Col::Null),
+        };
+        let mut scratch = vec![Val::Null; tmp + 1];
+        let mut reader = PropReader::new(key);
+        let mut codes = Vec::with_capacity(refs.len());
+        let identity_kind = matches!(&*kind, Kind::Prop { .. });
+        let mut run = |v: Val| -> Result<u32, QueryError> {
+            if identity_kind {
+                return Ok(dict.code(v));
+            }
+            if let Some(sh) = short {
+                return Ok(dict.code(sh.apply(v)?));
+            }
+            scratch[tmp] = v;
+            Ok(dict.code(eval(body, &scratch, bx.cx)?))
+        };
+        // A label scan's chunk: consecutive rows of one string column, no lookup per row.
+        let in_place = match crate::batch::ops::column_in_place_at(bx, refs, key) {
+            Some((li, ColumnView::Strings { codes, dict }, row0)) => {
+                codes.get(row0..row0 + refs.len()).map(|sc| (li, sc, dict))
+            }
+            _ => None,
+        };
+        if let Some((li, sc, sd)) = in_place {
+            if memo.len() <= li {
+                memo.resize(li + 1, Vec::new());
+            }
+            if memo[li].len() < sd.len() {
+                memo[li].resize(sd.len(), NO_CODE);
+            }
+            let memo = &mut memo[li];
+            for &c in sc {
+                let code = if c == NO_CODE {
+                    match *null_code {
+                        Some(n) => n,
+                        None => {
+                            let n = run(Val::Null)?;
+                            *null_code = Some(n);
+                            n
+                        }
+                    }
+                } else {
+                    match memo[c as usize] {
+                        NO_CODE => {
+                            let s = &sd[c as usize];
+                            let n = match short.and_then(|sh| sh.apply_str(s)) {
+                                Some(v) => dict.code(v),
+                                None => run(Val::Str(s.clone()))?,
+                            };
+                            memo[c as usize] = n;
+                            n
+                        }
+                        n => n,
+                    }
+                };
+                codes.push(code);
+            }
+            return Ok(Col::Dict {
+                codes,
+                dict: Rc::clone(dict),
+            });
+        }
+        // The common case first: base nodes of the label (and string column) of the first one,
+        // whose code was met before: a popcount and two loads.
+        let fast = refs.iter().find_map(|r| match reader.locate(bx, *r) {
+            Found::Column(li, ColumnView::Strings { codes, .. }, _) => {
+                Some((li, bx.labels[li], codes))
+            }
+            _ => None,
+        });
+        for &r in refs {
+            if let Some((li, label, sc)) = fast {
+                if bx.exact(r) {
+                    if let Some(row) = label.row_of(r) {
+                        let c = sc[row];
+                        if let Some(&m) = memo.get(li).and_then(|m| m.get(c as usize)) {
+                            if m != NO_CODE {
+                                codes.push(m);
+                                continue;
+                            }
+                        }
+                    }
+                }
+            }
+            let code = match reader.locate(bx, r) {
+                Found::Column(
+                    li,
+                    ColumnView::Strings {
+                        codes: sc,
+                        dict: sd,
+                    },
+                    row,
+                ) if sc[row] != NO_CODE => {
+                    let c = sc[row] as usize;
+                    if memo.len() <= li {
+                        memo.resize(li + 1, Vec::new());
+                    }
+                    if memo[li].len() < sd.len() {
+                        memo[li].resize(sd.len(), NO_CODE);
+                    }
+                    match memo[li][c] {
+                        NO_CODE => {
+                            let n = match short.and_then(|sh| sh.apply_str(&sd[c])) {
+                                Some(v) => dict.code(v),
+                                None => run(Val::Str(sd[c].clone()))?,
+                            };
+                            memo[li][c] = n;
+                            n
+                        }
+                        n => n,
+                    }
+                }
+                Found::Column(_, ColumnView::Strings { .. }, _) | Found::Absent => match *null_code
+                {
+                    Some(n) => n,
+                    None => {
+                        let n = run(Val::Null)?;
+                        *null_code = Some(n);
+                        n
+                    }
+                },
+                Found::Column(_, c, row) => run(Bx::column_val(&c, row))?,
+                Found::Slow => {
+                    let v = if r == NULL {
+                        Val::Null
+                    } else {
+                        bx.slow_prop(r, key)?
+                    };
+                    run(v)?
+                }
+            };
+            codes.push(code);
+        }
+        Ok(Col::Dict {
+            codes,
+            dict: Rc::clone(dict),
+        })
+    }
+}

@@ -1,0 +1,308 @@
+//! Expansions: one hop over the adjacency, and a hop's relationships counted per row.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// One hop. The relationship is bound only when something reads it (`bind`), and compared
+/// with the relationships bound earlier in the MATCH (`distinct_from`) only when their types
+/// could meet (MATCH's uniqueness).
+pub(in crate::batch) struct Expand<'p> {
+    pub(in crate::batch) input: BBox<'p>,
+    pub(in crate::batch) from: usize,
+    pub(in crate::batch) rel: usize,
+    pub(in crate::batch) to: usize,
+    pub(in crate::batch) types: &'p [String],
+    pub(in crate::batch) direction: Option<Direction>,
+    pub(in crate::batch) to_labels: &'p [String],
+    pub(in crate::batch) into: bool,
+    pub(in crate::batch) bind: bool,
+    pub(in crate::batch) distinct_from: &'p [usize],
+    pub(in crate::batch) at: Option<ExpandAt>,
+}
+
+/// An input chunk being expanded: its from-nodes, bound far ends, relationships it must
+/// differ from (per row, per slot), and the next row.
+pub(in crate::batch) struct ExpandAt {
+    input: Chunk,
+    from: Vec<NodeRef>,
+    bound: Vec<NodeRef>,
+    used: Vec<Vec<Val>>,
+    row: usize,
+}
+
+/// Whether relationship `edge` is one of `used` (relationships or lists of them).
+pub(in crate::batch) fn rel_in(used: &[Val], edge: u64) -> bool {
+    used.iter().any(|v| match v {
+        Val::Rel(r) => r.0 == edge,
+        Val::List(l) => l.iter().any(|x| matches!(x, Val::Rel(r) if r.0 == edge)),
+        _ => false,
+    })
+}
+
+impl Expand<'_> {
+    fn dirs(&self) -> &'static [Direction] {
+        match self.direction {
+            Some(Direction::Outgoing) => &[Direction::Outgoing],
+            Some(Direction::Incoming) => &[Direction::Incoming],
+            None => &[Direction::Outgoing, Direction::Incoming],
+        }
+    }
+
+    /// The CSR lists to walk, per direction, in the order the row path meets them.
+    pub(in crate::batch) fn lists<'a>(
+        &self,
+        bx: &Bx<'a, '_>,
+    ) -> Vec<(Direction, Vec<CsrView<'a>>)> {
+        self.dirs()
+            .iter()
+            .map(|d| {
+                let types: Vec<&str> = if self.types.is_empty() {
+                    bx.m.rel_types(*d)
+                } else {
+                    let mut t: Vec<&str> = self.types.iter().map(String::as_str).collect();
+                    t.sort_unstable();
+                    t.dedup();
+                    t
+                };
+                let lists = types
+                    .into_iter()
+                    .filter_map(|t| bx.m.adjacency(t, *d))
+                    .collect();
+                (*d, lists)
+            })
+            .collect()
+    }
+
+    /// The relationships and far ends of node `r` that `skip` lets through (and, with
+    /// `check_end`, that pass the end checks), in the order the row path meets them.
+    #[allow(clippy::too_many_arguments)]
+    pub(in crate::batch) fn step(
+        &self,
+        bx: &Bx<'_, '_>,
+        lists: &[(Direction, Vec<CsrView<'_>>)],
+        r: NodeRef,
+        bound: NodeRef,
+        check_end: bool,
+        skip: &dyn Fn(u64) -> bool,
+        out: &mut Vec<NodeRef>,
+        rels: &mut Vec<u64>,
+    ) -> Result<(), QueryError> {
+        let undirected = self.direction.is_none();
+        let end_ok = |bx: &Bx<'_, '_>, n: NodeRef| -> Result<bool, QueryError> {
+            if !check_end {
+                Ok(true)
+            } else if self.into {
+                Ok(n == bound)
+            } else {
+                bx.has_labels(n, self.to_labels)
+            }
+        };
+        let one_type = self.types.len() == 1;
+        if bx.exact(r) && (one_type || bx.m.type_major()) {
+            for (d, csrs) in lists {
+                for csr in csrs {
+                    for (&n, &e) in csr.neighbours(r).iter().zip(csr.edges(r)) {
+                        if undirected && *d == Direction::Incoming && n == r {
+                            continue; // an undirected self-loop was already seen as outgoing
+                        }
+                        if skip(e) {
+                            continue;
+                        }
+                        if end_ok(bx, n)? {
+                            out.push(n);
+                            rels.push(e);
+                        }
+                    }
+                }
+            }
+            return Ok(());
+        }
+        let id = bx.node_id(r);
+        let filter = one_type.then(|| self.types[0].as_str());
+        for d in self.dirs() {
+            for a in bx.cx.g.adjacent(id, *d, filter)? {
+                if undirected && *d == Direction::Incoming && a.neighbour == id {
+                    continue;
+                }
+                if self.types.len() > 1 && !self.types.contains(&a.rel_type) {
+                    continue;
+                }
+                if skip(a.edge.0) {
+                    continue;
+                }
+                let n = bx.node_ref(a.neighbour);
+                if end_ok(bx, n)? {
+                    out.push(n);
+                    rels.push(a.edge.0);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl BOp for Expand<'_> {
+    fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
+        loop {
+            check_deadline(bx)?;
+            if self.at.is_none() {
+                let Some(ch) = self.input.next(bx)? else {
+                    return Ok(None);
+                };
+                let from = node_refs(bx, &ch.cols[self.from], ch.len)?;
+                let bound = if self.into {
+                    node_refs(bx, &ch.cols[self.to], ch.len)?
+                } else {
+                    Vec::new()
+                };
+                let used = if self.distinct_from.is_empty() {
+                    Vec::new()
+                } else {
+                    (0..ch.len)
+                        .map(|i| {
+                            self.distinct_from
+                                .iter()
+                                .map(|s| cell(bx, &ch.cols[*s], i))
+                                .collect()
+                        })
+                        .collect()
+                };
+                self.at = Some(ExpandAt {
+                    input: ch,
+                    from,
+                    bound,
+                    used,
+                    row: 0,
+                });
+            }
+            let Some(mut at) = self.at.take() else {
+                continue;
+            };
+            let mut idx = Vec::new();
+            let mut nodes = Vec::new();
+            let mut rels = Vec::new();
+            let lists = self.lists(bx);
+            while at.row < at.input.len && idx.len() < CHUNK {
+                let i = at.row;
+                let r = at.from[i];
+                if r != NULL {
+                    let before = nodes.len();
+                    let b = at.bound.get(i).copied().unwrap_or(NULL);
+                    let used = at.used.get(i).map_or(&[][..], Vec::as_slice);
+                    let skip = |e: u64| !used.is_empty() && rel_in(used, e);
+                    self.step(bx, &lists, r, b, true, &skip, &mut nodes, &mut rels)?;
+                    idx.extend(std::iter::repeat_n(i as u32, nodes.len() - before));
+                }
+                at.row += 1;
+            }
+            let mut out = at.input.gather(&idx);
+            if at.row < at.input.len {
+                self.at = Some(at);
+            }
+            if out.len == 0 {
+                continue;
+            }
+            out.cols[self.to] = Col::Nodes(nodes);
+            if self.bind {
+                out.cols[self.rel] = Col::Vals(
+                    rels.into_iter()
+                        .map(|e| Val::Rel(svc_engine::EdgeId(e)))
+                        .collect(),
+                );
+            }
+            return Ok(Some(out));
+        }
+    }
+}
+
+/// A hop's relationships counted per row (see `Op::ExpandCount`).
+pub(in crate::batch) struct ExpandCount<'p> {
+    pub(in crate::batch) input: BBox<'p>,
+    pub(in crate::batch) from: usize,
+    pub(in crate::batch) types: &'p [String],
+    pub(in crate::batch) direction: Direction,
+    pub(in crate::batch) to_label: Option<&'p String>,
+    pub(in crate::batch) slot: usize,
+}
+
+impl ExpandCount<'_> {
+    fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<CsrView<'a>> {
+        let types: Vec<&str> = if self.types.is_empty() {
+            bx.m.rel_types(self.direction)
+        } else {
+            self.types.iter().map(String::as_str).collect()
+        };
+        types
+            .into_iter()
+            .filter_map(|t| bx.m.adjacency(t, self.direction))
+            .collect()
+    }
+
+    fn count(&self, bx: &Bx<'_, '_>, lists: &[CsrView<'_>], r: NodeRef) -> Result<u64, QueryError> {
+        if bx.exact(r) {
+            let label = self.to_label.map(std::slice::from_ref);
+            let view = self.to_label.and_then(|l| bx.label_view(l));
+            let mut n = 0u64;
+            for csr in lists {
+                let nb = csr.neighbours(r);
+                match label {
+                    None => n += nb.len() as u64,
+                    Some(l) => {
+                        for &x in nb {
+                            // Untouched base nodes: the label's bitmap; others: the snapshot.
+                            let has = match view {
+                                Some(v) if bx.exact(x) => v.contains(x),
+                                _ => bx.has_labels(x, l)?,
+                            };
+                            if has {
+                                n += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            return Ok(n);
+        }
+        let id = bx.node_id(r);
+        let g = bx.cx.g;
+        let label = self.to_label.map(String::as_str);
+        Ok(if self.types.is_empty() {
+            g.count_adjacent(id, self.direction, None, label)?
+        } else {
+            let mut n = 0;
+            for t in self.types {
+                n += g.count_adjacent(id, self.direction, Some(t), label)?;
+            }
+            n
+        })
+    }
+}
+
+impl BOp for ExpandCount<'_> {
+    fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
+        while let Some(ch) = self.input.next(bx)? {
+            check_deadline(bx)?;
+            let from = node_refs(bx, &ch.cols[self.from], ch.len)?;
+            let mut idx = Vec::new();
+            let mut counts = Vec::new();
+            let lists = self.lists(bx);
+            for (i, r) in from.iter().enumerate() {
+                if *r == NULL {
+                    continue;
+                }
+                let n = self.count(bx, &lists, *r)?;
+                if n > 0 {
+                    idx.push(i as u32);
+                    counts.push(Val::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+                }
+            }
+            if idx.is_empty() {
+                continue;
+            }
+            let mut out = ch.gather(&idx);
+            out.cols[self.slot] = Col::Vals(counts);
+            return Ok(Some(out));
+        }
+        Ok(None)
+    }
+}

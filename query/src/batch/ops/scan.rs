@@ -1,0 +1,233 @@
+//! Scans: a label's nodes (or every node, or an index's), cross the input rows.
+
+#[allow(unused_imports)]
+use super::*;
+
+/// A label scan (or of every node), cross the input rows.
+pub(in crate::batch) struct Scan<'p> {
+    pub(in crate::batch) input: BBox<'p>,
+    pub(in crate::batch) slot: usize,
+    pub(in crate::batch) source: &'p ScanSource,
+    pub(in crate::batch) label: Option<&'p str>,
+    pub(in crate::batch) check_labels: &'p [String],
+    pub(in crate::batch) candidates: Option<Candidates>,
+    /// The input chunk being crossed, its row and the candidate reached.
+    pub(in crate::batch) at: Option<(Chunk, usize, usize)>,
+}
+
+/// A scan's nodes: the label's rows of the base as they are (nothing touched, no other
+/// label to check), or a list.
+pub(in crate::batch) enum Candidates {
+    LabelRows,
+    List(Vec<NodeRef>),
+}
+
+impl Scan<'_> {
+    /// The scanned nodes in id order: untouched base rows, and the touched nodes that carry
+    /// the label at the snapshot.
+    fn candidates(&self, bx: &Bx<'_, '_>) -> Result<Vec<NodeRef>, QueryError> {
+        if let Some(rows) = range_by_column(bx, self.source) {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                if bx.has_labels(r, self.check_labels)? {
+                    out.push(r);
+                }
+            }
+            return Ok(out);
+        }
+        if matches!(
+            self.source,
+            ScanSource::Seek { .. } | ScanSource::Range { .. }
+        ) {
+            // An index's candidates, in its order (the source reads no slot: checked when
+            // compiled), exactly as the row path finds them.
+            let ids = crate::exec::candidates(self.source, &[], bx.cx)?;
+            let mut out = Vec::with_capacity(ids.len());
+            for id in ids {
+                let r = bx.node_ref(id);
+                if bx.has_labels(r, self.check_labels)? {
+                    out.push(r);
+                }
+            }
+            return Ok(out);
+        }
+        let g = bx.cx.g;
+        let mut touched: Vec<NodeRef> = Vec::new();
+        for id in bx.m.touched_ids() {
+            let id = NodeId(*id);
+            let there = match self.label {
+                Some(l) => g.has_label(id, l)?,
+                None => g.node(id)?.is_some(),
+            };
+            if there {
+                touched.push(bx.node_ref(id));
+            }
+        }
+        let mut out = Vec::new();
+        let mut merge = |base: &mut dyn Iterator<Item = NodeRef>| {
+            let mut t = touched.iter().peekable();
+            for d in base {
+                if bx.m.is_touched(d) {
+                    continue;
+                }
+                let id = bx.m.id(d);
+                while let Some(&&x) = t.peek() {
+                    if bx.node_id(x) < id {
+                        out.push(x);
+                        t.next();
+                    } else {
+                        break;
+                    }
+                }
+                out.push(d);
+            }
+            out.extend(t.copied());
+        };
+        match self.label {
+            Some(l) => match bx.m.label(l) {
+                Some(view) => merge(&mut view.rows().iter().copied()),
+                None => merge(&mut std::iter::empty()),
+            },
+            None => merge(&mut (0..bx.m.len() as u32)),
+        }
+        if !self.check_labels.is_empty() {
+            let mut kept = Vec::with_capacity(out.len());
+            for r in out {
+                if bx.has_labels(r, self.check_labels)? {
+                    kept.push(r);
+                }
+            }
+            out = kept;
+        }
+        Ok(out)
+    }
+}
+
+/// Index entries read per label row scanned at the same cost (an index entry is a RocksDB
+/// iterator step and a node lookup, about 100 ns; a column row about 2 ns).
+const INDEX_ENTRY_COST: usize = 50;
+/// Rows sampled to estimate a range's selectivity.
+const SAMPLE: usize = 256;
+
+/// The nodes of an index range scan read from the model's column instead, when the range
+/// is not selective enough for the index to pay (estimated from an even sample of the
+/// column): every untouched base node of the label whose integer (or datetime) value lies
+/// in the range, in the index's order (value, then id). None: use the index.
+fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>> {
+    let ScanSource::Range {
+        label,
+        key,
+        lower,
+        upper,
+        limit: None,
+        order: svc_engine::Order::Ascending,
+    } = source
+    else {
+        return None;
+    };
+    if !bx.m.untouched() {
+        return None;
+    }
+    let view = bx.m.label(label)?;
+    let Some(ColumnView::Integers {
+        values,
+        absent,
+        datetime,
+    }) = view.column(key)
+    else {
+        return None;
+    };
+    // The bounds as integers of the column's kind (another kind: the index decides).
+    let as_int = |b: &std::ops::Bound<Val>| -> Option<std::ops::Bound<i64>> {
+        use std::ops::Bound::*;
+        let v = |x: &Val| match (x, datetime) {
+            (Val::Int(i), false) | (Val::DateTime(i), true) => Some(*i),
+            _ => None,
+        };
+        Some(match b {
+            Included(x) => Included(v(x)?),
+            Excluded(x) => Excluded(v(x)?),
+            Unbounded => Unbounded,
+        })
+    };
+    let range = (as_int(lower)?, as_int(upper)?);
+    let rows = view.rows();
+    let n = rows.len().min(values.len());
+    let inside = |i: usize| {
+        use std::ops::RangeBounds;
+        range.contains(&values[i]) && (absent.is_empty() || !absent.contains(i as u32))
+    };
+    // Cost: the index reads each match; the column reads each row.
+    if n > 0 {
+        let step = (n / SAMPLE).max(1);
+        let hits = (0..n).step_by(step).filter(|i| inside(*i)).count();
+        let sampled = n.div_ceil(step);
+        if hits * INDEX_ENTRY_COST < sampled {
+            return None;
+        }
+    }
+    let mut found: Vec<(i64, NodeRef)> = (0..n)
+        .filter(|i| inside(*i))
+        .map(|i| (values[i], rows[i]))
+        .collect();
+    // Node references of the base follow node ids.
+    found.sort_unstable();
+    Some(found.into_iter().map(|(_, r)| r).collect())
+}
+
+impl BOp for Scan<'_> {
+    fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
+        if self.candidates.is_none() {
+            let plain = bx.m.untouched()
+                && self.check_labels.is_empty()
+                && !matches!(
+                    self.source,
+                    ScanSource::Seek { .. } | ScanSource::Range { .. }
+                )
+                && self.label.is_some();
+            self.candidates = Some(if plain {
+                Candidates::LabelRows
+            } else {
+                Candidates::List(self.candidates(bx)?)
+            });
+        }
+        let cands: &[NodeRef] = match (&self.candidates, self.label) {
+            (Some(Candidates::List(v)), _) => v,
+            (Some(Candidates::LabelRows), Some(l)) => bx.m.label(l).map_or(&[], |v| v.rows()),
+            _ => &[],
+        };
+        loop {
+            check_deadline(bx)?;
+            if self.at.is_none() {
+                match self.input.next(bx)? {
+                    Some(ch) => self.at = Some((ch, 0, 0)),
+                    None => return Ok(None),
+                }
+            }
+            let Some((input, row, pos)) = &mut self.at else {
+                continue;
+            };
+            let mut idx = Vec::new();
+            let mut nodes = Vec::new();
+            while *row < input.len && idx.len() < CHUNK && !cands.is_empty() {
+                let take = (CHUNK - idx.len()).min(cands.len() - *pos);
+                idx.extend(std::iter::repeat_n(*row as u32, take));
+                nodes.extend_from_slice(&cands[*pos..*pos + take]);
+                *pos += take;
+                if *pos == cands.len() {
+                    *row += 1;
+                    *pos = 0;
+                }
+            }
+            let mut out = input.gather(&idx);
+            if *row >= input.len || cands.is_empty() {
+                self.at = None;
+            }
+            if out.len == 0 {
+                continue;
+            }
+            out.cols[self.slot] = Col::Nodes(nodes);
+            return Ok(Some(out));
+        }
+    }
+}
