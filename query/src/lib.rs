@@ -106,6 +106,21 @@
 //! patterns and [`MAX_CLAUSES`] clauses (`query_too_large`), so every pass over a plan (they
 //! recurse over its nesting) stays well inside a 2 MiB thread stack.
 //!
+//! # Ids
+//!
+//! [`Limits::ids`], an [`IdCodec`], decides the integers a query shows for nodes and
+//! relationships: what `id(n)` and `id(r)` give, and the `id` of result nodes and the `id`,
+//! `start` and `end` of result relationships (paths included), and engine errors that name an
+//! entity. The default is the identity (the engine's ids, as embedders and the TCK expect).
+//! A service over a store shared by several tenants sets [`IdCodec::keyed`]: a keyed
+//! permutation, so the integers neither follow the engine's counters (which every workspace
+//! shares) nor can be decoded without the key, yet the same entity shows the same integer in
+//! every query. Everything that compares ids inside a query compares shown ids with shown
+//! ids, so `MATCH (n) WHERE id(n) = $id` finds the node whose `id` a previous result showed;
+//! a caller holding an engine id passes `limits.ids.node(id)`, and reads a result node's
+//! engine id back with [`IdCodec::node_id`]. Under a keyed codec `ORDER BY id(n)` is an
+//! arbitrary (but stable) order, as Neo4j promises no order of ids either.
+//!
 //! # Plan cache
 //!
 //! [`PlanCache::run_read`] runs a read statement from its text, reusing the parse and the plan
@@ -128,6 +143,7 @@ mod exec;
 mod functions;
 #[doc(hidden)]
 pub mod fuzzing;
+mod ids;
 mod lexer;
 pub mod model;
 mod parser;
@@ -143,6 +159,7 @@ use std::time::Instant;
 pub use ast::Statement;
 pub use batch::ModelSwitch;
 pub use error::{Position, QueryError};
+pub use ids::IdCodec;
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
 pub use prepared::{PlanCache, PlanCacheStats, MAX_TEXT, SHARED_CAPACITY};
@@ -203,7 +220,8 @@ fn execute_read(
                     (&own, None)
                 }
             };
-            exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)?
+            exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)
+                .map_err(|e| shown_ids(e, &limits.ids))?
         }
         _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
     };
@@ -228,7 +246,8 @@ pub fn run_write<G: GraphWrite>(
     }
     let profile = stmt.mode == Mode::Profile;
     let mut stats = QueryStats::default();
-    let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)?;
+    let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)
+        .map_err(|e| shown_ids(e, &limits.ids))?;
     Ok(finish(
         &planned,
         outcome.rows,
@@ -260,6 +279,24 @@ pub fn explain<G: GraphRead>(
     temporal::begin_statement();
     let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
+}
+
+/// `e` naming nodes and relationships by their shown ids (an engine error names engine ids).
+fn shown_ids(e: QueryError, ids: &IdCodec) -> QueryError {
+    use svc_engine::{EdgeId, EngineError, NodeId};
+    let node = |id: NodeId| NodeId(ids.node(id) as u64);
+    match e {
+        QueryError::Engine(EngineError::NodeHasEdges(id)) => {
+            QueryError::Engine(EngineError::NodeHasEdges(node(id)))
+        }
+        QueryError::Engine(EngineError::NodeNotFound(id)) => {
+            QueryError::Engine(EngineError::NodeNotFound(node(id)))
+        }
+        QueryError::Engine(EngineError::EdgeNotFound(id)) => QueryError::Engine(
+            EngineError::EdgeNotFound(EdgeId(ids.relationship(id) as u64)),
+        ),
+        other => other,
+    }
 }
 
 fn explained(planned: &plan::Planned) -> QueryResult {

@@ -4,15 +4,20 @@
 //! (`run_read` over a snapshot, a handle with no write methods); a writing statement from a key
 //! is refused before anything runs. JWT users' writing statements run through `run_write`
 //! inside one write transaction, which is aborted when the query fails part-way.
+//!
+//! Node and relationship ids (`id(n)`, result nodes' `id`, relationships' `id`, `start`,
+//! `end`) are the store's Cypher ids ([`id_codec`]): opaque integers, not the engine's
+//! counters, which every workspace shares.
 
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
-use svc_query::{Limits, Params, QueryError, QueryResult};
+use svc_query::{IdCodec, Limits, Params, QueryError, QueryResult};
 
 pub use super::access::{query_error, Access};
 use super::ensure_writable;
 use super::values::json_to_param;
 use svc_core::error::Result;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::{Store, WorkspaceId};
 
 /// The request body.
@@ -27,6 +32,14 @@ pub struct QueryRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub params: Option<Map<String, Json>>,
+}
+
+/// The codec of the integers Cypher shows for nodes and relationships in this deployment
+/// (keyed by the id key, [`PublicIds::cypher_key`]). A caller holding an engine id passes
+/// `id_codec(ids).node(id)` as a query's `$id`, and reads a result node's engine id back with
+/// `id_codec(ids).node_id(..)`.
+pub fn id_codec(ids: &PublicIds) -> IdCodec {
+    IdCodec::keyed(ids.cypher_key())
 }
 
 /// Parses and runs `req` on workspace `ws`.
@@ -47,7 +60,10 @@ pub async fn run(
         .map(|(k, v)| Ok((k, json_to_param(v)?)))
         .collect::<std::result::Result<_, QueryError>>()
         .map_err(query_error)?;
-    let limits = Limits::default();
+    let limits = Limits {
+        ids: id_codec(store.ids()),
+        ..Limits::default()
+    };
     if stmt.is_read_only() {
         // Short reads answer on the request's own task; a read that outgrows the inline slice
         // runs again on the blocking pool with the full budget (`Store::read_inline_first`).

@@ -115,8 +115,9 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
 }
 
 fn result_node(id: NodeId, cx: &Cx<'_>) -> Result<Option<ResultNode>, QueryError> {
+    // Shown ids stay below 2^63 for every id a store hands out; `as` keeps the rest a bijection.
     Ok(cx.node(id)?.map(|n| ResultNode {
-        id: n.id.0,
+        id: cx.limits.ids.node(n.id) as u64,
         labels: n.labels.clone(),
         properties: n
             .properties
@@ -128,10 +129,10 @@ fn result_node(id: NodeId, cx: &Cx<'_>) -> Result<Option<ResultNode>, QueryError
 
 fn result_rel(id: EdgeId, cx: &Cx<'_>) -> Result<Option<ResultRelationship>, QueryError> {
     Ok(cx.edge(id)?.map(|e| ResultRelationship {
-        id: e.id.0,
+        id: cx.limits.ids.relationship(e.id) as u64,
         rel_type: e.rel_type.clone(),
-        start: e.start.0,
-        end: e.end.0,
+        start: cx.limits.ids.node(e.start) as u64,
+        end: cx.limits.ids.node(e.end) as u64,
         properties: e
             .properties
             .iter()
