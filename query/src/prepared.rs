@@ -674,6 +674,39 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_plan_shows_ids_with_each_run_s_codec() {
+        let (_d, g) = graph();
+        write(
+            &g,
+            WS,
+            "CREATE (:Customer {name: 'Ann'})-[:KNOWS]->(:Customer {name: 'Bob'})",
+        );
+        let c = PlanCache::new(4);
+        let snap = g.snapshot(WS);
+        let q = "MATCH (a)-[r:KNOWS]->(b) RETURN id(a) AS a, id(r) AS r, b AS node";
+        let mut seen = Vec::new();
+        for ids in [
+            crate::IdCodec::default(),
+            crate::IdCodec::keyed([7; 16]),
+            crate::IdCodec::keyed([9; 16]),
+        ] {
+            let limits = Limits {
+                ids,
+                ..Limits::default()
+            };
+            let got = c
+                .run_read(&snap, q, &Params::new(), &limits)
+                .expect("cached");
+            let stmt = crate::parse(q).expect("parse");
+            let want = crate::run_read(&snap, &stmt, &Params::new(), &limits).expect("run");
+            assert_eq!(got.rows, want.rows);
+            seen.push(got.rows);
+        }
+        assert_eq!(counts(&c), (2, 1, 0, 1));
+        assert!(seen[0] != seen[1] && seen[1] != seen[2]);
+    }
+
+    #[test]
     fn the_time_budget_still_applies_to_a_cached_plan() {
         let (_d, g) = graph();
         write(&g, WS, "UNWIND range(1, 30) AS i CREATE (:N {i: i})");
