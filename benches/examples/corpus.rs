@@ -4,8 +4,13 @@
 //!
 //! `corpus [OUT.jsonl] [NAME_FILTER]`: writes one JSON object per query (name, columns, rows,
 //! p50/p90 in µs, runs, error) to OUT (default stdout) and a summary to stderr. One timed run is
-//! `parse` + `run_read` of the query text with its parameters, rows materialised; the planner
-//! runs in every iteration, as for a client that sends text.
+//! `PlanCache::run_read` of the query text with its parameters, rows materialised: the entry
+//! the service uses, which parses and plans a text once and reuses the plan while the index
+//! catalog and the statistics it assumed hold (FalkorDB, the peer, caches plans the same way).
+//! The warm-up runs fill the cache, so the samples are of cached plans. `SVC_BENCH_UNCACHED=1`
+//! times `parse` + `run_read` instead: the planner runs in every iteration.
+//! NAME_FILTER may list several filters separated by commas. `SVC_BENCH_BREAKDOWN=1` also
+//! prints, per query, the p50 of `parse` alone, of `parse` + planning and of the whole run.
 //! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
 //! first runs each query for N seconds untimed (attach `perf record -p` then).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
@@ -16,7 +21,7 @@ use std::time::{Duration, Instant};
 use svc_benches::corpus::{self, percentile, Method};
 use svc_benches::seed::{load_seed, seed_dir};
 use svc_engine::{Graph, GraphOptions, WorkspaceId};
-use svc_query::{parse, run_read, Limits, Params, ResultValue};
+use svc_query::{parse, run_read, Limits, Params, PlanCache, ResultValue};
 
 const WS: WorkspaceId = WorkspaceId(1);
 
@@ -87,6 +92,38 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// Where the time of one run goes, by cumulative steps: `parse` alone, `parse` + planning
+/// (`svc_query::check`), and the whole run; then the run with a cached plan. p50 of each, to
+/// stderr.
+fn breakdown(
+    method: &Method,
+    snap: &svc_engine::Snapshot<'_>,
+    text: &str,
+    params: &Params,
+    limits: &Limits,
+    name: &str,
+) {
+    let p50 = |samples: Result<Vec<Duration>, svc_query::QueryError>| {
+        samples.map_or(f64::NAN, |s| micros(percentile(&s, 50)))
+    };
+    let parse_only = p50(method.measure(|| parse(text).map(|_| ())));
+    let planned = p50(method.measure(|| {
+        let stmt = parse(text)?;
+        svc_query::check(snap, &stmt, params, limits)
+    }));
+    let whole = p50(method.measure(|| {
+        let stmt = parse(text)?;
+        run_read(snap, &stmt, params, limits).map(|_| ())
+    }));
+    let cache = PlanCache::new(4);
+    let cached = p50(method.measure(|| cache.run_read(snap, text, params, limits).map(|_| ())));
+    eprintln!(
+        "{name:<45} parse {parse_only:>8.1} µs  +plan {:>8.1} µs  +run {:>8.1} µs  (total {whole:.1}; cached plan {cached:.1})",
+        planned - parse_only,
+        whole - planned
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let filter = args.get(1).cloned().unwrap_or_default();
@@ -111,13 +148,23 @@ fn main() {
         ..Limits::default()
     };
     let method = Method::default();
+    let uncached = std::env::var_os("SVC_BENCH_UNCACHED").is_some();
+    let cache = PlanCache::new(svc_query::SHARED_CAPACITY);
 
     let mut out: Box<dyn Write> = match args.first() {
         Some(path) if path != "-" => Box::new(std::fs::File::create(path).expect("create output")),
         _ => Box::new(std::io::stdout()),
     };
-    for q in queries.iter().filter(|q| q.name.contains(&filter)) {
+    // A comma-separated list of name filters: a query runs when its name contains any.
+    let filters: Vec<&str> = filter.split(',').collect();
+    for q in queries
+        .iter()
+        .filter(|q| filters.iter().any(|f| q.name.contains(f)))
+    {
         let params: Params = q.params.clone().into_iter().collect();
+        if std::env::var_os("SVC_BENCH_BREAKDOWN").is_some() {
+            breakdown(&method, &snap, &q.text, &params, &limits, &q.name);
+        }
         if std::env::var_os("SVC_BENCH_EXPLAIN").is_some() {
             let stmt = parse(&q.text).expect("parse");
             let tree = svc_query::explain(&snap, &stmt, &params, &limits).expect("explain");
@@ -128,17 +175,24 @@ fn main() {
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
         {
-            // Only this query, repeated, for a profiler attached to the process.
-            let stmt = parse(&q.text).expect("parse");
+            // Only this query, repeated as it is timed, for a profiler attached to the process.
             let until = Instant::now() + Duration::from_secs(secs);
             while Instant::now() < until {
-                run_read(&snap, &stmt, &params, &limits).expect("run");
+                if uncached {
+                    run_read(&snap, &parse(&q.text).expect("parse"), &params, &limits)
+                } else {
+                    cache.run_read(&snap, &q.text, &params, &limits)
+                }
+                .expect("run");
             }
         }
         let mut answer = None;
         let timed = method.measure(|| {
-            let stmt = parse(&q.text)?;
-            let r = run_read(&snap, &stmt, &params, &limits)?;
+            let r = if uncached {
+                run_read(&snap, &parse(&q.text)?, &params, &limits)?
+            } else {
+                cache.run_read(&snap, &q.text, &params, &limits)?
+            };
             answer.get_or_insert(r);
             Ok::<_, svc_query::QueryError>(())
         });

@@ -23,6 +23,8 @@ use crate::txn::WriteTxn;
 use crate::validate::{self, ValidationReport};
 use crate::writer::{Completion, GroupLimits, Job, Shared, Writer};
 
+/// Numbers the graphs opened in this process (`Shared::instance`).
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 /// Options of `Graph::open`.
 #[derive(Clone, Debug)]
 pub struct GraphOptions {
@@ -92,6 +94,9 @@ impl Graph {
             visibility: RwLock::new(()),
             poisoned: Mutex::new(None),
             readmodel: ReadModels::new(options.read_model_bytes),
+            instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            schema_epoch: std::sync::atomic::AtomicU64::new(0),
+            catalogs: Default::default(),
         });
         let limits = GroupLimits {
             max_jobs: options.max_group_jobs.max(1),
@@ -109,11 +114,20 @@ impl Graph {
     /// A consistent view of one workspace: every commit is in it entirely or not at all.
     pub fn snapshot(&self, ws: WorkspaceId) -> Snapshot<'_> {
         let _g = self.shared.visibility.read();
+        let scope = crate::read::PlanScope {
+            graph: self.shared.instance,
+            workspace: ws.0,
+            schema: self
+                .shared
+                .schema_epoch
+                .load(std::sync::atomic::Ordering::Acquire),
+        };
         Snapshot::new(
             self.shared.store.snapshot(),
             self.shared.labels.workspace(ws),
-            ws,
+            scope,
             &self.shared.readmodel,
+            &self.shared.catalogs,
         )
     }
 

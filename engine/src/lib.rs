@@ -92,7 +92,7 @@ pub use model::{
 pub use oneshot::Receiver as WriteOutcome;
 pub use read::{
     compare_values, values_equal, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats,
-    Order, PropertyTest,
+    Order, PlanScope, PropertyTest,
 };
 pub use readmodel::{ColumnView, CsrView, LabelView, ModelView, ReadModelState, NO_CODE};
 pub use record::{Record, RecordScan};

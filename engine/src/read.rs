@@ -160,6 +160,17 @@ pub struct Hop {
     pub label: Option<String>,
 }
 
+/// A read handle's identity for plan caching (`GraphRead::plan_scope`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PlanScope {
+    /// The open graph (unique within the process).
+    pub graph: u64,
+    pub workspace: u64,
+    /// The index catalog's version: it changes whenever an index of any workspace of the
+    /// graph is declared, comes online or is dropped.
+    pub schema: u64,
+}
+
 /// Read access to one workspace's graph at one consistent point in time.
 pub trait GraphRead {
     /// The node with this id, if it exists in this workspace.
@@ -272,6 +283,12 @@ pub trait GraphRead {
     }
     /// Whether a property index is declared for (label, property), and which kind.
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind>;
+    /// Where a query plan made over this handle may be reused: two handles with equal scopes
+    /// are the same graph and workspace with the same index catalog. None (the default): plans
+    /// must not be cached (write transactions, in-memory graphs).
+    fn plan_scope(&self) -> Option<PlanScope> {
+        None
+    }
     /// Nodes of `label` whose `property` equals `value`, via an index. `None` when no index
     /// covers (label, property). Ordered indexes answer equality too.
     fn index_seek(

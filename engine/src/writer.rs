@@ -41,6 +41,13 @@ pub(crate) struct Shared {
     pub poisoned: Mutex<Option<String>>,
     /// In-memory read models, told about every commit's touched nodes (see `readmodel`).
     pub readmodel: crate::readmodel::ReadModels,
+    /// This open graph, distinct from every other opened in the process (plan caches key on it).
+    pub instance: u64,
+    /// Bumped, under `visibility`, by every commit that changes an index catalog row: a
+    /// snapshot carries the value it saw (`GraphRead::plan_scope`).
+    pub schema_epoch: std::sync::atomic::AtomicU64,
+    /// Declared indexes per workspace at the current `schema_epoch` (`Snapshot::index_kind`).
+    pub catalogs: crate::catalog::CatalogCache,
 }
 
 impl Shared {
@@ -71,6 +78,10 @@ impl Shared {
             return Err(e);
         }
         self.labels.apply(&commit.label_deltas);
+        if commit.schema_changed {
+            self.schema_epoch
+                .fetch_add(1, std::sync::atomic::Ordering::Release);
+        }
         self.readmodel.record(overlay, touched);
         Ok(())
     }

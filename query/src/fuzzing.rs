@@ -57,6 +57,7 @@ pub fn check_parse_amplified(data: &[u8], model: &ModelGraph) {
         max_rows: 100,
         max_hops: 3,
         max_buffered_rows: 10_000,
+        ..Limits::default()
     };
     std::thread::scope(|s| {
         std::thread::Builder::new()
@@ -125,6 +126,7 @@ pub fn check_exec_vs_model(data: &[u8], models: &(ModelGraph, ModelGraph)) {
         max_rows: 2_000,
         max_hops: 4,
         max_buffered_rows: 50_000,
+        ..Limits::default()
     };
     check_batch_vs_rows(t, &stmt, &Params::new(), &models.0, &limits);
     let (Ok(naive), Ok(indexed)) = (

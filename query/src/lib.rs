@@ -106,6 +106,30 @@
 //! patterns and [`MAX_CLAUSES`] clauses (`query_too_large`), so every pass over a plan (they
 //! recurse over its nesting) stays well inside a 2 MiB thread stack.
 //!
+//! # Ids
+//!
+//! [`Limits::ids`], an [`IdCodec`], decides the integers a query shows for nodes and
+//! relationships: what `id(n)` and `id(r)` give, and the `id` of result nodes and the `id`,
+//! `start` and `end` of result relationships (paths included), and engine errors that name an
+//! entity. The default is the identity (the engine's ids, as embedders and the TCK expect).
+//! A service over a store shared by several tenants sets [`IdCodec::keyed`]: a keyed
+//! permutation, so the integers neither follow the engine's counters (which every workspace
+//! shares) nor can be decoded without the key, yet the same entity shows the same integer in
+//! every query. Everything that compares ids inside a query compares shown ids with shown
+//! ids, so `MATCH (n) WHERE id(n) = $id` finds the node whose `id` a previous result showed;
+//! a caller holding an engine id passes `limits.ids.node(id)`, and reads a result node's
+//! engine id back with [`IdCodec::node_id`]. Under a keyed codec `ORDER BY id(n)` is an
+//! arbitrary (but stable) order, as Neo4j promises no order of ids either.
+//!
+//! # Plan cache
+//!
+//! [`PlanCache::run_read`] runs a read statement from its text, reusing the parse and the plan
+//! of an earlier run with the same text and parameter values over the same graph, workspace
+//! and index catalog, while the statistics the plan assumed still hold (see `prepared`). Its
+//! answers and errors are those of `parse` + [`run_read`]; it saves their fixed cost, which
+//! dominates short reads. [`PlanCache::shared`] is a process-wide instance. The planner reads
+//! nothing from [`Limits`] but the deadline; anything it comes to depend on must join the key.
+//!
 //! # Writes
 //!
 //! [`run_write`] is meant to run inside one engine write transaction: when it returns an error
@@ -119,10 +143,12 @@ mod exec;
 mod functions;
 #[doc(hidden)]
 pub mod fuzzing;
+mod ids;
 mod lexer;
 pub mod model;
 mod parser;
 mod plan;
+mod prepared;
 pub mod result;
 mod temporal;
 mod value;
@@ -133,8 +159,10 @@ use std::time::Instant;
 pub use ast::Statement;
 pub use batch::ModelSwitch;
 pub use error::{Position, QueryError};
+pub use ids::IdCodec;
 pub use parser::ddl::{parse_schema, SchemaCommand};
 pub use parser::{MAX_CHAIN, MAX_CLAUSES, MAX_DEPTH, MAX_PATTERN_ELEMENTS};
+pub use prepared::{PlanCache, PlanCacheStats, MAX_TEXT, SHARED_CAPACITY};
 pub use result::{
     Limits, Params, PlanTree, QueryResult, QueryStats, ResultNode, ResultPath, ResultRelationship,
     ResultTemporal, ResultValue,
@@ -167,22 +195,38 @@ pub fn run_read<G: GraphRead>(
     if stmt.mode == Mode::Explain {
         return Ok(explained(&planned));
     }
-    let profile = stmt.mode == Mode::Profile;
+    execute_read(g, &planned, None, limits, start, stmt.mode == Mode::Profile)
+}
+
+/// Runs a planned read statement whose time budget started at `start`; `analysis` is the
+/// plan's (`exec::analyse`) and its batch memo, made now when None.
+fn execute_read(
+    g: &dyn GraphRead,
+    planned: &plan::Planned,
+    analysis: Option<(&batch::Analysis, &exec::BatchMemo)>,
+    limits: &Limits,
+    start: Instant,
+    profile: bool,
+) -> Result<QueryResult, QueryError> {
+    let deadline = start + limits.time;
     let cx = eval::Cx::new(g, limits, deadline, planned.operators, profile);
     let rows = match planned.stages.as_slice() {
         [plan::Stage::Read(p)] => {
-            exec::produce(p, planned.width, &planned.out_slots, &cx, profile)?
+            let own;
+            let analysis = match analysis {
+                Some((a, memo)) => (a, Some(memo)),
+                None => {
+                    own = exec::analyse(p, planned.width, &planned.out_slots);
+                    (&own, None)
+                }
+            };
+            exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)
+                .map_err(|e| shown_ids(e, &limits.ids))?
         }
         _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
     };
     let figures = cx.profile.as_ref().map(|p| p.borrow().clone());
-    Ok(finish(
-        &planned,
-        rows,
-        figures,
-        QueryStats::default(),
-        start,
-    ))
+    Ok(finish(planned, rows, figures, QueryStats::default(), start))
 }
 
 /// Runs any statement, reads and writes, against a writable graph (for JWT users). Call it
@@ -202,7 +246,8 @@ pub fn run_write<G: GraphWrite>(
     }
     let profile = stmt.mode == Mode::Profile;
     let mut stats = QueryStats::default();
-    let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)?;
+    let outcome = write::run_stages(&planned, g, limits, deadline, profile, &mut stats)
+        .map_err(|e| shown_ids(e, &limits.ids))?;
     Ok(finish(
         &planned,
         outcome.rows,
@@ -234,6 +279,24 @@ pub fn explain<G: GraphRead>(
     temporal::begin_statement();
     let planned = plan::plan(g, stmt, params, limits, Instant::now() + limits.time)?;
     Ok(plan::render(&planned, None))
+}
+
+/// `e` naming nodes and relationships by their shown ids (an engine error names engine ids).
+fn shown_ids(e: QueryError, ids: &IdCodec) -> QueryError {
+    use svc_engine::{EdgeId, EngineError, NodeId};
+    let node = |id: NodeId| NodeId(ids.node(id) as u64);
+    match e {
+        QueryError::Engine(EngineError::NodeHasEdges(id)) => {
+            QueryError::Engine(EngineError::NodeHasEdges(node(id)))
+        }
+        QueryError::Engine(EngineError::NodeNotFound(id)) => {
+            QueryError::Engine(EngineError::NodeNotFound(node(id)))
+        }
+        QueryError::Engine(EngineError::EdgeNotFound(id)) => QueryError::Engine(
+            EngineError::EdgeNotFound(EdgeId(ids.relationship(id) as u64)),
+        ),
+        other => other,
+    }
 }
 
 fn explained(planned: &plan::Planned) -> QueryResult {

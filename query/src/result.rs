@@ -8,10 +8,13 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use svc_engine::Value;
 
+use crate::ids::IdCodec;
+
 /// Query parameters (`$name`), by name.
 pub type Params = BTreeMap<String, Value>;
 
-/// Budgets every query runs under; exceeding one is an error, never a hang.
+/// Budgets every query runs under (exceeding one is an error, never a hang), and how it
+/// shows node and relationship ids.
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Wall-clock budget (default 2 s).
@@ -22,6 +25,9 @@ pub struct Limits {
     pub max_hops: u32,
     /// Most rows an operator may hold at once (sort, aggregation, DISTINCT, write stages).
     pub max_buffered_rows: usize,
+    /// How `id()` and result nodes and relationships show ids, and so what `id(n) = $x`
+    /// compares with (default: the engine's ids, [`IdCodec::identity`]).
+    pub ids: IdCodec,
 }
 
 impl Default for Limits {
@@ -31,6 +37,7 @@ impl Default for Limits {
             max_rows: 10_000,
             max_hops: 10,
             max_buffered_rows: 1_000_000,
+            ids: IdCodec::identity(),
         }
     }
 }
@@ -81,6 +88,7 @@ pub struct ResultPath {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultNode {
+    /// The id as [`Limits::ids`] shows it (what `id(n)` gives).
     pub id: u64,
     pub labels: Vec<String>,
     pub properties: BTreeMap<String, ResultValue>,
@@ -88,6 +96,8 @@ pub struct ResultNode {
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ResultRelationship {
+    /// The id as [`Limits::ids`] shows it (what `id(r)` gives); `start` and `end` are the
+    /// shown ids of its nodes.
     pub id: u64,
     #[serde(rename = "type")]
     pub rel_type: String,

@@ -38,7 +38,15 @@ pub(crate) fn run_stages<G: GraphWrite>(
                 let cx = Cx::new(&*g, limits, deadline, planned.operators, profile);
                 *cx.stage_input.borrow_mut() = std::mem::take(&mut rows);
                 if i == last {
-                    results = produce(plan, planned.width, &planned.out_slots, &cx, profile)?;
+                    let analysis = crate::exec::analyse(plan, planned.width, &planned.out_slots);
+                    results = produce(
+                        plan,
+                        planned.width,
+                        &planned.out_slots,
+                        (&analysis, None),
+                        &cx,
+                        profile,
+                    )?;
                 } else {
                     rows = collect(plan, planned.width, &cx, profile)?;
                 }

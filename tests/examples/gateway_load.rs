@@ -28,6 +28,8 @@
 //! key, count answers with the expected rows, and first time the same statement embedded
 //! (parse, plan and run on a RocksDB graph in a temporary directory, as svcd does) so the
 //! printout shows both p50s and their difference. Run them with 1 connection for latency.
+//! `healthz` is their floor: `GET /healthz` (no key, no body, no store) over the same client,
+//! so `query`'s p50 minus `healthz`'s is what the query route adds to a round trip.
 //! With `SVC_LOAD_PID` set to svcd's pid, every target also prints svcd's CPU time per request.
 
 use std::time::{Duration, Instant};
@@ -191,6 +193,7 @@ async fn main() {
                             .bearer_auth(&key)
                             .json(&json!({ "query": text }))
                     }
+                    "healthz" => client.get(format!("{base}/healthz")),
                     "segment" | "segment-track" => {
                         let track_only = cap == "segment-track";
                         let batch: Vec<Value> = (0..BATCH)
@@ -304,6 +307,7 @@ fn work_done(target: &str, body: &Value) -> bool {
                 && body["duplicates"] == 0
                 && body["rejected"].as_array().is_some_and(Vec::is_empty)
         }
+        "healthz" => body["status"] == "ok",
         "query" | "query-rows" => {
             let expected = QUERIES.iter().find(|(n, ..)| *n == target).map(|q| q.2);
             body["rows"].as_array().map(Vec::len) == expected

@@ -23,10 +23,24 @@ fn body_value(id: &str, prefix: &str) -> u128 {
 }
 
 async fn query(s: &TestServer, token: &str, q: &str) -> Value {
+    query_with(s, token, q, json!({})).await
+}
+
+/// The engine's id of the node a public id names (white box: no route shows engine ids).
+fn engine_node(s: &TestServer, public: &str) -> u64 {
+    s.state()
+        .store
+        .ids()
+        .parse_any_node(public)
+        .unwrap_or_else(|| panic!("{public} names a node"))
+        .0
+}
+
+async fn query_with(s: &TestServer, token: &str, q: &str, params: Value) -> Value {
     let resp = s
         .post("/v1/graph/query")
         .bearer_auth(token)
-        .json(&json!({"query": q}))
+        .json(&json!({"query": q, "params": params}))
         .send()
         .await
         .expect("send");
@@ -117,15 +131,8 @@ async fn decimal_ids_resolve_only_in_a_store_from_before_opaque_ids() {
     )
     .await;
     let opaque = str_at(&r, "/customer_id");
-    let rows = query(
-        &s,
-        &a.token,
-        "MATCH (c:Customer {email: 'old@x.example'}) RETURN id(c) AS id",
-    )
-    .await;
-    let n = rows["rows"][0][0]
-        .as_u64()
-        .expect("id(c) is the engine's integer");
+    // The engine's id, which no route shows: read from the server's own codec.
+    let n = engine_node(&s, &opaque);
     let decimal = format!("cus_{n}");
     // A store that started with opaque ids never gave out decimal ones: they name nothing,
     // and neither does a forged opaque id.
@@ -167,16 +174,132 @@ async fn decimal_ids_resolve_only_in_a_store_from_before_opaque_ids() {
         json!({"action": "signup", "email": "new@x.example"}),
     )
     .await;
-    let rows = query(
-        &s,
-        &a.token,
-        "MATCH (c:Customer {email: 'new@x.example'}) RETURN id(c) AS id",
-    )
-    .await;
-    let m = rows["rows"][0][0].as_u64().expect("id");
+    let m = engine_node(&s, &str_at(&new, "/customer_id"));
     absent(&s, &a.token, &format!("/v1/customers/cus_{m}")).await;
     body_value(&str_at(&new, "/customer_id"), "cus_");
     // Another workspace still cannot reach the legacy customer.
     let b = s.account().await;
     absent(&s, &b.token, &format!("/v1/customers/{decimal}")).await;
+}
+
+/// Cypher's ids (`id()`, result nodes and relationships) as a `graph:read` key sees them: no
+/// trace of the counters every workspace shares, yet stable and usable in `WHERE id(n) = $id`.
+#[tokio::test]
+async fn cypher_ids_do_not_reveal_another_workspaces_activity() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let b = s.account().await;
+    let reader = s.key_with_grants(&a, &["graph:read"]).await.plaintext;
+    query(&s, &a.token, "CREATE (:Probe {n: 1})").await;
+    // Workspace B creates forty nodes in between.
+    query(
+        &s,
+        &b.token,
+        "UNWIND range(1, 40) AS i CREATE (:Noise {i: i})",
+    )
+    .await;
+    query(&s, &a.token, "CREATE (:Probe {n: 2})").await;
+    query(
+        &s,
+        &a.token,
+        "CREATE (:Probe {n: 3})-[:NEXT]->(:Probe {n: 4})",
+    )
+    .await;
+
+    let q = "MATCH (p:Probe) RETURN id(p) AS id, p, p.n AS n ORDER BY n";
+    let rows = query(&s, &reader, q).await;
+    let rows = rows["rows"].as_array().expect("rows").clone();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    // The engine's ids of the same nodes, through their public ids (graph export).
+    let graph = get_ok(&s, "/v1/graph", &a.token).await;
+    let engine_of = |n: i64| -> u64 {
+        let node = graph["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .find(|x| x["properties"]["n"] == json!(n))
+            .unwrap_or_else(|| panic!("probe {n} exported"));
+        engine_node(&s, &str_at(node, "/id"))
+    };
+    let engine: Vec<u64> = (1..=4).map(engine_of).collect();
+    // The setup: B's forty nodes sit between probes 1 and 2 in the shared counter.
+    assert!(engine[1] - engine[0] > 40, "{engine:?}");
+    let shown: Vec<u64> = rows
+        .iter()
+        .map(|r| r[0].as_u64().expect("an integer id"))
+        .collect();
+    for (row, (id, e)) in rows.iter().zip(shown.iter().zip(&engine)) {
+        assert_eq!(
+            row[1]["id"].as_u64(),
+            Some(*id),
+            "id() is the node's id: {row}"
+        );
+        assert_ne!(id, e, "the engine's id shows: {shown:?} {engine:?}");
+        // An integer JavaScript reads exactly.
+        assert!(*id < 1 << 53, "{id}");
+    }
+    // Nothing of the counter: neither B's forty nor back-to-back creations show as a gap.
+    for (i, x) in shown.iter().enumerate() {
+        for y in &shown[i + 1..] {
+            assert!(x.abs_diff(*y) > 1 << 20, "{shown:?}");
+        }
+    }
+
+    // Relationships: their id, start and end are the ids the nodes show.
+    let r = query(
+        &s,
+        &reader,
+        "MATCH (x:Probe)-[r:NEXT]->(y:Probe) RETURN id(r), r, id(x), id(y)",
+    )
+    .await;
+    let row = &r["rows"][0];
+    assert_eq!(row[1]["id"], row[0], "{row}");
+    assert_eq!(row[1]["start"], row[2], "{row}");
+    assert_eq!(row[1]["end"], row[3], "{row}");
+    assert_eq!(row[2].as_u64(), Some(shown[2]));
+    assert_ne!(
+        row[0].as_u64(),
+        Some(shown[2]),
+        "a relationship's id is its own"
+    );
+
+    // An id from a result finds its node; in another workspace it finds nothing.
+    let find = "MATCH (n) WHERE id(n) = $id RETURN n.n";
+    let found = query_with(&s, &reader, find, json!({"id": shown[1]})).await;
+    assert_eq!(found["rows"], json!([[2]]));
+    let theirs = query_with(&s, &b.token, find, json!({"id": shown[1]})).await;
+    assert_eq!(theirs["rows"], json!([]));
+    // Forged ids match nothing and break nothing.
+    for forged in [
+        json!(-1),
+        json!(0),
+        json!(i64::MAX),
+        json!(u64::MAX),
+        json!(1.5),
+        json!(1e300),
+        json!("1"),
+        json!(null),
+        json!(engine[1]),
+    ] {
+        let r = query_with(&s, &reader, find, json!({"id": forged})).await;
+        assert_eq!(r["rows"], json!([]), "{forged}");
+    }
+    let r = query(
+        &s,
+        &reader,
+        "MATCH (n) WHERE id(n) IN [-9223372036854775808, 9223372036854775807] RETURN n",
+    )
+    .await;
+    assert_eq!(r["rows"], json!([]));
+
+    // The same ids after a restart (the key is the deployment's).
+    let s = s.restart().await;
+    let again = query(&s, &reader, q).await;
+    let again: Vec<u64> = again["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| r[0].as_u64().expect("id"))
+        .collect();
+    assert_eq!(again, shown);
 }

@@ -29,7 +29,8 @@ use super::run_plan::{Delivery, CADENCE_MAX_MS};
 use svc_core::error::{Error, Result};
 use svc_core::plumbing::ids::PublicIds;
 use svc_domains::crm;
-use svc_domains::graph_api::{node_with_label, query::query_error};
+use svc_domains::graph_api::node_with_label;
+use svc_domains::graph_api::query::{id_codec, query_error};
 use svc_domains::playbooks::{LeadSourceKind, Playbook};
 
 /// Most leads a request may list, the largest `sampleSize`.
@@ -374,13 +375,18 @@ pub fn segment_members<R: GraphRead>(
         if !stmt.is_read_only() {
             return Err(Error::invalid_input("a lead query must only read"));
         }
-        let result = svc_query::run_read(r, &stmt, &Params::new(), &Limits::default())
-            .map_err(query_error)?;
+        // The ids the query reads and shows are the tenant's Cypher ids, as on
+        // `/v1/graph/query` (a spec may name a node by an id seen there).
+        let limits = Limits {
+            ids: id_codec(ids),
+            ..Limits::default()
+        };
+        let result = svc_query::run_read(r, &stmt, &Params::new(), &limits).map_err(query_error)?;
         let mut seen = HashSet::new();
         for row in result.rows {
             let id = match row.first() {
                 Some(ResultValue::Node(n)) if n.labels.iter().any(|l| l == CUSTOMER) => {
-                    Some(NodeId(n.id))
+                    Some(limits.ids.node_id(n.id as i64))
                 }
                 Some(ResultValue::String(s)) => crm::find_customer(ids, r, s).ok().map(|n| n.id),
                 _ => None,
@@ -491,5 +497,30 @@ mod tests {
         assert!(segment_rule("recency:someday").is_err());
         assert!(looks_like_cypher("  match (c:Customer) return c"));
         assert!(!looks_like_cypher("recency:active_7d"));
+    }
+
+    #[test]
+    fn a_segment_query_reads_the_tenants_cypher_ids() {
+        let mut g = svc_query::model::ModelGraph::new();
+        let create = svc_query::parse(
+            "CREATE (:Customer {email: 'a@x.test'}), (:Other), (:Customer {email: 'b@x.test'})",
+        )
+        .expect("parse");
+        svc_query::run_write(&mut g, &create, &Params::new(), &Limits::default()).expect("create");
+        let ids = PublicIds::new(&[5; svc_core::plumbing::ids::KEY_BYTES], 0);
+        let customers = g.label_scan(CUSTOMER).expect("scan");
+        let all = "MATCH (c:Customer) RETURN c ORDER BY c.email";
+        assert_eq!(
+            segment_members(&ids, &g, all, 0, 10).expect("members"),
+            customers
+        );
+        // A customer named by the id the query endpoint shows for it.
+        let shown = id_codec(&ids).node(customers[1]);
+        assert_ne!(shown as u64, customers[1].0);
+        let one = format!("MATCH (c:Customer) WHERE id(c) = {shown} RETURN c");
+        assert_eq!(
+            segment_members(&ids, &g, &one, 0, 10).expect("members"),
+            vec![customers[1]]
+        );
     }
 }

@@ -70,6 +70,11 @@ pub const BODY_WIDTH: usize = 11;
 /// can never be read as one another.
 const LEGACY_MAX_DIGITS: usize = 10;
 const FEISTEL_ROUNDS: u8 = 4;
+/// Bytes of the Cypher id key ([`PublicIds::cypher_key`]).
+pub const CYPHER_KEY_BYTES: usize = 16;
+/// What the Cypher id key is derived from (longer than any round input, so no round of the
+/// public-id permutation ever computes it).
+const CYPHER_KEY_LABEL: &[u8] = b"svc cypher ids v1";
 
 const CUSTOMER: &str = "cus_";
 const TOUCHPOINT: &str = "tp_";
@@ -91,6 +96,8 @@ pub struct PublicIds {
     /// Keyed once; each round clones the state (the key's pad blocks are already absorbed).
     mac: Hmac<Sha256>,
     legacy_ceiling: u64,
+    /// The key of the integers Cypher shows for nodes and relationships.
+    cypher_key: [u8; CYPHER_KEY_BYTES],
 }
 
 impl std::fmt::Debug for PublicIds {
@@ -106,9 +113,15 @@ impl PublicIds {
         // HMAC pads a key shorter than the block with zeros: this is HMAC under `key`.
         let mut block = [0u8; 64];
         block[..KEY_BYTES].copy_from_slice(key);
+        let mac = <Hmac<Sha256> as KeyInit>::new(&block.into());
+        let mut derive = mac.clone();
+        derive.update(CYPHER_KEY_LABEL);
+        let mut cypher_key = [0u8; CYPHER_KEY_BYTES];
+        cypher_key.copy_from_slice(&derive.finalize().into_bytes()[..CYPHER_KEY_BYTES]);
         PublicIds {
-            mac: <Hmac<Sha256> as KeyInit>::new(&block.into()),
+            mac,
             legacy_ceiling,
+            cypher_key,
         }
     }
 
@@ -118,6 +131,13 @@ impl PublicIds {
         let mut key = [0u8; KEY_BYTES];
         rand::rngs::OsRng.fill_bytes(&mut key);
         PublicIds::new(&key, legacy_ceiling)
+    }
+
+    /// The key of the integers Cypher shows for nodes and relationships (`id(n)`, result
+    /// nodes; `svc_query::IdCodec::keyed`): derived from the deployment's key, so they stay
+    /// the same across restarts, and independent of the public ids' permutation.
+    pub fn cypher_key(&self) -> [u8; CYPHER_KEY_BYTES] {
+        self.cypher_key
     }
 
     /// The legacy decimal ids accepted are those below this.
@@ -356,6 +376,24 @@ mod tests {
             ids.customer(svc_engine::NodeId(7)),
             other.customer(svc_engine::NodeId(7))
         );
+    }
+
+    #[test]
+    fn the_cypher_key_is_derived_and_independent() {
+        let a = codec(0);
+        assert_eq!(
+            a.cypher_key(),
+            codec(548).cypher_key(),
+            "the key alone decides it"
+        );
+        assert_ne!(
+            a.cypher_key(),
+            PublicIds::new(&[8u8; KEY_BYTES], 0).cypher_key()
+        );
+        // Not any part of the key itself, nor of a round's output.
+        assert!(!a.cypher_key().iter().all(|b| *b == 7));
+        let round = a.round(0, 0).to_be_bytes();
+        assert_ne!(a.cypher_key()[..4], round);
     }
 
     #[test]

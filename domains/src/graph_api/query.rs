@@ -4,15 +4,20 @@
 //! (`run_read` over a snapshot, a handle with no write methods); a writing statement from a key
 //! is refused before anything runs. JWT users' writing statements run through `run_write`
 //! inside one write transaction, which is aborted when the query fails part-way.
+//!
+//! Node and relationship ids (`id(n)`, result nodes' `id`, relationships' `id`, `start`,
+//! `end`) are the store's Cypher ids ([`id_codec`]): opaque integers, not the engine's
+//! counters, which every workspace shares.
 
 use serde::Deserialize;
 use serde_json::{Map, Value as Json};
-use svc_query::{Limits, Params, QueryError, QueryResult};
+use svc_query::{IdCodec, Limits, Params, QueryError, QueryResult};
 
 pub use super::access::{query_error, Access};
 use super::ensure_writable;
 use super::values::json_to_param;
 use svc_core::error::Result;
+use svc_core::plumbing::ids::PublicIds;
 use svc_core::store::{Store, WorkspaceId};
 
 /// The request body.
@@ -27,6 +32,14 @@ pub struct QueryRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub params: Option<Map<String, Json>>,
+}
+
+/// The codec of the integers Cypher shows for nodes and relationships in this deployment
+/// (keyed by the id key, [`PublicIds::cypher_key`]). A caller holding an engine id passes
+/// `id_codec(ids).node(id)` as a query's `$id`, and reads a result node's engine id back with
+/// `id_codec(ids).node_id(..)`.
+pub fn id_codec(ids: &PublicIds) -> IdCodec {
+    IdCodec::keyed(ids.cypher_key())
 }
 
 /// Parses and runs `req` on workspace `ws`.
@@ -47,11 +60,29 @@ pub async fn run(
         .map(|(k, v)| Ok((k, json_to_param(v)?)))
         .collect::<std::result::Result<_, QueryError>>()
         .map_err(query_error)?;
-    let limits = Limits::default();
+    let limits = Limits {
+        ids: id_codec(store.ids()),
+        ..Limits::default()
+    };
     if stmt.is_read_only() {
+        // Short reads answer on the request's own task; a read that outgrows the inline slice
+        // runs again on the blocking pool with the full budget (`Store::read_inline_first`).
+        // Through the process-wide plan cache: a text already run over this workspace and
+        // index catalog skips parsing and planning (answers are the same as `run_read`'s).
+        let text = req.query;
         return store
-            .read(ws, move |snap| {
-                svc_query::run_read(snap, &stmt, &params, &limits).map_err(query_error)
+            .read_inline_first(ws, move |snap, slice| {
+                let limits = match slice {
+                    Some(time) => Limits {
+                        time,
+                        ..limits.clone()
+                    },
+                    None => limits.clone(),
+                };
+                match svc_query::PlanCache::shared().run_read(snap, &text, &params, &limits) {
+                    Err(QueryError::Timeout(_)) if slice.is_some() => Ok(None),
+                    r => r.map(Some).map_err(query_error),
+                }
             })
             .await;
     }
@@ -125,6 +156,26 @@ mod tests {
             .await
             .expect("params");
         assert_eq!(r.columns, vec!["name"]);
+    }
+
+    #[tokio::test]
+    async fn a_read_longer_than_the_inline_slice_still_answers_in_full() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::open(dir.path()).expect("store");
+        // Far more than a millisecond of work: the inline attempt gives up, the blocking pool
+        // answers with the whole budget (never the slice's timeout).
+        let r = run(
+            &store,
+            WorkspaceId(5),
+            Access::ReadOnly,
+            req("UNWIND range(1, 300000) AS i WITH i WHERE i % 3 = 0 RETURN count(i) AS n"),
+        )
+        .await
+        .expect("answers");
+        assert_eq!(
+            serde_json::to_value(&r.rows).expect("json"),
+            serde_json::json!([[100000]])
+        );
     }
 
     #[tokio::test]

@@ -87,6 +87,9 @@ impl std::fmt::Debug for WriteTxn<'_> {
 pub(crate) struct Commit<'a> {
     pub batch: Batch<'a>,
     pub label_deltas: BTreeMap<(WorkspaceId, String), Delta>,
+    /// Whether the batch writes an index catalog row (an index declared, built or dropped):
+    /// query plans made before it may use an index that is gone, or miss a new one.
+    pub schema_changed: bool,
 }
 
 fn label_member_key(ws: WorkspaceId, label: &str, node: NodeId) -> Vec<u8> {
@@ -233,7 +236,11 @@ pub(crate) fn prepare_commit<'s>(
 ) -> Result<Commit<'s>, EngineError> {
     let mut batch = store.batch();
     let mut label_deltas: BTreeMap<(WorkspaceId, String), Delta> = BTreeMap::new();
+    let mut schema_changed = false;
     for ((space, key), value) in overlay {
+        if *space == Space::Kv(Cf::Meta) && key.first() == Some(&crate::catalog::CATALOG_TAG) {
+            schema_changed = true;
+        }
         match space {
             Space::Kv(cf) => match value {
                 Some(v) => batch.put(*cf, key, v)?,
@@ -266,6 +273,7 @@ pub(crate) fn prepare_commit<'s>(
     Ok(Commit {
         batch,
         label_deltas,
+        schema_changed,
     })
 }
 

@@ -656,8 +656,8 @@ fn quantifier_name(q: Quantifier) -> &'static str {
 fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
     let first = args.first().cloned().unwrap_or(Val::Null);
     Ok(match (f, &first) {
-        (Func::Id, Val::Node(n)) => Val::Int(n.0 as i64),
-        (Func::Id, Val::Rel(r)) => Val::Int(r.0 as i64),
+        (Func::Id, Val::Node(n)) => Val::Int(cx.limits.ids.node(*n)),
+        (Func::Id, Val::Rel(r)) => Val::Int(cx.limits.ids.relationship(*r)),
         (Func::Labels, Val::Node(n)) => {
             let node = cx.node(*n)?.ok_or_else(|| deleted("node"))?;
             Val::List(node.labels.iter().map(|l| Val::Str(l.clone())).collect())

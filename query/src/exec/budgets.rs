@@ -22,16 +22,23 @@ pub(crate) fn collect(
     Ok(rows)
 }
 
-/// Runs the final pipeline, converting each row's output slots into result values.
-pub(crate) fn produce(
-    plan: &Plan,
+/// What the batch executor needs to know of a final pipeline: made once per plan, so a
+/// cached plan keeps it.
+pub(crate) fn analyse(plan: &Plan, width: usize, out_slots: &[usize]) -> Analysis {
+    Analysis::new(plan, width, Some(out_slots))
+}
+
+/// Runs the final pipeline (analysed by `analyse`), converting each row's output slots into
+/// result values.
+pub(crate) fn produce<'p>(
+    plan: &'p Plan,
     width: usize,
     out_slots: &[usize],
+    (analysis, memo): (&'p Analysis, Option<&'p BatchMemo>),
     cx: &Cx<'_>,
     profile: bool,
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
-    let analysis = Analysis::new(plan, width, Some(out_slots));
-    let mut op = build_rows(plan, width, profile, Some(&analysis));
+    let mut op = build_memo(plan, width, profile, Some(analysis), memo);
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
         if out_slots.is_empty() {
@@ -108,8 +115,9 @@ pub(crate) fn to_result(v: &Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError>
 }
 
 fn result_node(id: NodeId, cx: &Cx<'_>) -> Result<Option<ResultNode>, QueryError> {
+    // Shown ids stay below 2^63 for every id a store hands out; `as` keeps the rest a bijection.
     Ok(cx.node(id)?.map(|n| ResultNode {
-        id: n.id.0,
+        id: cx.limits.ids.node(n.id) as u64,
         labels: n.labels.clone(),
         properties: n
             .properties
@@ -121,10 +129,10 @@ fn result_node(id: NodeId, cx: &Cx<'_>) -> Result<Option<ResultNode>, QueryError
 
 fn result_rel(id: EdgeId, cx: &Cx<'_>) -> Result<Option<ResultRelationship>, QueryError> {
     Ok(cx.edge(id)?.map(|e| ResultRelationship {
-        id: e.id.0,
+        id: cx.limits.ids.relationship(e.id) as u64,
         rel_type: e.rel_type.clone(),
-        start: e.start.0,
-        end: e.end.0,
+        start: cx.limits.ids.node(e.start) as u64,
+        end: cx.limits.ids.node(e.end) as u64,
         properties: e
             .properties
             .iter()

@@ -48,6 +48,11 @@ impl Planner<'_> {
                 }
             }
         }
+        if matches!(c, CExpr::Func(Func::Temporal(_), _)) {
+            // `datetime()` and friends read the statement's clock: the folded constant holds
+            // only for this run.
+            self.assumed.read_clock();
+        }
         let far = std::time::Instant::now() + std::time::Duration::from_secs(3600);
         let cx = crate::eval::Cx::new(self.g, self.limits, far, 0, false);
         match crate::eval::eval(&c, &[], &cx) {
@@ -461,6 +466,7 @@ impl Planner<'_> {
     fn child(&self) -> Planner<'_> {
         Planner {
             g: self.g,
+            assumed: self.assumed,
             params: self.params,
             limits: self.limits,
             deadline: self.deadline,

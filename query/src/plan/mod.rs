@@ -35,6 +35,7 @@ use crate::functions::{aggregate_kind, AggKind, Func};
 use crate::result::{Limits, Params, PlanTree};
 use crate::value::Val;
 
+mod assumptions;
 mod explain;
 mod expressions;
 mod operators;
@@ -44,6 +45,7 @@ mod readmodel;
 mod scan;
 mod writes;
 
+pub(crate) use assumptions::{Assumptions, Checks};
 pub(crate) use explain::render;
 pub(crate) use operators::*;
 pub(crate) use readmodel::reach_input;
@@ -58,8 +60,22 @@ pub(crate) fn plan(
     limits: &Limits,
     deadline: Instant,
 ) -> Result<Planned, QueryError> {
+    plan_assuming(g, stmt, params, limits, deadline, &Assumptions::default())
+}
+
+/// `plan`, noting in `assumed` what the plan took from the graph's statistics (for a plan
+/// cache to check before reusing it).
+pub(crate) fn plan_assuming(
+    g: &dyn GraphRead,
+    stmt: &Statement,
+    params: &Params,
+    limits: &Limits,
+    deadline: Instant,
+    assumed: &Assumptions,
+) -> Result<Planned, QueryError> {
     let mut p = Planner {
         g,
+        assumed,
         params,
         limits,
         deadline,
@@ -180,6 +196,8 @@ fn plan_union(mut p: Planner<'_>, stmt: &Statement) -> Result<Planned, QueryErro
 
 struct Planner<'a> {
     g: &'a dyn GraphRead,
+    /// What the plan takes from statistics, and whether it read the clock while folding.
+    assumed: &'a Assumptions,
     params: &'a Params,
     limits: &'a Limits,
     /// The query's deadline: planning a huge pattern must not outlast the time budget.

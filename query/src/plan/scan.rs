@@ -1,6 +1,7 @@
 //! Scan choice: label, index seek, range and top-k selection for a pattern node, the label-count
 //! shortcut, and the predicate shapes (equality, range) that drive them.
 
+use super::assumptions::WholeLabel;
 use super::*;
 
 impl Planner<'_> {
@@ -92,7 +93,7 @@ impl Planner<'_> {
                     .unwrap_or_default();
                 let covered: Vec<usize> =
                     lower.iter().chain(upper.iter()).map(|(_, i)| *i).collect();
-                let count = self.g.label_count(label)?;
+                let count = self.assumed.label_count(self.g, label)?;
                 let source = ScanSource::Range {
                     label: label.clone(),
                     key,
@@ -112,7 +113,7 @@ impl Planner<'_> {
         // 3. the smallest label bitmap, or every node
         let mut best: Option<(u64, &String)> = None;
         for label in &node.labels {
-            let count = self.g.label_count(label)?;
+            let count = self.assumed.label_count(self.g, label)?;
             if best.is_none_or(|(c, _)| count < c) {
                 best = Some((count, label));
             }
@@ -125,7 +126,7 @@ impl Planner<'_> {
                 covered: Vec::new(),
             },
             None => ScanChoice {
-                cost: (3, self.g.node_count()?),
+                cost: (3, self.assumed.node_count(self.g)?),
                 source: ScanSource::AllNodes,
                 check_labels: Vec::new(),
                 covered: Vec::new(),
@@ -137,20 +138,10 @@ impl Planner<'_> {
     /// on (label, key), the bounds of a range holding all of them: the index is then the whole
     /// label in `ORDER BY` order (no nulls and no other types to sort before or after them).
     pub(super) fn whole_label_range(&self, label: &str, key: &str) -> Option<(Val, Val)> {
-        if self.g.index_kind(label, key) != Some(IndexKind::Ordered) {
-            return None;
-        }
-        let stats = self.g.index_stats(label, key).ok()??;
-        let nodes = self.g.label_count(label).ok()?;
-        if nodes == 0 {
-            return None;
-        }
-        if stats.numbers == nodes {
-            Some((Val::Float(f64::NEG_INFINITY), Val::Float(f64::INFINITY)))
-        } else if stats.datetimes == nodes {
-            Some((Val::DateTime(i64::MIN), Val::DateTime(i64::MAX)))
-        } else {
-            None
+        match self.assumed.whole_label(self.g, label, key) {
+            WholeLabel::Numbers => Some((Val::Float(f64::NEG_INFINITY), Val::Float(f64::INFINITY))),
+            WholeLabel::DateTimes => Some((Val::DateTime(i64::MIN), Val::DateTime(i64::MAX))),
+            WholeLabel::Neither => None,
         }
     }
 

@@ -60,10 +60,11 @@ pub struct ConsoleQuery {
 /// The query that shows a node's neighbourhood (relationships and their other ends).
 pub const NEIGHBOURHOOD: &str = "MATCH (a)-[r]-(n) WHERE id(a) = $id RETURN a, r, n LIMIT 60";
 
-/// The [`NEIGHBOURHOOD`] query of node `id` (an engine id).
+/// The [`NEIGHBOURHOOD`] query of node `id` (its Cypher id, as results show it).
 fn neighbourhood_request(id: u64) -> QueryRequest {
     let mut params = serde_json::Map::new();
-    params.insert("id".into(), Json::from(id));
+    // As an integer Cypher reads: ids past i64 (none a store shows) read back as negatives.
+    params.insert("id".into(), Json::from(id as i64));
     QueryRequest {
         query: NEIGHBOURHOOD.into(),
         params: Some(params),
@@ -102,11 +103,13 @@ pub async fn page(
         };
         return Ok((status, render(&s, &q.q, block, sidebar, starts)).into_response());
     }
-    // The query names the node by its engine id (`id(a)`).
-    let Some(id) = state.store.ids().parse_any_node(&q.explore) else {
+    // The query names the node by its Cypher id (`id(a)`), not the engine's.
+    let ids = state.store.ids();
+    let Some(id) = ids.parse_any_node(&q.explore) else {
         return Ok(render(&s, EXAMPLE, html! {}, sidebar, starts).into_response());
     };
-    let (status, block) = neighbourhood_block(&state, &s, id.0).await?;
+    let shown = query::id_codec(ids).node(id) as u64;
+    let (status, block) = neighbourhood_block(&state, &s, shown).await?;
     Ok((status, render(&s, NEIGHBOURHOOD, block, sidebar, starts)).into_response())
 }
 
@@ -149,7 +152,8 @@ pub async fn run(
 
 #[derive(Debug, Default, Deserialize)]
 pub struct NodeParam {
-    /// The engine id of a node drawn in the graph (its element id without the `n`).
+    /// The Cypher id of a node drawn in the graph (its element id without the `n`), as
+    /// query results show it (never the engine's id).
     #[serde(default)]
     pub node: Option<u64>,
 }
@@ -508,7 +512,7 @@ fn render(s: &Session, text: &str, result: Markup, sidebar: Markup, after: Marku
     )
 }
 
-/// `centre`: the engine id of the node a neighbourhood is about (highlighted). Results with
+/// `centre`: the Cypher id of the node a neighbourhood is about (highlighted). Results with
 /// nodes open on the graph tab, others on the table; without JavaScript both panels show.
 fn result_block(ids: &PublicIds, r: &QueryResult, centre: Option<u64>) -> Markup {
     let graph = graph_elements(r);
@@ -578,7 +582,9 @@ fn plan_node(p: &PlanTree) -> Markup {
 fn cell_markup(ids: &PublicIds, v: &ResultValue) -> Markup {
     match v {
         ResultValue::Node(n) => {
-            let id = ids.node(&n.labels, svc_engine::NodeId(n.id));
+            // Results show Cypher ids; the explorer takes the node's public id.
+            let engine = query::id_codec(ids).node_id(n.id as i64);
+            let id = ids.node(&n.labels, engine);
             html! { a href=(format!("/app/graph?explore={}", url_part(&id))) title="Show its neighbourhood" { (cell(v)) } }
         }
         other => html! { (cell(other)) },

@@ -313,11 +313,13 @@ pub async fn profile(
 /// The customer's neighbourhood (its relationships and their other ends, at most 60) as
 /// Cytoscape elements, by a read-only Cypher query; empty when the query fails.
 async fn neighbourhood(state: &AppState, s: &Session, customer_id: &str) -> Vec<Json> {
-    let Some(node) = state.store.ids().parse_customer(customer_id) else {
+    let ids = state.store.ids();
+    let Some(node) = ids.parse_customer(customer_id) else {
         return Vec::new();
     };
     let mut params = serde_json::Map::new();
-    params.insert("id".into(), Json::from(node.0));
+    // `id(c)` shows the Cypher id, not the engine's.
+    params.insert("id".into(), Json::from(query::id_codec(ids).node(node)));
     let req = QueryRequest {
         query: "MATCH (c:Customer)-[r]-(n) WHERE id(c) = $id RETURN c, r, n LIMIT 60".into(),
         params: Some(params),

@@ -94,7 +94,10 @@ async fn stream_export(
 /// may write. Query errors are 400 `invalid_query` with `details.query_code` and, for errors
 /// in the text, `details.line` / `details.column`. Schema commands: `CREATE [RANGE] INDEX`
 /// and `DROP INDEX` only for a workspace owner's JWT (agent keys: 403 `write_not_allowed`,
-/// members: 403 `owner_required`); `SHOW INDEXES` for anyone who may query.
+/// members: 403 `owner_required`); `SHOW INDEXES` for anyone who may query. Node and
+/// relationship ids (`id(n)`, a node's `id`, a relationship's `id`, `start`, `end`) are opaque
+/// integers below 2^53, the same for an entity in every query: `WHERE id(n) = $id` takes one
+/// back; they neither count nor order anything.
 #[utoipa::path(post, path = "/v1/graph/query", tag = "graph",
     request_body = QueryRequest,
     responses(
@@ -123,9 +126,9 @@ pub async fn query_graph(
 /// (`graph_api::path`). `found: false` when there is none within the limits.
 #[utoipa::path(get, path = "/v1/graph/path", tag = "graph",
     params(
-        ("from" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+        ("from" = String, Query, pattern = r"^(cus|tp|node)_([0-9A-Za-z]{11}|0|[1-9][0-9]{0,9})$",
             description = "node id the path starts at"),
-        ("to" = String, Query, pattern = r"^(cus|tp|node)_(0|[1-9][0-9]*)$",
+        ("to" = String, Query, pattern = r"^(cus|tp|node)_([0-9A-Za-z]{11}|0|[1-9][0-9]{0,9})$",
             description = "node id the path ends at"),
         ("max_hops" = Option<u32>, Query, minimum = 1, maximum = 8,
             description = "most relationships on the path (default 6)"),
