@@ -49,6 +49,9 @@ pub const SHARED_CAPACITY: usize = 2048;
 /// Deepest parameter value (nested lists and maps) the cache keys on; deeper ones run
 /// uncached rather than recurse further.
 const MAX_PARAM_DEPTH: usize = 32;
+/// Largest parameters (values plus string bytes / 16) the cache keeps a copy of: a statement
+/// run with a long list runs uncached rather than pin the list in memory.
+const MAX_PARAM_SIZE: usize = 4096;
 
 /// A planned read statement and what it assumed.
 struct Prepared {
@@ -236,18 +239,20 @@ impl PlanCache {
         }
         let held: usize = map.values().map(Vec::len).sum();
         if held >= self.capacity {
-            let oldest = map
-                .iter()
-                .flat_map(|(k, b)| b.iter().map(move |q| (q.used.load(Ordering::Relaxed), *k)))
-                .min();
-            if let Some((used, k)) = oldest {
-                if let Some(bucket) = map.get_mut(&k) {
-                    bucket.retain(|q| q.used.load(Ordering::Relaxed) != used);
-                    if bucket.is_empty() {
-                        map.remove(&k);
-                    }
-                }
-            }
+            // The least recently used eighth goes at once, so that a run of new statements
+            // pays for one scan of the cache every capacity/8 of them, not one each.
+            let mut stamps: Vec<u64> = map
+                .values()
+                .flatten()
+                .map(|q| q.used.load(Ordering::Relaxed))
+                .collect();
+            let cut = (held / 8).max(held + 1 - self.capacity).min(held) - 1;
+            let (_, threshold, _) = stamps.select_nth_unstable(cut);
+            let threshold = *threshold;
+            map.retain(|_, bucket| {
+                bucket.retain(|q| q.used.load(Ordering::Relaxed) > threshold);
+                !bucket.is_empty()
+            });
         }
         map.entry(key).or_default().push(p);
     }
@@ -259,19 +264,27 @@ impl PlanCache {
 fn key_of(scope: PlanScope, text: &str, params: &Params) -> Option<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (scope.graph, scope.workspace, text).hash(&mut h);
+    let mut budget = MAX_PARAM_SIZE;
     for (name, v) in params {
         name.hash(&mut h);
-        if !hash_value(v, &mut h, 0) {
+        if !hash_value(v, &mut h, 0, &mut budget) {
             return None;
         }
     }
     Some(h.finish())
 }
 
-fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize) -> bool {
-    if depth > MAX_PARAM_DEPTH {
+/// Hashes `v` into `h`; false when it nests deeper than `MAX_PARAM_DEPTH` or outgrows
+/// `budget`.
+fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize, budget: &mut usize) -> bool {
+    let size = match v {
+        Value::String(s) => 1 + s.len() / 16,
+        _ => 1,
+    };
+    if depth > MAX_PARAM_DEPTH || *budget < size {
         return false;
     }
+    *budget -= size;
     std::mem::discriminant(v).hash(h);
     match v {
         Value::Null => {}
@@ -281,13 +294,13 @@ fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize) -> bool {
         Value::String(s) => s.hash(h),
         Value::List(items) => {
             items.len().hash(h);
-            return items.iter().all(|x| hash_value(x, h, depth + 1));
+            return items.iter().all(|x| hash_value(x, h, depth + 1, budget));
         }
         Value::Map(m) => {
             m.len().hash(h);
             return m.iter().all(|(k, x)| {
                 k.hash(h);
-                hash_value(x, h, depth + 1)
+                hash_value(x, h, depth + 1, budget)
             });
         }
         // Temporal values: their Debug text is exact (every field, zone names included).
@@ -652,6 +665,48 @@ mod tests {
             .run_read(&g.snapshot(WS), q, &Params::new(), &Limits::default())
             .expect("run");
         serde_json::to_string(&r.rows).expect("json")
+    }
+
+    #[test]
+    fn large_parameters_run_uncached() {
+        let (_d, g) = graph();
+        write(&g, WS, "CREATE (:Customer {name: 'Ann'})");
+        let c = PlanCache::new(4);
+        let q = "MATCH (c:Customer) WHERE c.name IN $names RETURN c.name AS name";
+        let names = |n: usize| {
+            let list = (0..n)
+                .map(|i| Value::String(format!("n{i}")))
+                .chain([Value::String("Ann".into())]);
+            params(&[("names", Value::List(list.collect()))])
+        };
+        for _ in 0..2 {
+            assert_eq!(
+                run(&c, &g, WS, q, &names(10_000)),
+                r#"[["name"],[["Ann"]]]"#
+            );
+        }
+        assert_eq!(counts(&c), (0, 0, 0, 0));
+        run(&c, &g, WS, q, &names(10));
+        run(&c, &g, WS, q, &names(10));
+        assert_eq!(counts(&c), (1, 1, 0, 1));
+    }
+
+    #[test]
+    fn a_full_cache_drops_its_least_recently_used_eighth() {
+        let (_d, g) = graph();
+        let c = PlanCache::new(16);
+        for i in 0..16 {
+            run(&c, &g, WS, &format!("RETURN {i} AS x"), &Params::new());
+        }
+        // 0 and 1 used again: 2 and 3 are now the least recently used.
+        run(&c, &g, WS, "RETURN 0 AS x", &Params::new());
+        run(&c, &g, WS, "RETURN 1 AS x", &Params::new());
+        run(&c, &g, WS, "RETURN 16 AS x", &Params::new());
+        assert_eq!(counts(&c), (2, 17, 0, 15));
+        for i in [0, 1, 4, 15, 16] {
+            run(&c, &g, WS, &format!("RETURN {i} AS x"), &Params::new());
+        }
+        assert_eq!(counts(&c), (7, 17, 0, 15));
     }
 
     #[test]
