@@ -180,6 +180,32 @@ fn the_batch_path_shows_the_row_paths_ids() {
 }
 
 #[test]
+fn writes_show_the_ids_reads_show() {
+    let mut g = graph();
+    let limits = keyed();
+    let stmt = parse("CREATE (n:New)-[r:T]->(m:New) RETURN id(n), n, id(r), r").expect("parse");
+    let created = run_write(&mut g, &stmt, &Params::new(), &limits).expect("create");
+    let row = &created.rows[0];
+    let (n, r) = (int(&row[0]), int(&row[2]));
+    let (ResultValue::Node(node), ResultValue::Relationship(rel)) = (&row[1], &row[3]) else {
+        panic!("{row:?}")
+    };
+    assert_eq!((node.id, rel.id, rel.start), (n as u64, r as u64, n as u64));
+    let read_back = read(
+        &g,
+        "MATCH (a:New)-[r:T]->() RETURN id(a), id(r)",
+        &Params::new(),
+        &limits,
+    );
+    assert_eq!(int(&read_back.rows[0][0]), n);
+    assert_eq!(int(&read_back.rows[0][1]), r);
+    // A write names its node by a shown id too.
+    let set = parse("MATCH (a) WHERE id(a) = $x SET a.seen = true RETURN a.seen").expect("parse");
+    let done = run_write(&mut g, &set, &params(Value::Int(n)), &limits).expect("set");
+    assert_eq!(done.rows, vec![vec![ResultValue::Bool(true)]]);
+}
+
+#[test]
 fn errors_name_shown_ids() {
     let mut g = graph();
     let limits = keyed();
