@@ -35,7 +35,7 @@ use std::time::Instant;
 
 use svc_engine::{GraphRead, PlanScope, Value};
 
-use crate::ast::Mode;
+use crate::ast::{Mode, Statement};
 use crate::batch::Analysis;
 use crate::error::QueryError;
 use crate::exec::BatchMemo;
@@ -89,6 +89,8 @@ pub struct PlanCache {
     hits: AtomicU64,
     misses: AtomicU64,
     stale: AtomicU64,
+    /// Parsed statements by text (`statement`): parsing depends on the text alone.
+    parsed: Mutex<HashMap<Box<str>, Arc<Statement>>>,
 }
 
 impl std::fmt::Debug for PlanCache {
@@ -110,7 +112,28 @@ impl PlanCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             stale: AtomicU64::new(0),
+            parsed: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `parse(text)`, kept: a caller that must look at a statement before running it (to
+    /// choose between the read and the write path) parses each text once. Errors are not
+    /// kept. At most the cache's capacity of texts (of at most [`MAX_TEXT`] bytes) are held;
+    /// when full, they are all dropped (parsing them again is cheap).
+    pub fn statement(&self, text: &str) -> Result<Arc<Statement>, QueryError> {
+        let parsed = || self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stmt) = parsed().get(text) {
+            return Ok(Arc::clone(stmt));
+        }
+        let stmt = Arc::new(crate::parse(text)?);
+        if text.len() <= MAX_TEXT {
+            let mut map = parsed();
+            if map.len() >= self.capacity {
+                map.clear();
+            }
+            map.insert(text.into(), Arc::clone(&stmt));
+        }
+        Ok(stmt)
     }
 
     /// The process-wide cache ([`SHARED_CAPACITY`] plans), for callers with no cache of their
@@ -167,7 +190,7 @@ impl PlanCache {
             self.stale.fetch_add(1, Ordering::Relaxed);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let stmt = crate::parse(text)?;
+        let stmt = self.statement(text)?;
         if stmt.mode != Mode::Run || stmt.first_write_clause().is_some() {
             return crate::run_read(g, &stmt, params, limits);
         }
@@ -665,6 +688,25 @@ mod tests {
             .run_read(&g.snapshot(WS), q, &Params::new(), &Limits::default())
             .expect("run");
         serde_json::to_string(&r.rows).expect("json")
+    }
+
+    #[test]
+    fn statements_are_parsed_once_and_errors_every_time() {
+        let c = PlanCache::new(2);
+        let a = c.statement("MATCH (n) RETURN n").expect("parse");
+        let b = c.statement("MATCH (n) RETURN n").expect("parse");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, crate::parse("MATCH (n) RETURN n").expect("parse"));
+        assert!(!c.statement("CREATE (n)").expect("parse").is_read_only());
+        for _ in 0..2 {
+            let err = c.statement("MATCH (n RETURN n").expect_err("syntax");
+            assert_eq!(err.code(), "syntax_error");
+        }
+        // Full: dropped and refilled, never more than the capacity.
+        c.statement("RETURN 1").expect("parse");
+        assert!(c.parsed.lock().expect("lock").len() <= 2);
+        let again = c.statement("MATCH (n) RETURN n").expect("parse");
+        assert_eq!(*again, *a);
     }
 
     #[test]
