@@ -217,6 +217,47 @@ pub(crate) fn declared_row(
     }
 }
 
+/// The ONLINE declared indexes of one workspace: (label, property, kind).
+pub(crate) type OnlineIndexes = std::sync::Arc<Vec<(String, String, IndexKind)>>;
+
+/// The ONLINE declared indexes of each workspace as of one catalog version (`schema_epoch`),
+/// so that a snapshot answers `index_kind` from memory: every snapshot taken at one version
+/// sees the same catalog, as catalog rows change only in commits that bump the version.
+#[derive(Debug, Default)]
+pub(crate) struct CatalogCache {
+    by_ws: parking_lot::Mutex<std::collections::HashMap<WorkspaceId, (u64, OnlineIndexes)>>,
+}
+
+impl CatalogCache {
+    /// The ONLINE declared indexes of `ws` at catalog version `epoch`, read through `kv` (a
+    /// view at that version) the first time.
+    pub(crate) fn online(
+        &self,
+        kv: &dyn KvRead,
+        ws: WorkspaceId,
+        epoch: u64,
+    ) -> Result<OnlineIndexes, EngineError> {
+        if let Some((at, rows)) = self.by_ws.lock().get(&ws) {
+            if *at == epoch {
+                return Ok(std::sync::Arc::clone(rows));
+            }
+        }
+        let rows: OnlineIndexes = std::sync::Arc::new(
+            declared(kv, ws)?
+                .into_iter()
+                .filter(|i| i.state == IndexState::Online)
+                .map(|i| (i.label, i.property, i.kind))
+                .collect(),
+        );
+        let mut by_ws = self.by_ws.lock();
+        // An older snapshot must not replace a newer version's entry.
+        if by_ws.get(&ws).is_none_or(|(at, _)| *at < epoch) {
+            by_ws.insert(ws, (epoch, std::sync::Arc::clone(&rows)));
+        }
+        Ok(rows)
+    }
+}
+
 /// The kind of the index a reader may use for (label, property): a built-in one, or a
 /// declared one that is ONLINE in this reader's view.
 pub(crate) fn usable_kind(
@@ -415,4 +456,54 @@ pub(crate) fn all_declared(kv: &dyn KvRead) -> Result<Vec<(WorkspaceId, IndexInf
         true
     })?;
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Graph, GraphOptions, GraphRead};
+
+    #[test]
+    fn snapshots_see_the_catalog_of_their_version_from_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let g = Graph::open(dir.path(), GraphOptions::default()).expect("open");
+        let ws = WorkspaceId(3);
+        let kind = |s: &crate::Snapshot<'_>| s.index_kind("Customer", "tier");
+        let epoch = |s: &crate::Snapshot<'_>| s.plan_scope().map(|p| p.schema);
+        let s0 = g.snapshot(ws);
+        assert_eq!(kind(&s0), None);
+        assert_eq!(kind(&g.snapshot(ws)), None);
+        g.declare_index(
+            ws,
+            IndexSpec {
+                name: Some("tier".into()),
+                label: "Customer".into(),
+                property: "tier".into(),
+                kind: IndexKind::Ordered,
+                if_not_exists: false,
+            },
+        )
+        .expect("declare");
+        let s1 = g.snapshot(ws);
+        assert_eq!(kind(&s1), None, "populating: not usable yet");
+        while g.build_indexes_step(100).expect("build") {}
+        let s2 = g.snapshot(ws);
+        assert_eq!(kind(&s2), Some(IndexKind::Ordered));
+        assert!(g.drop_index(ws, "tier".into(), false).expect("drop"));
+        let s3 = g.snapshot(ws);
+        assert_eq!(kind(&s3), None);
+        // Older snapshots keep their version's answer; another workspace never had it.
+        assert_eq!(
+            (kind(&s0), kind(&s1), kind(&s2)),
+            (None, None, Some(IndexKind::Ordered))
+        );
+        assert_eq!(
+            g.snapshot(WorkspaceId(4)).index_kind("Customer", "tier"),
+            None
+        );
+        let epochs = [epoch(&s0), epoch(&s1), epoch(&s2), epoch(&s3)];
+        assert!(epochs.windows(2).all(|w| w[0] < w[1]), "{epochs:?}");
+        // Built-in indexes need no catalog.
+        assert_eq!(s0.index_kind("Customer", "score"), Some(IndexKind::Ordered));
+    }
 }

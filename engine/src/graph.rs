@@ -96,6 +96,7 @@ impl Graph {
             readmodel: ReadModels::new(options.read_model_bytes),
             instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             schema_epoch: std::sync::atomic::AtomicU64::new(0),
+            catalogs: Default::default(),
         });
         let limits = GroupLimits {
             max_jobs: options.max_group_jobs.max(1),
@@ -126,6 +127,7 @@ impl Graph {
             self.shared.labels.workspace(ws),
             scope,
             &self.shared.readmodel,
+            &self.shared.catalogs,
         )
     }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use roaring::RoaringTreemap;
 
+use crate::catalog::{CatalogCache, OnlineIndexes};
 use crate::codec;
 use crate::columns::Cf;
 use crate::error::EngineError;
@@ -41,6 +42,10 @@ pub struct Snapshot<'g> {
     ws: WorkspaceId,
     /// What query plans made over this snapshot may be reused with (`GraphRead::plan_scope`).
     scope: PlanScope,
+    /// The graph's cache of declared indexes, and this snapshot's entry of it (made on first
+    /// use; None when reading the catalog failed: then each call reads its row).
+    catalogs: &'g CatalogCache,
+    online: std::sync::OnceLock<Option<OnlineIndexes>>,
     models: &'g ReadModels,
     /// The workspace's read model when the snapshot was taken (see `readmodel`).
     model: Option<Arc<Version>>,
@@ -62,6 +67,7 @@ impl<'g> Snapshot<'g> {
         labels: WorkspaceLabels,
         scope: PlanScope,
         models: &'g ReadModels,
+        catalogs: &'g CatalogCache,
     ) -> Self {
         let ws = WorkspaceId(scope.workspace);
         Snapshot {
@@ -69,6 +75,8 @@ impl<'g> Snapshot<'g> {
             labels: SnapshotLabels(labels),
             ws,
             scope,
+            catalogs,
+            online: std::sync::OnceLock::new(),
             models,
             model: models.current(ws),
             view: std::sync::OnceLock::new(),
@@ -356,8 +364,24 @@ impl GraphRead for Snapshot<'_> {
             other_temporals: rest.iter().sum(),
         }))
     }
+    /// From memory: the built-in indexes, then the graph's cached catalog at this snapshot's
+    /// version (no RocksDB read on the planner's path).
     fn index_kind(&self, label: &str, property: &str) -> Option<IndexKind> {
-        self.view().index_kind(label, property)
+        if let Some(d) = crate::schema::index_for(label, property) {
+            return Some(d.kind);
+        }
+        let online = self.online.get_or_init(|| {
+            self.catalogs
+                .online(&self.snap, self.ws, self.scope.schema)
+                .ok()
+        });
+        match online {
+            Some(rows) => rows
+                .iter()
+                .find(|(l, p, _)| l == label && p == property)
+                .map(|(_, _, kind)| *kind),
+            None => self.view().index_kind(label, property),
+        }
     }
     fn plan_scope(&self) -> Option<PlanScope> {
         Some(self.scope)

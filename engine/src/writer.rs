@@ -46,6 +46,8 @@ pub(crate) struct Shared {
     /// Bumped, under `visibility`, by every commit that changes an index catalog row: a
     /// snapshot carries the value it saw (`GraphRead::plan_scope`).
     pub schema_epoch: std::sync::atomic::AtomicU64,
+    /// Declared indexes per workspace at the current `schema_epoch` (`Snapshot::index_kind`).
+    pub catalogs: crate::catalog::CatalogCache,
 }
 
 impl Shared {

@@ -199,11 +199,11 @@ pub fn run_read<G: GraphRead>(
 }
 
 /// Runs a planned read statement whose time budget started at `start`; `analysis` is the
-/// plan's (`exec::analyse`), made now when None.
+/// plan's (`exec::analyse`) and its batch memo, made now when None.
 fn execute_read(
     g: &dyn GraphRead,
     planned: &plan::Planned,
-    analysis: Option<&batch::Analysis>,
+    analysis: Option<(&batch::Analysis, &exec::BatchMemo)>,
     limits: &Limits,
     start: Instant,
     profile: bool,
@@ -214,10 +214,10 @@ fn execute_read(
         [plan::Stage::Read(p)] => {
             let own;
             let analysis = match analysis {
-                Some(a) => a,
+                Some((a, memo)) => (a, Some(memo)),
                 None => {
                     own = exec::analyse(p, planned.width, &planned.out_slots);
-                    &own
+                    (&own, None)
                 }
             };
             exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)

@@ -38,6 +38,7 @@ use svc_engine::{GraphRead, PlanScope, Value};
 use crate::ast::Mode;
 use crate::batch::Analysis;
 use crate::error::QueryError;
+use crate::exec::BatchMemo;
 use crate::plan::{self, Assumptions, Checks, Planned};
 use crate::result::{Limits, Params, QueryResult};
 
@@ -56,6 +57,8 @@ struct Prepared {
     scope: PlanScope,
     planned: Planned,
     analysis: Analysis,
+    /// Which operators the batch executor declines (filled by the runs).
+    memo: BatchMemo,
     assumed: Checks,
     /// Last use, for eviction (the cache's clock).
     used: AtomicU64,
@@ -149,7 +152,14 @@ impl PlanCache {
             if p.assumed.hold(g) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 crate::temporal::begin_statement();
-                return crate::execute_read(g, &p.planned, Some(&p.analysis), limits, start, false);
+                return crate::execute_read(
+                    g,
+                    &p.planned,
+                    Some((&p.analysis, &p.memo)),
+                    limits,
+                    start,
+                    false,
+                );
             }
             self.stale.fetch_add(1, Ordering::Relaxed);
         }
@@ -171,13 +181,21 @@ impl PlanCache {
             text: text.into(),
             params: params.clone(),
             scope,
+            memo: BatchMemo::new(planned.operators),
             planned,
             analysis,
             assumed: assumed.into_checks(),
             used: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
         });
         self.insert(key, Arc::clone(&p));
-        crate::execute_read(g, &p.planned, Some(&p.analysis), limits, start, false)
+        crate::execute_read(
+            g,
+            &p.planned,
+            Some((&p.analysis, &p.memo)),
+            limits,
+            start,
+            false,
+        )
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Arc<Prepared>>>> {
@@ -653,6 +671,39 @@ mod tests {
         run(&c, &g, WS, "RETURN 1 AS x", &Params::new());
         run(&c, &g, WS, "RETURN 2 AS x", &Params::new());
         assert_eq!(counts(&c), (2, 4, 0, 2));
+    }
+
+    #[test]
+    fn a_cached_plan_shows_ids_with_each_run_s_codec() {
+        let (_d, g) = graph();
+        write(
+            &g,
+            WS,
+            "CREATE (:Customer {name: 'Ann'})-[:KNOWS]->(:Customer {name: 'Bob'})",
+        );
+        let c = PlanCache::new(4);
+        let snap = g.snapshot(WS);
+        let q = "MATCH (a)-[r:KNOWS]->(b) RETURN id(a) AS a, id(r) AS r, b AS node";
+        let mut seen = Vec::new();
+        for ids in [
+            crate::IdCodec::default(),
+            crate::IdCodec::keyed([7; 16]),
+            crate::IdCodec::keyed([9; 16]),
+        ] {
+            let limits = Limits {
+                ids,
+                ..Limits::default()
+            };
+            let got = c
+                .run_read(&snap, q, &Params::new(), &limits)
+                .expect("cached");
+            let stmt = crate::parse(q).expect("parse");
+            let want = crate::run_read(&snap, &stmt, &Params::new(), &limits).expect("run");
+            assert_eq!(got.rows, want.rows);
+            seen.push(got.rows);
+        }
+        assert_eq!(counts(&c), (2, 1, 0, 1));
+        assert!(seen[0] != seen[1] && seen[1] != seen[2]);
     }
 
     #[test]

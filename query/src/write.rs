@@ -43,7 +43,7 @@ pub(crate) fn run_stages<G: GraphWrite>(
                         plan,
                         planned.width,
                         &planned.out_slots,
-                        &analysis,
+                        (&analysis, None),
                         &cx,
                         profile,
                     )?;

@@ -77,3 +77,30 @@ fn relationship_variables_and_uniqueness_on_the_batch_path() {
     );
     batch("MATCH (a)-[r1:REFERRED]-(b)-[r2:REFERRED]-(c) RETURN a.name, b.name, c.name, r1, r2");
 }
+
+#[test]
+fn typed_kernels_run_on_the_batch_path() {
+    for q in [
+        "MATCH (o:Opportunity) WHERE o.amount * o.score > 1000 RETURN count(o)",
+        "MATCH (o:Opportunity) RETURN min(o.score), max(o.score), avg(o.score), sum(o.amount), count(o.amount)",
+        "MATCH (o:Opportunity) RETURN o.progress AS p, sum(o.amount), avg(o.score), max(o.amount - o.progress) ORDER BY p",
+        "MATCH (o:Opportunity)-[:AT_STAGE]->(s:Stage) RETURN o.name, o.amount * s.progress AS e ORDER BY e DESC",
+        "MATCH (k:Campaign) RETURN min(k.budget), sum(k.budget), avg(k.budget)",
+    ] {
+        batch(q);
+    }
+}
+
+/// Two outcomes are the same: the same value (floats bit for bit) or the same error text.
+pub(super) fn same_result(
+    a: &Result<crate::value::Val, crate::error::QueryError>,
+    b: &Result<crate::value::Val, crate::error::QueryError>,
+) -> bool {
+    use crate::value::Val;
+    match (a, b) {
+        (Ok(Val::Float(x)), Ok(Val::Float(y))) => x.to_bits() == y.to_bits(),
+        (Ok(x), Ok(y)) => format!("{x:?}") == format!("{y:?}"),
+        (Err(x), Err(y)) => x.to_string() == y.to_string(),
+        _ => false,
+    }
+}

@@ -30,15 +30,15 @@ pub(crate) fn analyse(plan: &Plan, width: usize, out_slots: &[usize]) -> Analysi
 
 /// Runs the final pipeline (analysed by `analyse`), converting each row's output slots into
 /// result values.
-pub(crate) fn produce(
-    plan: &Plan,
+pub(crate) fn produce<'p>(
+    plan: &'p Plan,
     width: usize,
     out_slots: &[usize],
-    analysis: &Analysis,
+    (analysis, memo): (&'p Analysis, Option<&'p BatchMemo>),
     cx: &Cx<'_>,
     profile: bool,
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
-    let mut op = build_rows(plan, width, profile, Some(analysis));
+    let mut op = build_memo(plan, width, profile, Some(analysis), memo);
     let mut rows = Vec::new();
     while let Some(row) = op.next(cx)? {
         if out_slots.is_empty() {

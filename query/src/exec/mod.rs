@@ -60,12 +60,57 @@ pub(crate) fn build_rows<'p>(
     profile: bool,
     batch: Option<&'p Analysis>,
 ) -> BoxOp<'p> {
-    if let Some(a) = batch {
-        if let Some(op) = crate::batch::compile(plan, width, profile, a) {
-            return op;
+    build_memo(plan, width, profile, batch, None)
+}
+
+/// Which operators of a plan `crate::batch::compile` declines: it decides from the plan and
+/// its analysis alone, so a plan run many times (`crate::prepared`) asks once per operator
+/// instead of once per run (a declined attempt builds and drops batch operators: about a
+/// microsecond for a point lookup).
+#[derive(Debug)]
+pub(crate) struct BatchMemo(Vec<std::sync::atomic::AtomicBool>);
+
+impl BatchMemo {
+    /// For a plan of `operators` operators (ids below that).
+    pub(crate) fn new(operators: usize) -> BatchMemo {
+        BatchMemo((0..operators).map(|_| Default::default()).collect())
+    }
+
+    fn declined(&self, id: usize) -> bool {
+        self.0
+            .get(id)
+            .is_some_and(|d| d.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    fn decline(&self, id: usize) {
+        if let Some(d) = self.0.get(id) {
+            d.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
-    let b = |p: &'p Plan| build_rows(p, width, profile, batch);
+}
+
+/// `build_rows`, skipping the batch form of operators `memo` knows it declines.
+pub(crate) fn build_memo<'p>(
+    plan: &'p Plan,
+    width: usize,
+    profile: bool,
+    batch: Option<&'p Analysis>,
+    memo: Option<&'p BatchMemo>,
+) -> BoxOp<'p> {
+    if let Some(a) = batch {
+        if !memo.is_some_and(|m| m.declined(plan.id)) {
+            match crate::batch::compile(plan, width, profile, a) {
+                Some(op) => return op,
+                None if !profile => {
+                    if let Some(m) = memo {
+                        m.decline(plan.id);
+                    }
+                }
+                None => {}
+            }
+        }
+    }
+    let b = |p: &'p Plan| build_memo(p, width, profile, batch, memo);
     let op: BoxOp<'p> = match &plan.op {
         Op::Once => Box::new(Once { width, done: false }),
         Op::Argument { arg } => Box::new(Argument {
@@ -111,7 +156,7 @@ pub(crate) fn build_rows<'p>(
         Op::Union { inputs, out } => Box::new(rows::Union {
             inputs: inputs
                 .iter()
-                .map(|(p, slots)| (build_rows(p, width, profile, batch), slots.as_slice()))
+                .map(|(p, slots)| (b(p), slots.as_slice()))
                 .collect(),
             out,
             width,

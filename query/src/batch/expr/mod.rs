@@ -23,6 +23,7 @@ use crate::value::Val;
 use super::chunk::{Chunk, Col, Dict, NodeRef, NULL};
 
 mod analysis;
+mod arith;
 mod strings;
 
 use analysis::{collect_props, rewrite, single_prop};
@@ -298,6 +299,9 @@ pub(super) struct BExpr {
     memo: Vec<Vec<u32>>,
     /// `Single`: the result's code when the property is absent.
     null_code: Option<u32>,
+    /// Arithmetic (or a comparison of it) over number properties: the typed kernels, tried
+    /// before the row evaluator.
+    typed: Option<arith::Typed>,
 }
 
 impl BExpr {
@@ -345,8 +349,13 @@ impl BExpr {
                 }
             },
         };
+        let typed = match kind {
+            Kind::Single { .. } | Kind::Generic { .. } => arith::Typed::of(e),
+            _ => None,
+        };
         BExpr {
             orig: e.clone(),
+            typed,
             kind,
             dict: Rc::new(Dict::default()),
             memo: Vec::new(),
@@ -373,6 +382,7 @@ impl BExpr {
                 Some(Col::Nodes(refs)) if self.strings_first(bx, refs) => {
                     self.eval_single(bx, refs)
                 }
+                _ if self.typed.is_some() => self.eval_typed(bx, ch),
                 Some(Col::Nodes(refs)) if short.is_some() => {
                     // Numbers, datetimes: the operator on each row's value, no scratch row.
                     let mut reader = PropReader::new(key);
@@ -404,8 +414,19 @@ impl BExpr {
                 }
                 _ => self.eval_generic(bx, ch),
             },
+            Kind::Generic { .. } if self.typed.is_some() => self.eval_typed(bx, ch),
             Kind::Generic { .. } => self.eval_generic(bx, ch),
         }
+    }
+
+    /// The typed kernels' column, or the row evaluator's for a chunk they leave.
+    fn eval_typed(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
+        if let Some(t) = &self.typed {
+            if let Some(c) = arith::eval_typed(bx, ch, t, &self.dict)? {
+                return Ok(c);
+            }
+        }
+        self.eval_generic(bx, ch)
     }
 
     fn eval_generic(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {

@@ -156,7 +156,7 @@ pub(super) enum InPlace<'a> {
 
 /// The column of `key` and the row of `refs[0]` in it, when `refs` are consecutive rows of
 /// one label's base (a label scan's chunk, nothing touched): row `i` is then `row0 + i`.
-pub(super) fn column_in_place<'a>(
+pub(in crate::batch) fn column_in_place<'a>(
     bx: &Bx<'a, '_>,
     refs: &[NodeRef],
     key: &str,
@@ -212,28 +212,6 @@ pub(super) fn numbers_in_place<'a>(
     }
 }
 
-/// `state.add(kind, v)` for a number, with the common cases (count, and min / max against a
-/// number of the same kind) done without the general comparison; the same result.
-#[inline]
-pub(super) fn add_number(state: &mut AggState, kind: AggKind, v: Val) -> Result<(), QueryError> {
-    match (&mut *state, &v) {
-        (AggState::Count(n), _) => *n += 1,
-        (AggState::Extreme(Some(Val::Int(b))), Val::Int(x))
-        | (AggState::Extreme(Some(Val::DateTime(b))), Val::DateTime(x)) => {
-            if (kind == AggKind::Max && x > b) || (kind == AggKind::Min && x < b) {
-                *b = *x;
-            }
-        }
-        (AggState::Extreme(Some(Val::Float(b))), Val::Float(x)) if !b.is_nan() && !x.is_nan() => {
-            if (kind == AggKind::Max && x > b) || (kind == AggKind::Min && x < b) {
-                *b = *x;
-            }
-        }
-        _ => state.add(kind, v)?,
-    }
-    Ok(())
-}
-
 pub(super) struct Group {
     keys: Vec<Val>,
     states: Vec<AggState>,
@@ -269,30 +247,75 @@ pub(in crate::batch) struct Aggregate<'p> {
     pub(in crate::batch) output: Option<std::vec::IntoIter<Chunk>>,
 }
 
+/// A new group: its keys and a fresh state per aggregate.
+fn new_group(keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]) -> Group {
+    Group {
+        keys,
+        states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
+        seen: if aggs.iter().any(|(a, _)| a.distinct) {
+            aggs.iter().map(|_| Seen::default()).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
 impl Aggregate<'_> {
     fn run(&mut self, bx: &Bx<'_, '_>) -> Result<Vec<Chunk>, QueryError> {
-        let max = bx.cx.limits.max_buffered_rows;
         let mut index: HashMap<Vec<u8>, usize, Fx> = HashMap::default();
         let mut fast = FastIndex::default();
         let mut groups: Vec<Group> = Vec::new();
-        let new_group = |keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]| Group {
-            keys,
-            states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
-            seen: if aggs.iter().any(|(a, _)| a.distinct) {
-                aggs.iter().map(|_| Seen::default()).collect()
-            } else {
-                Vec::new()
-            },
-        };
         let mut group_of = Vec::new();
         // Groups made through the fast index only are missing from `index` until a row
         // needs it (then it is rebuilt from the groups' keys once).
         let mut index_complete = true;
+        // Without keys there is one group, made before the first row: no key per row.
+        let ungrouped = self.keys.is_empty();
+        if ungrouped {
+            groups.push(new_group(Vec::new(), &self.aggs));
+        }
         while let Some(ch) = self.input.next(bx)? {
             check_deadline(bx)?;
+            group_of.clear();
+            if ungrouped {
+                group_of.resize(ch.len, 0);
+            } else {
+                index_complete = self.assign(
+                    bx,
+                    &ch,
+                    &mut fast,
+                    &mut index,
+                    &mut groups,
+                    &mut group_of,
+                    index_complete,
+                )?;
+            }
+            self.fold(bx, &ch, ungrouped, &mut groups, &group_of)?;
+        }
+        if groups.is_empty() && self.keys.is_empty() {
+            groups.push(new_group(Vec::new(), &self.aggs));
+        }
+        Ok(self.output_chunks(bx, groups))
+    }
+
+    /// Each row's group (made when new) into `group_of`; whether `index` still holds every
+    /// group's byte key.
+    #[allow(clippy::too_many_arguments)]
+    fn assign(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        ch: &Chunk,
+        fast: &mut FastIndex,
+        index: &mut HashMap<Vec<u8>, usize, Fx>,
+        groups: &mut Vec<Group>,
+        group_of: &mut Vec<usize>,
+        mut index_complete: bool,
+    ) -> Result<bool, QueryError> {
+        let max = bx.cx.limits.max_buffered_rows;
+        {
             let mut key_cols = Vec::with_capacity(self.keys.len());
             for (_, e) in &mut self.keys {
-                key_cols.push(e.eval(bx, &ch)?);
+                key_cols.push(e.eval(bx, ch)?);
             }
             let refs: Vec<&Col> = key_cols.iter().collect();
             let fk = fast_keys(&refs, ch.len);
@@ -351,82 +374,76 @@ impl Aggregate<'_> {
                 }
                 group_of.push(g);
             }
-            for (a, (spec, arg)) in self.aggs.iter_mut().enumerate() {
-                let Some(arg) = arg else {
-                    // count(*): every row counts.
-                    for g in &group_of {
-                        if let AggState::Count(n) = &mut groups[*g].states[a] {
-                            *n += 1;
-                        }
-                    }
-                    continue;
-                };
-                // A number column read in place: no values built, no evaluator.
-                if !spec.distinct {
-                    if let Some((s, key)) = plain_prop(&spec.arg) {
-                        if let Some(Col::Nodes(refs)) = ch.cols.get(s) {
-                            match numbers_in_place(bx, refs, key) {
-                                Some(InPlace::Ints {
-                                    values,
-                                    col,
-                                    full,
-                                    row0,
-                                    datetime,
-                                }) => {
-                                    for (i, (g, v)) in group_of.iter().zip(values).enumerate() {
-                                        if !full && col.is_absent(row0 + i) {
-                                            continue;
-                                        }
-                                        let v = if datetime {
-                                            Val::DateTime(*v)
-                                        } else {
-                                            Val::Int(*v)
-                                        };
-                                        add_number(&mut groups[*g].states[a], spec.kind, v)?;
-                                    }
-                                    continue;
-                                }
-                                Some(InPlace::Floats(values)) => {
-                                    for (g, v) in group_of.iter().zip(values) {
-                                        if !v.is_nan() {
-                                            let state = &mut groups[*g].states[a];
-                                            add_number(state, spec.kind, Val::Float(*v))?;
-                                        }
-                                    }
-                                    continue;
-                                }
-                                None => {}
-                            }
-                        }
-                    }
-                }
-                let c = arg.eval(bx, &ch)?;
-                if let (true, Col::Nodes(refs)) = (spec.distinct, &c) {
-                    // Distinct nodes by reference: no value built for a node met before.
-                    for (r, g) in refs.iter().zip(&group_of) {
-                        let group = &mut groups[*g];
-                        if *r != NULL && group.seen[a].refs.insert(*r) {
-                            group.states[a].add(spec.kind, bx.node_val(*r))?;
-                        }
+        }
+        Ok(index_complete)
+    }
+
+    /// Adds one chunk's rows to their groups' aggregate states.
+    fn fold(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        ch: &Chunk,
+        ungrouped: bool,
+        groups: &mut [Group],
+        group_of: &[usize],
+    ) -> Result<(), QueryError> {
+        for (a, (spec, arg)) in self.aggs.iter_mut().enumerate() {
+            let Some(arg) = arg else {
+                // count(*): every row counts.
+                if ungrouped {
+                    if let AggState::Count(n) = &mut groups[0].states[a] {
+                        *n += ch.len as i64;
                     }
                     continue;
                 }
-                for (i, g) in group_of.iter().enumerate() {
-                    let v = cell(bx, &c, i);
-                    if v.is_null() {
-                        continue;
+                for g in group_of {
+                    if let AggState::Count(n) = &mut groups[*g].states[a] {
+                        *n += 1;
                     }
+                }
+                continue;
+            };
+            // A number column read in place: typed kernels, no values built, no evaluator.
+            if !spec.distinct && fold_in_place(bx, ch, spec, a, ungrouped, groups, group_of)? {
+                continue;
+            }
+            let c = arg.eval(bx, ch)?;
+            if let (true, Col::Nodes(refs)) = (spec.distinct, &c) {
+                // Distinct nodes by reference: no value built for a node met before.
+                for (r, g) in refs.iter().zip(group_of) {
                     let group = &mut groups[*g];
-                    if spec.distinct && !group.seen[a].insert(bx, &v) {
-                        continue;
+                    if *r != NULL && group.seen[a].refs.insert(*r) {
+                        group.states[a].add(spec.kind, bx.node_val(*r))?;
                     }
-                    group.states[a].add(spec.kind, v)?;
                 }
+                continue;
+            }
+            if let (false, AggKind::Count, Col::Nodes(refs)) = (spec.distinct, spec.kind, &c) {
+                // count(node): the rows with a node, no value built.
+                for (r, g) in refs.iter().zip(group_of) {
+                    if let (true, AggState::Count(n)) = (*r != NULL, &mut groups[*g].states[a]) {
+                        *n += 1;
+                    }
+                }
+                continue;
+            }
+            for (i, g) in group_of.iter().enumerate() {
+                let v = cell(bx, &c, i);
+                if v.is_null() {
+                    continue;
+                }
+                let group = &mut groups[*g];
+                if spec.distinct && !group.seen[a].insert(bx, &v) {
+                    continue;
+                }
+                group.states[a].add(spec.kind, v)?;
             }
         }
-        if groups.is_empty() && self.keys.is_empty() {
-            groups.push(new_group(Vec::new(), &self.aggs));
-        }
+        Ok(())
+    }
+
+    /// The groups as chunks: keys and finished aggregates.
+    fn output_chunks(&self, bx: &Bx<'_, '_>, groups: Vec<Group>) -> Vec<Chunk> {
         let mut out = Vec::new();
         let mut rest = groups.into_iter().peekable();
         while rest.peek().is_some() {
@@ -450,7 +467,71 @@ impl Aggregate<'_> {
             }
             out.push(ch);
         }
-        Ok(out)
+        out
+    }
+}
+
+/// Aggregate `a` (`spec`, not DISTINCT) of one chunk folded from its number column read in
+/// place, when its argument is `n.key` of a label scan's chunk; false: nothing done.
+fn fold_in_place(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    spec: &AggSpec,
+    a: usize,
+    ungrouped: bool,
+    groups: &mut [Group],
+    group_of: &[usize],
+) -> Result<bool, QueryError> {
+    let Some((s, key)) = plain_prop(&spec.arg) else {
+        return Ok(false);
+    };
+    let Some(Col::Nodes(refs)) = ch.cols.get(s) else {
+        return Ok(false);
+    };
+    match numbers_in_place(bx, refs, key) {
+        Some(InPlace::Ints {
+            values,
+            col,
+            full,
+            row0,
+            datetime,
+        }) => {
+            let present: Option<Vec<bool>> = (!full).then(|| {
+                (0..values.len())
+                    .map(|i| !col.is_absent(row0 + i))
+                    .collect()
+            });
+            if ungrouped
+                && fold_ints(
+                    &mut groups[0].states[a],
+                    spec.kind,
+                    values,
+                    present.as_deref(),
+                    datetime,
+                )?
+            {
+                return Ok(true);
+            }
+            for (i, (g, v)) in group_of.iter().zip(values).enumerate() {
+                if present.as_ref().is_some_and(|p| !p[i]) {
+                    continue;
+                }
+                add_int(&mut groups[*g].states[a], spec.kind, *v, datetime)?;
+            }
+            Ok(true)
+        }
+        Some(InPlace::Floats(values)) => {
+            if ungrouped && fold_floats(&mut groups[0].states[a], spec.kind, values)? {
+                return Ok(true);
+            }
+            for (g, v) in group_of.iter().zip(values) {
+                if !v.is_nan() {
+                    add_float(&mut groups[*g].states[a], spec.kind, *v)?;
+                }
+            }
+            Ok(true)
+        }
+        None => Ok(false),
     }
 }
 

@@ -17,6 +17,7 @@ use crate::value::{order, write_key, Val};
 use super::chunk::{Chunk, Col, NodeRef, CHUNK, NULL};
 use super::expr::{cell, truth, BExpr, Bx};
 
+mod aggkern;
 mod expand;
 mod group;
 mod order;
@@ -24,6 +25,7 @@ mod scan;
 mod topk;
 mod varlen;
 
+use aggkern::*;
 pub(in crate::batch) use expand::*;
 pub(in crate::batch) use group::*;
 pub(in crate::batch) use order::*;
