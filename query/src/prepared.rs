@@ -24,7 +24,8 @@
 //! take the ordinary `parse` + [`crate::run_read`] path, so answers and errors are the same
 //! either way.
 //!
-//! The cache is bounded ([`PlanCache::new`]'s capacity, [`MAX_TEXT`] bytes of text per entry);
+//! The cache is bounded ([`PlanCache::new`]'s capacity, [`MAX_TEXT`] bytes of text per entry,
+//! and 128 bytes of text per entry of capacity in all, since a plan's memory grows with its text);
 //! when full, the least recently used entry goes.
 
 use std::collections::HashMap;
@@ -43,7 +44,10 @@ use crate::plan::{self, Assumptions, Checks, Planned};
 use crate::result::{Limits, Params, QueryResult};
 
 /// Longest statement text the cache keeps (longer ones run uncached).
-pub const MAX_TEXT: usize = 16 * 1024;
+pub const MAX_TEXT: usize = 4 * 1024;
+/// Statement text the cache holds per entry of its capacity, on average: the shared cache
+/// keeps at most 2048 plans and 256 KiB of their text, whichever binds first.
+const TEXT_BYTES_PER_ENTRY: usize = 128;
 /// Entries of the process-wide cache ([`PlanCache::shared`]).
 pub const SHARED_CAPACITY: usize = 2048;
 /// Deepest parameter value (nested lists and maps) the cache keys on; deeper ones run
@@ -261,21 +265,36 @@ impl PlanCache {
             });
         }
         let held: usize = map.values().map(Vec::len).sum();
-        if held >= self.capacity {
-            // The least recently used eighth goes at once, so that a run of new statements
-            // pays for one scan of the cache every capacity/8 of them, not one each.
-            let mut stamps: Vec<u64> = map
+        let bytes: usize = map.values().flatten().map(|q| q.text.len()).sum();
+        let budget = self.capacity.saturating_mul(TEXT_BYTES_PER_ENTRY);
+        if held >= self.capacity || bytes + p.text.len() > budget {
+            // The least recently used go: at least an eighth at once (a run of new statements
+            // pays for one scan of the cache every capacity/8 of them, not one each), and as
+            // many as the text budget needs. A plan's memory grows with its text (a 600-byte
+            // chain of 120 hops holds about 100 KB), so the budget bounds the cache's memory,
+            // not only its count.
+            let mut stamps: Vec<(u64, usize)> = map
                 .values()
                 .flatten()
-                .map(|q| q.used.load(Ordering::Relaxed))
+                .map(|q| (q.used.load(Ordering::Relaxed), q.text.len()))
                 .collect();
-            let cut = (held / 8).max(held + 1 - self.capacity).min(held) - 1;
-            let (_, threshold, _) = stamps.select_nth_unstable(cut);
-            let threshold = *threshold;
-            map.retain(|_, bucket| {
-                bucket.retain(|q| q.used.load(Ordering::Relaxed) > threshold);
-                !bucket.is_empty()
-            });
+            stamps.sort_unstable();
+            let at_least = (held / 8).max((held + 1).saturating_sub(self.capacity));
+            let (mut gone, mut left, mut threshold) = (0, bytes, None);
+            for (stamp, len) in stamps {
+                if gone >= at_least && left + p.text.len() <= budget {
+                    break;
+                }
+                gone += 1;
+                left -= len;
+                threshold = Some(stamp);
+            }
+            if let Some(threshold) = threshold {
+                map.retain(|_, bucket| {
+                    bucket.retain(|q| q.used.load(Ordering::Relaxed) > threshold);
+                    !bucket.is_empty()
+                });
+            }
         }
         map.entry(key).or_default().push(p);
     }
@@ -749,6 +768,31 @@ mod tests {
             run(&c, &g, WS, &format!("RETURN {i} AS x"), &Params::new());
         }
         assert_eq!(counts(&c), (7, 17, 0, 15));
+    }
+
+    #[test]
+    fn the_cache_holds_a_bounded_amount_of_text() {
+        let (_d, g) = graph();
+        // 16 entries of capacity: 2 KiB of text in all.
+        let c = PlanCache::new(16);
+        let long = |i: usize| format!("RETURN '{}' AS x{i}", "y".repeat(480));
+        for i in 0..10 {
+            run(&c, &g, WS, &long(i), &Params::new());
+        }
+        let held = counts(&c).3;
+        assert!(
+            held * long(0).len() <= 16 * TEXT_BYTES_PER_ENTRY,
+            "{held} held"
+        );
+        assert!(held >= 1);
+        // The newest stays and is reused.
+        run(&c, &g, WS, &long(9), &Params::new());
+        assert_eq!(counts(&c).0, 1);
+        // Texts over MAX_TEXT are never kept.
+        let huge = format!("RETURN '{}' AS x", "z".repeat(MAX_TEXT));
+        run(&c, &g, WS, &huge, &Params::new());
+        run(&c, &g, WS, &huge, &Params::new());
+        assert_eq!(counts(&c).0, 1);
     }
 
     #[test]

@@ -113,6 +113,9 @@ fn random_queries(n: usize) -> Vec<String> {
         "a.score >= 10 AND a.score < 80",
         "a.ts >= datetime('2024-01-01T00:00:00Z')",
         "a.amount * a.score > 100",
+        "a <> b",
+        "a = b",
+        "a.amount - a.progress * 2 >= a.score",
     ];
     let mut out = Vec::new();
     while out.len() < n {

@@ -86,6 +86,8 @@ fn typed_kernels_run_on_the_batch_path() {
         "MATCH (o:Opportunity) RETURN o.progress AS p, sum(o.amount), avg(o.score), max(o.amount - o.progress) ORDER BY p",
         "MATCH (o:Opportunity)-[:AT_STAGE]->(s:Stage) RETURN o.name, o.amount * s.progress AS e ORDER BY e DESC",
         "MATCH (k:Campaign) RETURN min(k.budget), sum(k.budget), avg(k.budget)",
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(:Touchpoint)-[:INFLUENCED_BY]->(k:Campaign)<-[:INFLUENCED_BY]-(:Touchpoint)<-[:HAS_TOUCHPOINT]-(o:Customer) WHERE o <> c RETURN count(DISTINCT o), count(o)",
+        "MATCH (a:Customer)-[:REFERRED]-(b:Customer) WHERE a = b OR a.name = 'Ann' RETURN count(*)",
     ] {
         batch(q);
     }

@@ -33,6 +33,9 @@ pub(super) enum Num {
 pub(super) enum Typed {
     Num(Num),
     Cmp(BinaryOp, Num, Num),
+    /// `a = b` / `a <> b` of two slots: for columns of nodes, their references compared (a
+    /// node has one reference; a null node is null).
+    Nodes(BinaryOp, usize, usize),
 }
 
 fn arith_op(op: BinaryOp) -> bool {
@@ -89,6 +92,14 @@ impl Typed {
     /// comparison with a constant has its own path).
     pub(super) fn of(e: &CExpr) -> Option<Typed> {
         match e {
+            CExpr::Bin(op @ (BinaryOp::Eq | BinaryOp::Ne), a, b)
+                if matches!((&**a, &**b), (CExpr::Slot(_), CExpr::Slot(_))) =>
+            {
+                match (&**a, &**b) {
+                    (CExpr::Slot(x), CExpr::Slot(y)) => Some(Typed::Nodes(*op, *x, *y)),
+                    _ => None,
+                }
+            }
             CExpr::Bin(op, a, b) if cmp_op(*op) => {
                 let (a, b) = (Num::of(a, 1)?, Num::of(b, 1)?);
                 let props = |n: &Num| matches!(n, Num::Prop(..));
@@ -343,8 +354,38 @@ pub(super) fn eval_typed(
     t: &Typed,
     dict: &Rc<Dict>,
 ) -> Result<Option<Col>, QueryError> {
+    let codes = || {
+        [
+            dict.code(Val::Null),
+            dict.code(Val::Bool(false)),
+            dict.code(Val::Bool(true)),
+        ]
+    };
     match t {
         Typed::Num(n) => Ok(eval_num(bx, ch, n)?.map(|c| Col::Vals(c.into_vals()))),
+        Typed::Nodes(op, a, b) => {
+            let (Some(Col::Nodes(x)), Some(Col::Nodes(y))) = (ch.cols.get(*a), ch.cols.get(*b))
+            else {
+                return Ok(None);
+            };
+            let codes = codes();
+            let ne = usize::from(*op == BinaryOp::Ne);
+            let codes = x
+                .iter()
+                .zip(y)
+                .map(|(x, y)| {
+                    if *x == NULL || *y == NULL {
+                        codes[0]
+                    } else {
+                        codes[1 + (usize::from(x == y) ^ ne)]
+                    }
+                })
+                .collect();
+            Ok(Some(Col::Dict {
+                codes,
+                dict: Rc::clone(dict),
+            }))
+        }
         Typed::Cmp(op, a, b) => {
             let Some(a) = eval_num(bx, ch, a)? else {
                 return Ok(None);
@@ -352,11 +393,7 @@ pub(super) fn eval_typed(
             let Some(b) = eval_num(bx, ch, b)? else {
                 return Ok(None);
             };
-            let codes = [
-                dict.code(Val::Null),
-                dict.code(Val::Bool(false)),
-                dict.code(Val::Bool(true)),
-            ];
+            let codes = codes();
             let codes = compare(*op, a, b)
                 .into_iter()
                 .map(|v| codes[v.map_or(0, |b| 1 + usize::from(b))])

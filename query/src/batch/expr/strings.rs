@@ -42,11 +42,11 @@ impl Short {
     /// The result for a string property value without building values: the string
     /// predicates against a string constant (as `eval::binary` computes them), IS [NOT] NULL.
     #[inline]
-    pub(super) fn apply_str(&self, s: &str) -> Option<Val> {
+    pub(super) fn apply_str(&self, s: &str) -> Option<bool> {
         use crate::ast::BinaryOp;
         // A string is not null, whatever it says.
         if let Short::IsNull(neg) = self {
-            return Some(Val::Bool(*neg));
+            return Some(*neg);
         }
         let Short::Bin {
             op,
@@ -61,12 +61,12 @@ impl Short {
         } else {
             (s, c.as_str())
         };
-        Some(Val::Bool(match op {
+        Some(match op {
             BinaryOp::StartsWith => x.starts_with(y),
             BinaryOp::EndsWith => x.ends_with(y),
             BinaryOp::Contains => x.contains(y),
             _ => return None,
-        }))
+        })
     }
 
     #[inline]
@@ -131,6 +131,11 @@ impl BExpr {
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let identity_kind = matches!(&*kind, Kind::Prop { .. });
+        // A string predicate's two answers, coded once (no entries for anything else).
+        let bools = match short {
+            Some(_) => [dict.code(Val::Bool(false)), dict.code(Val::Bool(true))],
+            None => [0, 0],
+        };
         let mut run = |v: Val| -> Result<u32, QueryError> {
             if identity_kind {
                 return Ok(dict.code(v));
@@ -171,7 +176,7 @@ impl BExpr {
                         NO_CODE => {
                             let s = &sd[c as usize];
                             let n = match short.and_then(|sh| sh.apply_str(s)) {
-                                Some(v) => dict.code(v),
+                                Some(b) => bools[usize::from(b)],
                                 None => run(Val::Str(s.clone()))?,
                             };
                             memo[c as usize] = n;
@@ -228,7 +233,7 @@ impl BExpr {
                     match memo[li][c] {
                         NO_CODE => {
                             let n = match short.and_then(|sh| sh.apply_str(&sd[c])) {
-                                Some(v) => dict.code(v),
+                                Some(b) => bools[usize::from(b)],
                                 None => run(Val::Str(sd[c].clone()))?,
                             };
                             memo[li][c] = n;

@@ -223,14 +223,33 @@ pub(super) struct Group {
 #[derive(Default)]
 pub(super) struct Seen {
     refs: HashSet<u32, Fx>,
+    /// Node references as bits, for the one group of an aggregate without keys (a bit per
+    /// node of the model at most; per group of many it could be too much memory).
+    bits: Vec<u64>,
     keys: HashSet<Vec<u8>, Fx>,
 }
 
 impl Seen {
+    /// Whether node reference `r` is new (then it is remembered); `bitmap` for the one group
+    /// of an aggregate without keys.
+    #[inline]
+    fn insert_ref(&mut self, r: NodeRef, bitmap: bool) -> bool {
+        if !bitmap {
+            return self.refs.insert(r);
+        }
+        let (w, b) = ((r / 64) as usize, 1u64 << (r % 64));
+        if self.bits.len() <= w {
+            self.bits.resize(w + 1, 0);
+        }
+        let new = self.bits[w] & b == 0;
+        self.bits[w] |= b;
+        new
+    }
+
     /// Whether `v` is new (then it is remembered).
-    fn insert(&mut self, bx: &Bx<'_, '_>, v: &Val) -> bool {
+    fn insert(&mut self, bx: &Bx<'_, '_>, v: &Val, bitmap: bool) -> bool {
         match v {
-            Val::Node(id) => self.refs.insert(bx.node_ref(*id)),
+            Val::Node(id) => self.insert_ref(bx.node_ref(*id), bitmap),
             other => {
                 let mut key = Vec::new();
                 write_key(other, &mut key);
@@ -412,7 +431,7 @@ impl Aggregate<'_> {
                 // Distinct nodes by reference: no value built for a node met before.
                 for (r, g) in refs.iter().zip(group_of) {
                     let group = &mut groups[*g];
-                    if *r != NULL && group.seen[a].refs.insert(*r) {
+                    if *r != NULL && group.seen[a].insert_ref(*r, ungrouped) {
                         group.states[a].add(spec.kind, bx.node_val(*r))?;
                     }
                 }
@@ -433,7 +452,7 @@ impl Aggregate<'_> {
                     continue;
                 }
                 let group = &mut groups[*g];
-                if spec.distinct && !group.seen[a].insert(bx, &v) {
+                if spec.distinct && !group.seen[a].insert(bx, &v, ungrouped) {
                     continue;
                 }
                 group.states[a].add(spec.kind, v)?;
