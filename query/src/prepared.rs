@@ -84,6 +84,9 @@ pub struct PlanCacheStats {
     pub entries: usize,
 }
 
+/// Parsed statements by text, and the bytes of text they hold.
+type Parsed = (HashMap<Box<str>, Arc<Statement>>, usize);
+
 /// A bounded cache of read plans (see the module documentation).
 pub struct PlanCache {
     capacity: usize,
@@ -93,8 +96,9 @@ pub struct PlanCache {
     hits: AtomicU64,
     misses: AtomicU64,
     stale: AtomicU64,
-    /// Parsed statements by text (`statement`): parsing depends on the text alone.
-    parsed: Mutex<HashMap<Box<str>, Arc<Statement>>>,
+    /// Parsed statements by text (`statement`): parsing depends on the text alone. With the
+    /// bytes of text held (bounded as the plans' text is: a statement's tree grows with it).
+    parsed: Mutex<Parsed>,
 }
 
 impl std::fmt::Debug for PlanCache {
@@ -116,26 +120,32 @@ impl PlanCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             stale: AtomicU64::new(0),
-            parsed: Mutex::new(HashMap::new()),
+            parsed: Mutex::new((HashMap::new(), 0)),
         }
     }
 
     /// `parse(text)`, kept: a caller that must look at a statement before running it (to
     /// choose between the read and the write path) parses each text once. Errors are not
-    /// kept. At most the cache's capacity of texts (of at most [`MAX_TEXT`] bytes) are held;
-    /// when full, they are all dropped (parsing them again is cheap).
+    /// kept. At most the cache's capacity of texts, each of at most [`MAX_TEXT`] bytes and
+    /// as many bytes in all as the plans' text budget, are held; when full, they are all
+    /// dropped (parsing them again is cheap).
     pub fn statement(&self, text: &str) -> Result<Arc<Statement>, QueryError> {
         let parsed = || self.parsed.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(stmt) = parsed().get(text) {
+        if let Some(stmt) = parsed().0.get(text) {
             return Ok(Arc::clone(stmt));
         }
         let stmt = Arc::new(crate::parse(text)?);
-        if text.len() <= MAX_TEXT {
-            let mut map = parsed();
-            if map.len() >= self.capacity {
+        let budget = self.capacity.saturating_mul(TEXT_BYTES_PER_ENTRY);
+        if text.len() <= MAX_TEXT.min(budget) {
+            let mut guard = parsed();
+            let (map, bytes) = &mut *guard;
+            if map.len() >= self.capacity || *bytes + text.len() > budget {
                 map.clear();
+                *bytes = 0;
             }
-            map.insert(text.into(), Arc::clone(&stmt));
+            if map.insert(text.into(), Arc::clone(&stmt)).is_none() {
+                *bytes += text.len();
+            }
         }
         Ok(stmt)
     }
@@ -721,9 +731,13 @@ mod tests {
             let err = c.statement("MATCH (n RETURN n").expect_err("syntax");
             assert_eq!(err.code(), "syntax_error");
         }
-        // Full: dropped and refilled, never more than the capacity.
+        // Full: dropped and refilled, never more than the capacity, nor its text budget.
         c.statement("RETURN 1").expect("parse");
-        assert!(c.parsed.lock().expect("lock").len() <= 2);
+        assert!(c.parsed.lock().expect("lock").0.len() <= 2);
+        let long = format!("RETURN '{}' AS x", "y".repeat(200));
+        c.statement(&long).expect("parse");
+        let held = c.parsed.lock().expect("lock").1;
+        assert!(held <= 2 * TEXT_BYTES_PER_ENTRY, "{held} bytes");
         let again = c.statement("MATCH (n) RETURN n").expect("parse");
         assert_eq!(*again, *a);
     }
