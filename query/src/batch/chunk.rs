@@ -12,6 +12,8 @@ use std::cell::{Ref, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 
+use svc_engine::EdgeId;
+
 use crate::value::{write_key, Val};
 
 /// A node reference (see the module doc).
@@ -93,8 +95,13 @@ impl Dict {
 pub(super) enum Col {
     Null,
     Nodes(Vec<NodeRef>),
-    Dict { codes: Vec<u32>, dict: Rc<Dict> },
+    Dict {
+        codes: Vec<u32>,
+        dict: Rc<Dict>,
+    },
     Vals(Vec<Val>),
+    /// Relationship ids (an expansion's bound relationships: never null), no value per row.
+    Rels(Vec<u64>),
 }
 
 impl Col {
@@ -108,6 +115,7 @@ impl Col {
                 dict: Rc::clone(dict),
             },
             Col::Vals(v) => Col::Vals(idx.iter().map(|i| v[*i as usize].clone()).collect()),
+            Col::Rels(v) => Col::Rels(idx.iter().map(|i| v[*i as usize]).collect()),
         }
     }
 
@@ -144,6 +152,7 @@ impl Col {
                 *self = Col::Dict { codes, dict };
             }
             (Col::Vals(a), Col::Vals(b)) => a.extend(b),
+            (Col::Rels(a), Col::Rels(b)) => a.extend(b),
             (_, other) => {
                 let mut vals = self.to_vals_with(len_self, node);
                 vals.extend(other.to_vals_with(len_other, node));
@@ -162,6 +171,7 @@ impl Col {
                 codes.iter().map(|c| vals[*c as usize].clone()).collect()
             }
             Col::Vals(v) => v.clone(),
+            Col::Rels(v) => v.iter().map(|e| Val::Rel(EdgeId(*e))).collect(),
         }
     }
 }

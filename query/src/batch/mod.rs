@@ -445,6 +445,7 @@ impl<'p> Compiler<'p> {
                     into: *into,
                     bind: self.a.used(*rel),
                     distinct_from: check,
+                    end_labels: Default::default(),
                     at: None,
                 };
                 match hops {

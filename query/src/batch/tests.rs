@@ -88,6 +88,10 @@ fn typed_kernels_run_on_the_batch_path() {
         "MATCH (k:Campaign) RETURN min(k.budget), sum(k.budget), avg(k.budget)",
         "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(:Touchpoint)-[:INFLUENCED_BY]->(k:Campaign)<-[:INFLUENCED_BY]-(:Touchpoint)<-[:HAS_TOUCHPOINT]-(o:Customer) WHERE o <> c RETURN count(DISTINCT o), count(o)",
         "MATCH (a:Customer)-[:REFERRED]-(b:Customer) WHERE a = b OR a.name = 'Ann' RETURN count(*)",
+        // Relationship columns: appended to an OPTIONAL MATCH's unmatched rows, sorted, returned.
+        "MATCH (k:Campaign) OPTIONAL MATCH (k)<-[r:INFLUENCED_BY]-(t) RETURN k.name, r.weight ORDER BY k.name, r.weight",
+        "MATCH (t)-[r:INFLUENCED_BY]->(k) RETURN k.name, r ORDER BY r.weight DESC, k.name LIMIT 2",
+        "MATCH (t)-[r:INFLUENCED_BY]->(k) RETURN DISTINCT r.weight AS w ORDER BY w",
     ] {
         batch(q);
     }

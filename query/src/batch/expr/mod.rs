@@ -125,6 +125,29 @@ impl<'a, 'g> Bx<'a, 'g> {
         self.cx.has_labels(self.node_id(r), labels)
     }
 
+    /// The base's label indices of `labels` (None: one of them is no label of the base).
+    pub(super) fn label_set(&self, labels: &[String]) -> Option<Vec<usize>> {
+        labels.iter().map(|l| self.label_index(l)).collect()
+    }
+
+    /// `has_labels` with the labels resolved by `label_set` (`set` None: no base node
+    /// carries them all), no name looked up per node.
+    #[inline]
+    pub(super) fn has_label_set(
+        &self,
+        r: NodeRef,
+        labels: &[String],
+        set: Option<&[usize]>,
+    ) -> Result<bool, QueryError> {
+        if labels.is_empty() {
+            return Ok(true);
+        }
+        if self.exact(r) {
+            return Ok(set.is_some_and(|s| s.iter().all(|i| self.labels[*i].contains(r))));
+        }
+        self.cx.has_labels(self.node_id(r), labels)
+    }
+
     /// The base's view of a label given by name.
     pub(super) fn label_view(&self, name: &str) -> Option<LabelView<'a>> {
         self.label_index(name).map(|i| self.labels[i])
@@ -479,6 +502,7 @@ pub(super) fn cell(bx: &Bx<'_, '_>, c: &Col, i: usize) -> Val {
         Col::Nodes(v) => bx.node_val(v[i]),
         Col::Dict { codes, dict } => dict.get(codes[i]),
         Col::Vals(v) => v[i].clone(),
+        Col::Rels(v) => Val::Rel(svc_engine::EdgeId(v[i])),
     }
 }
 
@@ -504,6 +528,9 @@ pub(super) fn truth(bx: &Bx<'_, '_>, c: &Col, len: usize) -> Result<Vec<bool>, Q
             Ok(out)
         }
         Col::Vals(v) => v.iter().map(|x| Ok(x.truthy()? == Some(true))).collect(),
+        Col::Rels(_) => (0..len)
+            .map(|i| Ok(cell(bx, c, i).truthy()? == Some(true)))
+            .collect(),
         Col::Nodes(refs) => refs
             .iter()
             .map(|r| Ok(bx.node_val(*r).truthy()? == Some(true)))

@@ -17,6 +17,9 @@ pub(in crate::batch) struct Expand<'p> {
     pub(in crate::batch) into: bool,
     pub(in crate::batch) bind: bool,
     pub(in crate::batch) distinct_from: &'p [usize],
+    /// `to_labels` as indices into the base's labels, resolved once (None inside: one of
+    /// them is no label of the base).
+    pub(in crate::batch) end_labels: std::cell::OnceCell<Option<Vec<usize>>>,
     pub(in crate::batch) at: Option<ExpandAt>,
 }
 
@@ -27,6 +30,9 @@ pub(in crate::batch) struct ExpandAt {
     from: Vec<NodeRef>,
     bound: Vec<NodeRef>,
     used: Vec<Vec<Val>>,
+    /// The same when every relationship to differ from is in a relationship column (no
+    /// values built): those columns.
+    used_rels: Vec<Vec<u64>>,
     row: usize,
 }
 
@@ -88,13 +94,14 @@ impl Expand<'_> {
         rels: &mut Vec<u64>,
     ) -> Result<(), QueryError> {
         let undirected = self.direction.is_none();
+        let set = self.end_labels.get_or_init(|| bx.label_set(self.to_labels));
         let end_ok = |bx: &Bx<'_, '_>, n: NodeRef| -> Result<bool, QueryError> {
             if !check_end {
                 Ok(true)
             } else if self.into {
                 Ok(n == bound)
             } else {
-                bx.has_labels(n, self.to_labels)
+                bx.has_label_set(n, self.to_labels, set.as_deref())
             }
         };
         let one_type = self.types.len() == 1;
@@ -155,7 +162,16 @@ impl BOp for Expand<'_> {
                 } else {
                     Vec::new()
                 };
-                let used = if self.distinct_from.is_empty() {
+                let used_rels: Vec<Vec<u64>> = self
+                    .distinct_from
+                    .iter()
+                    .map_while(|s| match &ch.cols[*s] {
+                        Col::Rels(v) => Some(v.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                let all_rels = used_rels.len() == self.distinct_from.len();
+                let used = if self.distinct_from.is_empty() || all_rels {
                     Vec::new()
                 } else {
                     (0..ch.len)
@@ -172,6 +188,7 @@ impl BOp for Expand<'_> {
                     from,
                     bound,
                     used,
+                    used_rels: if all_rels { used_rels } else { Vec::new() },
                     row: 0,
                 });
             }
@@ -189,7 +206,10 @@ impl BOp for Expand<'_> {
                     let before = nodes.len();
                     let b = at.bound.get(i).copied().unwrap_or(NULL);
                     let used = at.used.get(i).map_or(&[][..], Vec::as_slice);
-                    let skip = |e: u64| !used.is_empty() && rel_in(used, e);
+                    let rels_used = &at.used_rels;
+                    let skip = |e: u64| {
+                        (!used.is_empty() && rel_in(used, e)) || rels_used.iter().any(|c| c[i] == e)
+                    };
                     self.step(bx, &lists, r, b, true, &skip, &mut nodes, &mut rels)?;
                     idx.extend(std::iter::repeat_n(i as u32, nodes.len() - before));
                 }
@@ -204,11 +224,7 @@ impl BOp for Expand<'_> {
             }
             out.cols[self.to] = Col::Nodes(nodes);
             if self.bind {
-                out.cols[self.rel] = Col::Vals(
-                    rels.into_iter()
-                        .map(|e| Val::Rel(svc_engine::EdgeId(e)))
-                        .collect(),
-                );
+                out.cols[self.rel] = Col::Rels(rels);
             }
             return Ok(Some(out));
         }

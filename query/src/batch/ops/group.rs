@@ -17,7 +17,7 @@ pub(super) fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<
         match c {
             Col::Dict { dict, .. } => dicts.push(Rc::as_ptr(dict) as usize),
             Col::Nodes(_) | Col::Null => dicts.push(0),
-            Col::Vals(_) => return None,
+            Col::Vals(_) | Col::Rels(_) => return None,
         }
     }
     let mut keys = vec![[0u32; 4]; len];
@@ -27,7 +27,7 @@ pub(super) fn fast_keys(cols: &[&Col], len: usize) -> Option<(Vec<FastKey>, Vec<
             Col::Nodes(v) => keys.iter_mut().zip(v).for_each(|(x, r)| x[k] = *r),
             // The null node reference: a column of nulls must not meet node 0's key.
             Col::Null => keys.iter_mut().for_each(|x| x[k] = NULL),
-            Col::Vals(_) => {}
+            Col::Vals(_) | Col::Rels(_) => {}
         }
     }
     Some((keys, dicts))

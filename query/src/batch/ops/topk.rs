@@ -222,6 +222,12 @@ pub(super) fn key_cols<'x>(
                     );
                 }
                 (Col::Vals(v), _) => kc.keys.extend(v.iter().map(K::of)),
+                (Col::Rels(v), _) => {
+                    for e in v {
+                        let k = kc.own(Val::Rel(svc_engine::EdgeId(*e)));
+                        kc.keys.push(k);
+                    }
+                }
                 (Col::Nodes(refs), _) => {
                     for r in refs {
                         let k = kc.own(bx.node_val(*r));
@@ -300,6 +306,7 @@ pub(super) fn readable(ch: &Chunk, slots: &[usize]) -> bool {
                 )
             })
         }
+        Some(Col::Rels(_)) => true,
         Some(Col::Vals(v)) => v
             .iter()
             .all(|x| matches!(x, Val::Null | Val::Node(_) | Val::Rel(_) | Val::Map(_))),
