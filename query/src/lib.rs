@@ -69,7 +69,7 @@
 //!
 //! [`explain`] (or an `EXPLAIN` prefix) returns a [`PlanTree`]; `PROFILE` adds rows and
 //! inclusive time per operator. Operators: `NodeCountFromCountStore` (label bitmap
-//! cardinality), `NodeIndexSeek`, `NodeIndexRangeScan` (with a top-k limit for
+//! cardinality), `NodeByIdSeek` (`id(n) = value`), `NodeIndexSeek`, `NodeIndexRangeScan` (with a top-k limit for
 //! `ORDER BY n.p LIMIT k` over a range predicate on `n.p`, or over a whole label whose every
 //! node has a number, or every one a datetime, in the index), `NodeByLabelScan` (with the
 //! filters on the scanned node's properties fused in: a sequential scan decoding only those
@@ -116,7 +116,8 @@
 //! permutation, so the integers neither follow the engine's counters (which every workspace
 //! shares) nor can be decoded without the key, yet the same entity shows the same integer in
 //! every query. Everything that compares ids inside a query compares shown ids with shown
-//! ids, so `MATCH (n) WHERE id(n) = $id` finds the node whose `id` a previous result showed;
+//! ids, so `MATCH (n) WHERE id(n) = $id` finds the node whose `id` a previous result showed
+//! (its `NodeByIdSeek` decodes the value by the run's codec, so a plan serves every codec);
 //! a caller holding an engine id passes `limits.ids.node(id)`, and reads a result node's
 //! engine id back with [`IdCodec::node_id`]. Under a keyed codec `ORDER BY id(n)` is an
 //! arbitrary (but stable) order, as Neo4j promises no order of ids either.

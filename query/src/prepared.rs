@@ -24,7 +24,8 @@
 //! take the ordinary `parse` + [`crate::run_read`] path, so answers and errors are the same
 //! either way.
 //!
-//! The cache is bounded ([`PlanCache::new`]'s capacity, [`MAX_TEXT`] bytes of text per entry);
+//! The cache is bounded ([`PlanCache::new`]'s capacity, [`MAX_TEXT`] bytes of text per entry,
+//! and 128 bytes of text per entry of capacity in all, since a plan's memory grows with its text);
 //! when full, the least recently used entry goes.
 
 use std::collections::HashMap;
@@ -35,7 +36,7 @@ use std::time::Instant;
 
 use svc_engine::{GraphRead, PlanScope, Value};
 
-use crate::ast::Mode;
+use crate::ast::{Mode, Statement};
 use crate::batch::Analysis;
 use crate::error::QueryError;
 use crate::exec::BatchMemo;
@@ -43,12 +44,18 @@ use crate::plan::{self, Assumptions, Checks, Planned};
 use crate::result::{Limits, Params, QueryResult};
 
 /// Longest statement text the cache keeps (longer ones run uncached).
-pub const MAX_TEXT: usize = 16 * 1024;
+pub const MAX_TEXT: usize = 4 * 1024;
+/// Statement text the cache holds per entry of its capacity, on average: the shared cache
+/// keeps at most 2048 plans and 256 KiB of their text, whichever binds first.
+const TEXT_BYTES_PER_ENTRY: usize = 128;
 /// Entries of the process-wide cache ([`PlanCache::shared`]).
 pub const SHARED_CAPACITY: usize = 2048;
 /// Deepest parameter value (nested lists and maps) the cache keys on; deeper ones run
 /// uncached rather than recurse further.
 const MAX_PARAM_DEPTH: usize = 32;
+/// Largest parameters (values plus string bytes / 16) the cache keeps a copy of: a statement
+/// run with a long list runs uncached rather than pin the list in memory.
+const MAX_PARAM_SIZE: usize = 4096;
 
 /// A planned read statement and what it assumed.
 struct Prepared {
@@ -77,6 +84,9 @@ pub struct PlanCacheStats {
     pub entries: usize,
 }
 
+/// Parsed statements by text, and the bytes of text they hold.
+type Parsed = (HashMap<Box<str>, Arc<Statement>>, usize);
+
 /// A bounded cache of read plans (see the module documentation).
 pub struct PlanCache {
     capacity: usize,
@@ -86,6 +96,9 @@ pub struct PlanCache {
     hits: AtomicU64,
     misses: AtomicU64,
     stale: AtomicU64,
+    /// Parsed statements by text (`statement`): parsing depends on the text alone. With the
+    /// bytes of text held (bounded as the plans' text is: a statement's tree grows with it).
+    parsed: Mutex<Parsed>,
 }
 
 impl std::fmt::Debug for PlanCache {
@@ -107,7 +120,34 @@ impl PlanCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             stale: AtomicU64::new(0),
+            parsed: Mutex::new((HashMap::new(), 0)),
         }
+    }
+
+    /// `parse(text)`, kept: a caller that must look at a statement before running it (to
+    /// choose between the read and the write path) parses each text once. Errors are not
+    /// kept. At most the cache's capacity of texts, each of at most [`MAX_TEXT`] bytes and
+    /// as many bytes in all as the plans' text budget, are held; when full, they are all
+    /// dropped (parsing them again is cheap).
+    pub fn statement(&self, text: &str) -> Result<Arc<Statement>, QueryError> {
+        let parsed = || self.parsed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(stmt) = parsed().0.get(text) {
+            return Ok(Arc::clone(stmt));
+        }
+        let stmt = Arc::new(crate::parse(text)?);
+        let budget = self.capacity.saturating_mul(TEXT_BYTES_PER_ENTRY);
+        if text.len() <= MAX_TEXT.min(budget) {
+            let mut guard = parsed();
+            let (map, bytes) = &mut *guard;
+            if map.len() >= self.capacity || *bytes + text.len() > budget {
+                map.clear();
+                *bytes = 0;
+            }
+            if map.insert(text.into(), Arc::clone(&stmt)).is_none() {
+                *bytes += text.len();
+            }
+        }
+        Ok(stmt)
     }
 
     /// The process-wide cache ([`SHARED_CAPACITY`] plans), for callers with no cache of their
@@ -164,7 +204,7 @@ impl PlanCache {
             self.stale.fetch_add(1, Ordering::Relaxed);
         }
         self.misses.fetch_add(1, Ordering::Relaxed);
-        let stmt = crate::parse(text)?;
+        let stmt = self.statement(text)?;
         if stmt.mode != Mode::Run || stmt.first_write_clause().is_some() {
             return crate::run_read(g, &stmt, params, limits);
         }
@@ -235,18 +275,35 @@ impl PlanCache {
             });
         }
         let held: usize = map.values().map(Vec::len).sum();
-        if held >= self.capacity {
-            let oldest = map
-                .iter()
-                .flat_map(|(k, b)| b.iter().map(move |q| (q.used.load(Ordering::Relaxed), *k)))
-                .min();
-            if let Some((used, k)) = oldest {
-                if let Some(bucket) = map.get_mut(&k) {
-                    bucket.retain(|q| q.used.load(Ordering::Relaxed) != used);
-                    if bucket.is_empty() {
-                        map.remove(&k);
-                    }
+        let bytes: usize = map.values().flatten().map(|q| q.text.len()).sum();
+        let budget = self.capacity.saturating_mul(TEXT_BYTES_PER_ENTRY);
+        if held >= self.capacity || bytes + p.text.len() > budget {
+            // The least recently used go: at least an eighth at once (a run of new statements
+            // pays for one scan of the cache every capacity/8 of them, not one each), and as
+            // many as the text budget needs. A plan's memory grows with its text (a 600-byte
+            // chain of 120 hops holds about 100 KB), so the budget bounds the cache's memory,
+            // not only its count.
+            let mut stamps: Vec<(u64, usize)> = map
+                .values()
+                .flatten()
+                .map(|q| (q.used.load(Ordering::Relaxed), q.text.len()))
+                .collect();
+            stamps.sort_unstable();
+            let at_least = (held / 8).max((held + 1).saturating_sub(self.capacity));
+            let (mut gone, mut left, mut threshold) = (0, bytes, None);
+            for (stamp, len) in stamps {
+                if gone >= at_least && left + p.text.len() <= budget {
+                    break;
                 }
+                gone += 1;
+                left -= len;
+                threshold = Some(stamp);
+            }
+            if let Some(threshold) = threshold {
+                map.retain(|_, bucket| {
+                    bucket.retain(|q| q.used.load(Ordering::Relaxed) > threshold);
+                    !bucket.is_empty()
+                });
             }
         }
         map.entry(key).or_default().push(p);
@@ -259,19 +316,27 @@ impl PlanCache {
 fn key_of(scope: PlanScope, text: &str, params: &Params) -> Option<u64> {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (scope.graph, scope.workspace, text).hash(&mut h);
+    let mut budget = MAX_PARAM_SIZE;
     for (name, v) in params {
         name.hash(&mut h);
-        if !hash_value(v, &mut h, 0) {
+        if !hash_value(v, &mut h, 0, &mut budget) {
             return None;
         }
     }
     Some(h.finish())
 }
 
-fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize) -> bool {
-    if depth > MAX_PARAM_DEPTH {
+/// Hashes `v` into `h`; false when it nests deeper than `MAX_PARAM_DEPTH` or outgrows
+/// `budget`.
+fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize, budget: &mut usize) -> bool {
+    let size = match v {
+        Value::String(s) => 1 + s.len() / 16,
+        _ => 1,
+    };
+    if depth > MAX_PARAM_DEPTH || *budget < size {
         return false;
     }
+    *budget -= size;
     std::mem::discriminant(v).hash(h);
     match v {
         Value::Null => {}
@@ -281,13 +346,13 @@ fn hash_value(v: &Value, h: &mut impl Hasher, depth: usize) -> bool {
         Value::String(s) => s.hash(h),
         Value::List(items) => {
             items.len().hash(h);
-            return items.iter().all(|x| hash_value(x, h, depth + 1));
+            return items.iter().all(|x| hash_value(x, h, depth + 1, budget));
         }
         Value::Map(m) => {
             m.len().hash(h);
             return m.iter().all(|(k, x)| {
                 k.hash(h);
-                hash_value(x, h, depth + 1)
+                hash_value(x, h, depth + 1, budget)
             });
         }
         // Temporal values: their Debug text is exact (every field, zone names included).
@@ -652,6 +717,96 @@ mod tests {
             .run_read(&g.snapshot(WS), q, &Params::new(), &Limits::default())
             .expect("run");
         serde_json::to_string(&r.rows).expect("json")
+    }
+
+    #[test]
+    fn statements_are_parsed_once_and_errors_every_time() {
+        let c = PlanCache::new(2);
+        let a = c.statement("MATCH (n) RETURN n").expect("parse");
+        let b = c.statement("MATCH (n) RETURN n").expect("parse");
+        assert!(Arc::ptr_eq(&a, &b));
+        assert_eq!(*a, crate::parse("MATCH (n) RETURN n").expect("parse"));
+        assert!(!c.statement("CREATE (n)").expect("parse").is_read_only());
+        for _ in 0..2 {
+            let err = c.statement("MATCH (n RETURN n").expect_err("syntax");
+            assert_eq!(err.code(), "syntax_error");
+        }
+        // Full: dropped and refilled, never more than the capacity, nor its text budget.
+        c.statement("RETURN 1").expect("parse");
+        assert!(c.parsed.lock().expect("lock").0.len() <= 2);
+        let long = format!("RETURN '{}' AS x", "y".repeat(200));
+        c.statement(&long).expect("parse");
+        let held = c.parsed.lock().expect("lock").1;
+        assert!(held <= 2 * TEXT_BYTES_PER_ENTRY, "{held} bytes");
+        let again = c.statement("MATCH (n) RETURN n").expect("parse");
+        assert_eq!(*again, *a);
+    }
+
+    #[test]
+    fn large_parameters_run_uncached() {
+        let (_d, g) = graph();
+        write(&g, WS, "CREATE (:Customer {name: 'Ann'})");
+        let c = PlanCache::new(4);
+        let q = "MATCH (c:Customer) WHERE c.name IN $names RETURN c.name AS name";
+        let names = |n: usize| {
+            let list = (0..n)
+                .map(|i| Value::String(format!("n{i}")))
+                .chain([Value::String("Ann".into())]);
+            params(&[("names", Value::List(list.collect()))])
+        };
+        for _ in 0..2 {
+            assert_eq!(
+                run(&c, &g, WS, q, &names(10_000)),
+                r#"[["name"],[["Ann"]]]"#
+            );
+        }
+        assert_eq!(counts(&c), (0, 0, 0, 0));
+        run(&c, &g, WS, q, &names(10));
+        run(&c, &g, WS, q, &names(10));
+        assert_eq!(counts(&c), (1, 1, 0, 1));
+    }
+
+    #[test]
+    fn a_full_cache_drops_its_least_recently_used_eighth() {
+        let (_d, g) = graph();
+        let c = PlanCache::new(16);
+        for i in 0..16 {
+            run(&c, &g, WS, &format!("RETURN {i} AS x"), &Params::new());
+        }
+        // 0 and 1 used again: 2 and 3 are now the least recently used.
+        run(&c, &g, WS, "RETURN 0 AS x", &Params::new());
+        run(&c, &g, WS, "RETURN 1 AS x", &Params::new());
+        run(&c, &g, WS, "RETURN 16 AS x", &Params::new());
+        assert_eq!(counts(&c), (2, 17, 0, 15));
+        for i in [0, 1, 4, 15, 16] {
+            run(&c, &g, WS, &format!("RETURN {i} AS x"), &Params::new());
+        }
+        assert_eq!(counts(&c), (7, 17, 0, 15));
+    }
+
+    #[test]
+    fn the_cache_holds_a_bounded_amount_of_text() {
+        let (_d, g) = graph();
+        // 16 entries of capacity: 2 KiB of text in all.
+        let c = PlanCache::new(16);
+        let long = |i: usize| format!("RETURN '{}' AS x{i}", "y".repeat(480));
+        for i in 0..10 {
+            run(&c, &g, WS, &long(i), &Params::new());
+        }
+        let held = counts(&c).3;
+        assert!(
+            held * long(0).len() <= 16 * TEXT_BYTES_PER_ENTRY,
+            "{held} held"
+        );
+        assert!(held >= 1);
+        // The newest stays and is reused.
+        run(&c, &g, WS, &long(9), &Params::new());
+        assert_eq!(counts(&c).0, 1);
+        // Texts over MAX_TEXT are never kept.
+        let huge = format!("RETURN '{}' AS x", "z".repeat(MAX_TEXT));
+        run(&c, &g, WS, &huge, &Params::new());
+        run(&c, &g, WS, &huge, &Params::new());
+        assert_eq!(counts(&c).0, 1);
     }
 
     #[test]

@@ -180,6 +180,32 @@ fn the_batch_path_shows_the_row_paths_ids() {
 }
 
 #[test]
+fn writes_show_the_ids_reads_show() {
+    let mut g = graph();
+    let limits = keyed();
+    let stmt = parse("CREATE (n:New)-[r:T]->(m:New) RETURN id(n), n, id(r), r").expect("parse");
+    let created = run_write(&mut g, &stmt, &Params::new(), &limits).expect("create");
+    let row = &created.rows[0];
+    let (n, r) = (int(&row[0]), int(&row[2]));
+    let (ResultValue::Node(node), ResultValue::Relationship(rel)) = (&row[1], &row[3]) else {
+        panic!("{row:?}")
+    };
+    assert_eq!((node.id, rel.id, rel.start), (n as u64, r as u64, n as u64));
+    let read_back = read(
+        &g,
+        "MATCH (a:New)-[r:T]->() RETURN id(a), id(r)",
+        &Params::new(),
+        &limits,
+    );
+    assert_eq!(int(&read_back.rows[0][0]), n);
+    assert_eq!(int(&read_back.rows[0][1]), r);
+    // A write names its node by a shown id too.
+    let set = parse("MATCH (a) WHERE id(a) = $x SET a.seen = true RETURN a.seen").expect("parse");
+    let done = run_write(&mut g, &set, &params(Value::Int(n)), &limits).expect("set");
+    assert_eq!(done.rows, vec![vec![ResultValue::Bool(true)]]);
+}
+
+#[test]
 fn errors_name_shown_ids() {
     let mut g = graph();
     let limits = keyed();
@@ -203,4 +229,56 @@ fn errors_name_shown_ids() {
     let text = e.to_string();
     assert!(text.contains(&shown.to_string()), "{text}");
     assert!(!text.contains(&format!("node {engine} ")), "{text}");
+}
+
+#[test]
+fn id_equality_seeks_the_one_node_and_answers_as_the_filter_does() {
+    let g = graph();
+    for limits in [Limits::default(), keyed()] {
+        let all = read(&g, "MATCH (n) RETURN id(n) AS i", &Params::new(), &limits);
+        let shown: Vec<i64> = all.rows.iter().map(|r| int(&r[0])).collect();
+        for side in sides(&g) {
+            for (q, reference) in [
+                (
+                    "MATCH (m) WHERE id(m) = $x RETURN m.k",
+                    "MATCH (m) WHERE id(m) + 0 = $x RETURN m.k",
+                ),
+                (
+                    "MATCH (m:Q) WHERE $x = id(m) RETURN m.k",
+                    "MATCH (m:Q) WHERE $x = id(m) + 0 RETURN m.k",
+                ),
+                (
+                    "MATCH (a)-[r]-(n) WHERE id(a) = $x RETURN n.k ORDER BY n.k",
+                    "MATCH (a)-[r]-(n) WHERE id(a) + 0 = $x RETURN n.k ORDER BY n.k",
+                ),
+            ] {
+                let stmt = parse(q).expect("parse");
+                let p = params(Value::Int(shown[0]));
+                let plan = svc_query::explain(&side, &stmt, &p, &limits).expect("explain");
+                assert!(
+                    plan.operators().contains(&"NodeByIdSeek"),
+                    "{q}: {}",
+                    plan.render()
+                );
+                let mut values: Vec<Value> = shown.iter().map(|i| Value::Int(*i)).collect();
+                // A float equal to an id, an id no node has, and values no id equals.
+                values.push(Value::Float(shown[1] as f64));
+                values.extend([
+                    Value::Int(i64::MAX),
+                    Value::Int(-1),
+                    Value::Float(0.5),
+                    Value::String("1".into()),
+                    Value::Null,
+                ]);
+                for x in values {
+                    let p = params(x.clone());
+                    assert_eq!(
+                        read(&side, q, &p, &limits).rows,
+                        read(&side, reference, &p, &limits).rows,
+                        "{q} with {x:?}"
+                    );
+                }
+            }
+        }
+    }
 }

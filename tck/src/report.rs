@@ -126,9 +126,10 @@ pub fn markdown(records: &[Record]) -> String {
          how results, errors and side effects are judged is in `tck/src/lib.rs`. Scenarios \
          that declare procedures are skipped (no procedures in the engine). Temporal values \
          (their storage, order, indexes and JSON form in results and parameters) are described \
-         in [temporal.md](temporal.md). `id(n)` and the `id` of nodes and relationships in \
-         query results are the engine's integer ids, as the TCK expects, not the opaque public \
-         ids (`cus_...`) the rest of the API shows (see decisions.md, \"Public ids\").\n"
+         in [temporal.md](temporal.md). The TCK runs with the query crate's default id codec: \
+         `id(n)` and the `id` of nodes and relationships in results are the engine's integer \
+         ids. The service shows a keyed permutation of them instead (opaque integers; see \
+         decisions.md, \"Public ids\").\n"
     );
     let _ = writeln!(
         out,

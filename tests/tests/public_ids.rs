@@ -4,7 +4,7 @@
 
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use svc_integration_tests::{expect_error, get_ok, read, str_at, track, TestServer};
+use svc_integration_tests::{expect_error, get_ok, read, str_at, track, Account, TestServer};
 
 const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -302,4 +302,85 @@ async fn cypher_ids_do_not_reveal_another_workspaces_activity() {
         .map(|r| r[0].as_u64().expect("id"))
         .collect();
     assert_eq!(again, shown);
+}
+
+/// A dashboard session's cookie for `a` (the sign-in form, posted from the site's origin).
+async fn session(s: &TestServer, client: &reqwest::Client, a: &Account) -> String {
+    let origin = s.url("/").trim_end_matches('/').to_owned();
+    let resp = client
+        .post(s.url("/app/login"))
+        .header("origin", origin)
+        .form(&[
+            ("email", a.email.as_str()),
+            ("password", a.password.as_str()),
+        ])
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(resp.status(), StatusCode::SEE_OTHER);
+    let cookie = resp.headers()["set-cookie"].to_str().expect("cookie");
+    cookie.split(';').next().expect("pair").to_owned()
+}
+
+/// The console and a customer's page show Cypher ids in their graphs and take them back; the
+/// explorer's links carry public ids; an engine id names nothing.
+#[tokio::test]
+async fn the_dashboard_shows_and_takes_cypher_ids() {
+    let s = TestServer::start().await;
+    let a = s.account().await;
+    let key = s.agent_key(&a).await.plaintext;
+    let r = track(
+        &s,
+        &key,
+        json!({"action": "signup", "email": "ann@a.example"}),
+    )
+    .await;
+    let customer = str_at(&r, "/customer_id");
+    let rows = query(
+        &s,
+        &a.token,
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t) RETURN id(c), id(t)",
+    )
+    .await;
+    let (c, t) = (
+        rows["rows"][0][0].as_u64().expect("id(c)"),
+        rows["rows"][0][1].as_u64().expect("id(t)"),
+    );
+    let engine = engine_node(&s, &customer);
+    assert_ne!(c, engine);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let cookie = session(&s, &client, &a).await;
+    let page = |path: String| {
+        let req = client.get(s.url(&path)).header("cookie", &cookie);
+        async move {
+            let resp = req.send().await.expect("get");
+            assert_eq!(resp.status(), StatusCode::OK, "{path}");
+            resp.text().await.expect("body")
+        }
+    };
+    let node = |id: u64| format!("\"id\":\"n{id}\"");
+
+    // The customer's page: its neighbourhood drawn by Cypher ids.
+    let html = page(format!("/app/customers/{customer}")).await;
+    assert!(html.contains(&node(c)) && html.contains(&node(t)), "{html}");
+
+    // The console: the graph by Cypher ids, the table's link by the public id.
+    let html = page("/app/graph?q=MATCH%20(c%3ACustomer)%20RETURN%20c".to_owned()).await;
+    assert!(html.contains(&node(c)), "{html}");
+    assert!(
+        html.contains(&format!("href=\"/app/graph?explore={customer}\"")),
+        "{html}"
+    );
+    let html = page(format!("/app/graph?explore={customer}")).await;
+    assert!(html.contains(&format!("data-centre=\"n{c}\"")), "{html}");
+    assert!(html.contains(&node(t)), "{html}");
+
+    // A click's neighbourhood takes the id the graph shows, not the engine's.
+    let near = page(format!("/app/graph/neighbourhood?node={c}")).await;
+    assert!(near.contains(&node(t)), "{near}");
+    let near = page(format!("/app/graph/neighbourhood?node={engine}")).await;
+    assert_eq!(near, r#"{"elements":[]}"#);
 }

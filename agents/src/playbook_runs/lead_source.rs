@@ -371,7 +371,9 @@ pub fn segment_members<R: GraphRead>(
 ) -> Result<Vec<NodeId>> {
     let mut out = Vec::new();
     if looks_like_cypher(query) {
-        let stmt = svc_query::parse(query).map_err(query_error)?;
+        // Through the process-wide caches: a playbook's lead query runs again on every run.
+        let cache = svc_query::PlanCache::shared();
+        let stmt = cache.statement(query).map_err(query_error)?;
         if !stmt.is_read_only() {
             return Err(Error::invalid_input("a lead query must only read"));
         }
@@ -381,7 +383,9 @@ pub fn segment_members<R: GraphRead>(
             ids: id_codec(ids),
             ..Limits::default()
         };
-        let result = svc_query::run_read(r, &stmt, &Params::new(), &limits).map_err(query_error)?;
+        let result = cache
+            .run_read(r, query, &Params::new(), &limits)
+            .map_err(query_error)?;
         let mut seen = HashSet::new();
         for row in result.rows {
             let id = match row.first() {

@@ -52,7 +52,10 @@ pub async fn run(
     if let Some(cmd) = svc_query::parse_schema(&req.query).map_err(query_error)? {
         return super::schema::run(store, ws, access, cmd).await;
     }
-    let stmt = svc_query::parse(&req.query).map_err(query_error)?;
+    // Parsed once per text (the process-wide statement cache), to tell reads from writes.
+    let stmt = svc_query::PlanCache::shared()
+        .statement(&req.query)
+        .map_err(query_error)?;
     let params: Params = req
         .params
         .unwrap_or_default()

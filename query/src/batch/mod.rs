@@ -187,7 +187,7 @@ impl Analysis {
             Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => {}
             Op::Scan { input, source, .. } => {
                 match source {
-                    ScanSource::Seek { value, .. } => self.expr(value),
+                    ScanSource::Seek { value, .. } | ScanSource::ById { value } => self.expr(value),
                     ScanSource::Range { limit: Some(l), .. } => self.expr(l),
                     _ => {}
                 }
@@ -349,7 +349,11 @@ impl<'p> Compiler<'p> {
                     ScanSource::Label(l) => Some(l.as_str()),
                     // An index's candidates: batched when they do not depend on the row, and
                     // worth it only when many (a range without a limit).
-                    ScanSource::Seek { value, .. } if value.slot_list().is_empty() => None,
+                    ScanSource::Seek { value, .. } | ScanSource::ById { value }
+                        if value.slot_list().is_empty() =>
+                    {
+                        None
+                    }
                     ScanSource::Range { limit, .. }
                         if limit.as_ref().is_none_or(|l| l.slot_list().is_empty()) =>
                     {

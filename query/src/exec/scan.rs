@@ -39,6 +39,19 @@ pub(crate) fn candidates(
         Ok(match source {
             ScanSource::AllNodes => g.all_nodes()?,
             ScanSource::Label(l) => g.label_scan(l)?,
+            ScanSource::ById { value } => {
+                // Ids are integers; `id(n) = 2.0` equals too. Anything else finds nothing.
+                let shown = match eval(value, row, cx)? {
+                    Val::Int(i) => Some(i),
+                    Val::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e18 => Some(f as i64),
+                    _ => None,
+                };
+                // The snapshot reads its own workspace only: another's node is absent here.
+                match shown.map(|i| cx.limits.ids.node_id(i)) {
+                    Some(id) if g.node(id)?.is_some() => vec![id],
+                    _ => Vec::new(),
+                }
+            }
             ScanSource::Seek {
                 label,
                 key,

@@ -75,6 +75,7 @@ fn render_plan(
         Op::Scan { input, source, .. } => (
             match source {
                 ScanSource::AllNodes => "AllNodesScan",
+                ScanSource::ById { .. } => "NodeByIdSeek",
                 ScanSource::Label(_) => "NodeByLabelScan",
                 ScanSource::Seek { .. } => "NodeIndexSeek",
                 ScanSource::Range { .. } => "NodeIndexRangeScan",
@@ -153,6 +154,7 @@ pub(super) fn scan_details(source: &ScanSource, scope: &[(String, usize)], slot:
         .map_or("_", |(n, _)| n.as_str());
     match source {
         ScanSource::AllNodes => format!("({var})"),
+        ScanSource::ById { .. } => format!("({var}) id({var}) = ?"),
         ScanSource::Label(l) => format!("({var}:{l})"),
         ScanSource::Seek { label, key, .. } => format!("({var}:{label}) {var}.{key} = ?"),
         ScanSource::Range {

@@ -17,6 +17,11 @@ pub(crate) struct Plan {
 pub(crate) enum ScanSource {
     AllNodes,
     Label(String),
+    /// `id(n) = value`: the one node whose shown id (`Limits::ids`) the value is, decoded
+    /// when the scan runs (so a cached plan serves every codec); computed per input row.
+    ById {
+        value: CExpr,
+    },
     /// Property equality through an index; the value is computed per input row.
     Seek {
         label: String,

@@ -21,6 +21,25 @@ impl Planner<'_> {
                 .cloned()
                 .collect::<Vec<_>>()
         };
+        // 0. `id(n) = value`: one node at most. The conjunct stays as a filter above (it also
+        // decides `id(n) = 1.0` and the like exactly).
+        for c in conjuncts.iter().filter(|c| !c.applied) {
+            let Some(value) = id_equality_on(&c.expr, s) else {
+                continue;
+            };
+            let mut value_slots = Vec::new();
+            value.slots(&mut value_slots);
+            if value_slots.iter().all(|v| bound.contains(v)) {
+                return Ok(ScanChoice {
+                    cost: (0, 0),
+                    source: ScanSource::ById {
+                        value: value.clone(),
+                    },
+                    check_labels: node.labels.clone(),
+                    covered: Vec::new(),
+                });
+            }
+        }
         // 1. equality seeks
         for c in conjuncts.iter().filter(|c| !c.applied) {
             let Some((key, value)) = equality_on(&c.expr, s) else {
@@ -309,6 +328,23 @@ fn scan_below_at(plan: &mut Plan, mut key: CExpr, depth: usize) -> Option<(&mut 
         _ => {}
     }
     scan_below_at(input, key, depth + 1)
+}
+
+/// `id(n) = value` (either way round) where n is in `slot`.
+fn id_equality_on(e: &CExpr, slot: usize) -> Option<&CExpr> {
+    let CExpr::Bin(BinaryOp::Eq, a, b) = e else {
+        return None;
+    };
+    for (f, v) in [(a, b), (b, a)] {
+        if let CExpr::Func(Func::Id, args) = f.as_ref() {
+            if matches!(args.as_slice(), [CExpr::Slot(s)] if *s == slot)
+                && !v.slot_list().contains(&slot)
+            {
+                return Some(v);
+            }
+        }
+    }
+    None
 }
 
 /// `n.key = value` (either way round) where n is in `slot`.

@@ -37,7 +37,7 @@ impl Scan<'_> {
         }
         if matches!(
             self.source,
-            ScanSource::Seek { .. } | ScanSource::Range { .. }
+            ScanSource::Seek { .. } | ScanSource::ById { .. } | ScanSource::Range { .. }
         ) {
             // An index's candidates, in its order (the source reads no slot: checked when
             // compiled), exactly as the row path finds them.
@@ -182,7 +182,7 @@ impl BOp for Scan<'_> {
                 && self.check_labels.is_empty()
                 && !matches!(
                     self.source,
-                    ScanSource::Seek { .. } | ScanSource::Range { .. }
+                    ScanSource::Seek { .. } | ScanSource::ById { .. } | ScanSource::Range { .. }
                 )
                 && self.label.is_some();
             self.candidates = Some(if plain {
