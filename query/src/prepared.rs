@@ -29,7 +29,7 @@
 //! when full, the least recently used entry goes.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -314,7 +314,11 @@ impl PlanCache {
 /// catalog version is left out so that a statement's entry over an older catalog is found
 /// and replaced.
 fn key_of(scope: PlanScope, text: &str, params: &Params) -> Option<u64> {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    // Keyed per process: bucket collisions cannot be worked out from outside.
+    static KEYS: OnceLock<std::collections::hash_map::RandomState> = OnceLock::new();
+    let mut h = KEYS
+        .get_or_init(std::collections::hash_map::RandomState::new)
+        .build_hasher();
     (scope.graph, scope.workspace, text).hash(&mut h);
     let mut budget = MAX_PARAM_SIZE;
     for (name, v) in params {
