@@ -50,10 +50,7 @@ pub struct Decision {
 
 /// The optional JSON body of approve and reject (empty or `null` means no note).
 fn decision(body: &[u8]) -> Result<Option<String>, ErrorResponse> {
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Ok(None);
-    }
-    let d: Option<Decision> = crate::http::extract::parse_body(body)?;
+    let d: Option<Decision> = crate::http::extract::parse_optional_body(body)?;
     let note = d.and_then(|d| d.note);
     if note.as_ref().is_some_and(|n| n.chars().count() > 1000) {
         return Err(Error::invalid_input("note: at most 1000 characters").into());

@@ -151,11 +151,7 @@ pub async fn start_run(
     ApiPath(id): ApiPath<String>,
     body: Bytes,
 ) -> Result<(StatusCode, ApiJson<RunEnvelope>), ErrorResponse> {
-    let req = if body.iter().all(u8::is_ascii_whitespace) {
-        RunRequest::default()
-    } else {
-        crate::http::extract::parse_body::<Option<RunRequest>>(&body)?.unwrap_or_default()
-    };
+    let req = crate::http::extract::parse_optional_body::<RunRequest>(&body)?.unwrap_or_default();
     let run = executor::start(&state.agents, p.workspace(), id, actor(&p), req).await?;
     Ok((StatusCode::CREATED, ApiJson(RunEnvelope { run })))
 }
