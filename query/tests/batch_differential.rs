@@ -193,7 +193,10 @@ fn random_queries(n: usize) -> Vec<String> {
 /// A benchmark corpus (`benches/corpus/<file>.txt`: `[name]` starts a query, `param NAME
 /// TYPE VALUE` lines give its parameters, `#` lines are comments), when it is there.
 fn corpus_queries(file: &str) -> Vec<(String, String, Params)> {
-    let path = format!("{}/../benches/corpus/{file}.txt", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../benches/corpus/{file}.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
