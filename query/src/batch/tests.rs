@@ -130,3 +130,26 @@ pub(super) fn same_result(
         _ => false,
     }
 }
+
+#[test]
+fn counted_chains_run_on_the_batch_path() {
+    // Counts of filtered hops and chains, under OPTIONAL MATCH, with the WHERE on the count
+    // fused into the count; DISTINCT over a hop as a semi-join.
+    let out = batch(
+        "MATCH (c:Customer) OPTIONAL MATCH (c)-[:HAS_TOUCHPOINT]->(:Touchpoint)-[:INFLUENCED_BY]->(k:Campaign) WITH c, count(k) AS n WHERE n = 0 RETURN c.name ORDER BY c.name",
+    );
+    assert!(out.contains("Dan") && !out.contains("Ann"), "{out}");
+    let out = batch(
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WHERE t.channel <> 'web' WITH c, count(t) AS n WHERE 2 <= n RETURN c.name, n",
+    );
+    assert_eq!(out, "[[String(\"Ann\"), Int(2)]]");
+    for q in [
+        "MATCH (k:Campaign) OPTIONAL MATCH (k)<-[:INFLUENCED_BY]-(t:Touchpoint) WHERE t.channel = 'email' RETURN k.name, count(t) ORDER BY k.name",
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WHERE t.action STARTS WITH 'page' RETURN count(DISTINCT c), min(c.name)",
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WHERE t.channel = 'web' WITH DISTINCT c RETURN count(c), avg(c.score)",
+        "MATCH (c:Customer) OPTIONAL MATCH (c)-[:OWNS]->(o) OPTIONAL MATCH (o)-[:AT_STAGE]->(s:Stage) RETURN c.name, count(s) ORDER BY c.name",
+        "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t) WHERE t.ts > c.lastSeen RETURN c.name, count(t) ORDER BY c.name",
+    ] {
+        batch(q);
+    }
+}

@@ -132,17 +132,20 @@ pub(crate) enum Op {
         inner: Box<Plan>,
         arg: usize,
     },
-    /// One hop counted instead of walked: for each input row, the number of relationships of
-    /// the node in `from` (of `types`, in `direction`, whose far end carries `to_label`) goes
-    /// into `slot`; rows with none are dropped, as an expansion would drop them. Planned under
-    /// an aggregation whose every aggregate counts the hop's rows (see `try_degree_aggregate`).
+    /// A chain of hops counted instead of walked: for each input row, the number of paths
+    /// from the node in `from` through `hops` (each hop's relationships of its types, in its
+    /// direction, to a far node carrying its labels and passing its filters) goes into
+    /// `slot`. Rows with none are dropped, as an expansion would drop them, unless
+    /// `keep_zero` (an OPTIONAL MATCH counted with `count(x)`: the row stays, with 0; a null
+    /// `from` counts 0 too). Planned where only the number of rows each input row expands
+    /// to is read (see `plan/pipeline.rs`); the hops' types are pairwise disjoint and disjoint
+    /// from every relationship they must differ from, so every path keeps MATCH's uniqueness.
     ExpandCount {
         input: Box<Plan>,
         from: usize,
-        types: Vec<String>,
-        direction: Direction,
-        to_label: Option<String>,
+        hops: Vec<CountHop>,
         slot: usize,
+        keep_zero: bool,
     },
     /// A label scan with the filters directly above it fused in: the engine reads the nodes
     /// sequentially and decodes only the properties the filters read (`keys`, into
@@ -179,6 +182,20 @@ pub(crate) enum Op {
         slot: usize,
         label: Option<String>,
     },
+}
+
+/// One hop of an `Op::ExpandCount`.
+#[derive(Debug)]
+pub(crate) struct CountHop {
+    /// Sorted and without repeats (`[:A|A]` walks each relationship once); empty: any type.
+    pub types: Vec<String>,
+    pub direction: Direction,
+    pub to_labels: Vec<String>,
+    /// The slot the far node is bound to while `filters` run (nothing else reads it).
+    pub to: usize,
+    /// Predicates every far node must pass (WHERE of the pattern; they read `to` and slots of
+    /// the input row, never a relationship of the chain).
+    pub filters: Vec<CExpr>,
 }
 
 /// A node of a CREATE (or of MERGE's create branch).
