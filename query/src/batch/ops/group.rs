@@ -274,11 +274,63 @@ pub(super) fn numbers_in_place<'a>(
     }
 }
 
-pub(super) struct Group {
+/// Every group's keys and aggregate states, flat (group `g`'s are at `g * width`): no
+/// allocation per group, one load to reach a state.
+pub(super) struct Groups {
+    n_keys: usize,
+    kinds: Vec<AggKind>,
+    len: usize,
     keys: Vec<Val>,
     states: Vec<AggState>,
-    /// Per aggregate, the values a DISTINCT aggregate has met (empty when none is DISTINCT).
+    /// Per group and aggregate, the values a DISTINCT aggregate has met (empty when none is
+    /// DISTINCT).
     seen: Vec<Seen>,
+    distinct: bool,
+}
+
+impl Groups {
+    fn new(n_keys: usize, aggs: &[(&AggSpec, Option<BExpr>)]) -> Self {
+        Groups {
+            n_keys,
+            kinds: aggs.iter().map(|(a, _)| a.kind).collect(),
+            len: 0,
+            keys: Vec::new(),
+            states: Vec::new(),
+            seen: Vec::new(),
+            distinct: aggs.iter().any(|(a, _)| a.distinct),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// A new group: its keys and a fresh state per aggregate.
+    fn push(&mut self, keys: impl IntoIterator<Item = Val>) {
+        self.keys.extend(keys);
+        self.states
+            .extend(self.kinds.iter().map(|k| AggState::new(*k)));
+        if self.distinct {
+            self.seen.extend(self.kinds.iter().map(|_| Seen::default()));
+        }
+        self.len += 1;
+    }
+
+    fn keys(&self, g: usize) -> &[Val] {
+        &self.keys[g * self.n_keys..(g + 1) * self.n_keys]
+    }
+
+    #[inline(always)]
+    fn state(&mut self, g: usize, a: usize) -> &mut AggState {
+        &mut self.states[g * self.kinds.len() + a]
+    }
+
+    /// Group `g`'s state of aggregate `a` and what it has met (DISTINCT aggregates only).
+    #[inline]
+    fn seen_state(&mut self, g: usize, a: usize) -> (&mut Seen, &mut AggState) {
+        let i = g * self.kinds.len() + a;
+        (&mut self.seen[i], &mut self.states[i])
+    }
 }
 
 /// Values a DISTINCT aggregate has met: nodes by reference, anything else by its key bytes.
@@ -328,24 +380,11 @@ pub(in crate::batch) struct Aggregate<'p> {
     pub(in crate::batch) output: Option<std::vec::IntoIter<Chunk>>,
 }
 
-/// A new group: its keys and a fresh state per aggregate.
-fn new_group(keys: Vec<Val>, aggs: &[(&AggSpec, Option<BExpr>)]) -> Group {
-    Group {
-        keys,
-        states: aggs.iter().map(|(a, _)| AggState::new(a.kind)).collect(),
-        seen: if aggs.iter().any(|(a, _)| a.distinct) {
-            aggs.iter().map(|_| Seen::default()).collect()
-        } else {
-            Vec::new()
-        },
-    }
-}
-
 impl Aggregate<'_> {
     fn run(&mut self, bx: &Bx<'_, '_>) -> Result<Vec<Chunk>, QueryError> {
         let mut index: HashMap<Vec<u8>, usize, Fx> = HashMap::default();
         let mut fast = FastIndex::default();
-        let mut groups: Vec<Group> = Vec::new();
+        let mut groups = Groups::new(self.keys.len(), &self.aggs);
         let mut group_of = Vec::new();
         // Groups made through the fast index only are missing from `index` until a row
         // needs it (then it is rebuilt from the groups' keys once).
@@ -353,7 +392,7 @@ impl Aggregate<'_> {
         // Without keys there is one group, made before the first row: no key per row.
         let ungrouped = self.keys.is_empty();
         if ungrouped {
-            groups.push(new_group(Vec::new(), &self.aggs));
+            groups.push(Vec::new());
         }
         while let Some(ch) = self.input.next(bx)? {
             check_deadline(bx)?;
@@ -373,8 +412,8 @@ impl Aggregate<'_> {
             }
             self.fold(bx, &ch, ungrouped, &mut groups, &group_of)?;
         }
-        if groups.is_empty() && self.keys.is_empty() {
-            groups.push(new_group(Vec::new(), &self.aggs));
+        if groups.len() == 0 && self.keys.is_empty() {
+            groups.push(Vec::new());
         }
         Ok(self.output_chunks(bx, groups))
     }
@@ -388,7 +427,7 @@ impl Aggregate<'_> {
         ch: &Chunk,
         fast: &mut FastIndex,
         index: &mut HashMap<Vec<u8>, usize, Fx>,
-        groups: &mut Vec<Group>,
+        groups: &mut Groups,
         group_of: &mut Vec<usize>,
         mut index_complete: bool,
     ) -> Result<bool, QueryError> {
@@ -419,7 +458,7 @@ impl Aggregate<'_> {
                     if groups.len() >= max {
                         return Err(QueryError::BufferLimit(max));
                     }
-                    groups.push(new_group(vals, &self.aggs));
+                    groups.push(vals);
                     index_complete = false;
                     let g = groups.len() - 1;
                     if let Some((codes, _)) = &fk {
@@ -430,9 +469,9 @@ impl Aggregate<'_> {
                 }
                 if !index_complete {
                     index.clear();
-                    for (g, group) in groups.iter().enumerate() {
+                    for g in 0..groups.len() {
                         let mut k = Vec::new();
-                        group.keys.iter().for_each(|v| write_key(v, &mut k));
+                        groups.keys(g).iter().for_each(|v| write_key(v, &mut k));
                         index.insert(k, g);
                     }
                     index_complete = true;
@@ -445,7 +484,7 @@ impl Aggregate<'_> {
                         if groups.len() >= max {
                             return Err(QueryError::BufferLimit(max));
                         }
-                        groups.push(new_group(vals, &self.aggs));
+                        groups.push(vals);
                         index.insert(k, groups.len() - 1);
                         groups.len() - 1
                     }
@@ -465,20 +504,20 @@ impl Aggregate<'_> {
         bx: &Bx<'_, '_>,
         ch: &Chunk,
         ungrouped: bool,
-        groups: &mut [Group],
+        groups: &mut Groups,
         group_of: &[usize],
     ) -> Result<(), QueryError> {
         for (a, (spec, arg)) in self.aggs.iter_mut().enumerate() {
             let Some(arg) = arg else {
                 // count(*): every row counts.
                 if ungrouped {
-                    if let AggState::Count(n) = &mut groups[0].states[a] {
+                    if let AggState::Count(n) = groups.state(0, a) {
                         *n += ch.len as i64;
                     }
                     continue;
                 }
                 for g in group_of {
-                    if let AggState::Count(n) = &mut groups[*g].states[a] {
+                    if let AggState::Count(n) = groups.state(*g, a) {
                         *n += 1;
                     }
                 }
@@ -492,9 +531,9 @@ impl Aggregate<'_> {
             if let (true, Col::Nodes(refs)) = (spec.distinct, &c) {
                 // Distinct nodes by reference: no value built for a node met before.
                 for (r, g) in refs.iter().zip(group_of) {
-                    let group = &mut groups[*g];
-                    if *r != NULL && group.seen[a].insert_ref(*r, ungrouped) {
-                        group.states[a].add(spec.kind, bx.node_val(*r))?;
+                    let (seen, state) = groups.seen_state(*g, a);
+                    if *r != NULL && seen.insert_ref(*r, ungrouped) {
+                        state.add(spec.kind, bx.node_val(*r))?;
                     }
                 }
                 continue;
@@ -502,7 +541,7 @@ impl Aggregate<'_> {
             if let (false, AggKind::Count, Col::Nodes(refs)) = (spec.distinct, spec.kind, &c) {
                 // count(node): the rows with a node, no value built.
                 for (r, g) in refs.iter().zip(group_of) {
-                    if let (true, AggState::Count(n)) = (*r != NULL, &mut groups[*g].states[a]) {
+                    if let (true, AggState::Count(n)) = (*r != NULL, groups.state(*g, a)) {
                         *n += 1;
                     }
                 }
@@ -511,7 +550,7 @@ impl Aggregate<'_> {
             if let (false, Col::Vals(vals)) = (spec.distinct, &c) {
                 // Computed values (`o.amount * s.progress`): numbers added typed, no clone.
                 for (v, g) in vals.iter().zip(group_of) {
-                    let state = &mut groups[*g].states[a];
+                    let state = groups.state(*g, a);
                     match v {
                         Val::Null => {}
                         Val::Int(x) => add_int(state, spec.kind, *x, false)?,
@@ -527,31 +566,38 @@ impl Aggregate<'_> {
                 if v.is_null() {
                     continue;
                 }
-                let group = &mut groups[*g];
-                if spec.distinct && !group.seen[a].insert(bx, &v, ungrouped) {
+                if spec.distinct {
+                    let (seen, state) = groups.seen_state(*g, a);
+                    if seen.insert(bx, &v, ungrouped) {
+                        state.add(spec.kind, v)?;
+                    }
                     continue;
                 }
-                group.states[a].add(spec.kind, v)?;
+                groups.state(*g, a).add(spec.kind, v)?;
             }
         }
         Ok(())
     }
 
     /// The groups as chunks: keys and finished aggregates.
-    fn output_chunks(&self, bx: &Bx<'_, '_>, groups: Vec<Group>) -> Vec<Chunk> {
+    fn output_chunks(&self, bx: &Bx<'_, '_>, groups: Groups) -> Vec<Chunk> {
         let mut out = Vec::new();
-        let mut rest = groups.into_iter().peekable();
-        while rest.peek().is_some() {
-            let part: Vec<Group> = rest.by_ref().take(CHUNK).collect();
-            let mut ch = Chunk::new(part.len(), bx.width);
-            let mut key_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(part.len()); self.keys.len()];
-            let mut agg_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(part.len()); self.aggs.len()];
-            for g in part {
-                for (k, v) in g.keys.into_iter().enumerate() {
-                    key_vals[k].push(v);
+        let (n_keys, n_aggs) = (groups.n_keys, groups.kinds.len());
+        let mut keys = groups.keys.into_iter();
+        let mut states = groups.states.into_iter();
+        let mut left = groups.len;
+        while left > 0 {
+            let n = left.min(CHUNK);
+            left -= n;
+            let mut ch = Chunk::new(n, bx.width);
+            let mut key_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_keys];
+            let mut agg_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_aggs];
+            for _ in 0..n {
+                for (kv, v) in key_vals.iter_mut().zip(keys.by_ref().take(n_keys)) {
+                    kv.push(v);
                 }
-                for (a, s) in g.states.into_iter().enumerate() {
-                    agg_vals[a].push(s.finish());
+                for (av, s) in agg_vals.iter_mut().zip(states.by_ref().take(n_aggs)) {
+                    av.push(s.finish());
                 }
             }
             for ((slot, _), vals) in self.keys.iter().zip(key_vals) {
@@ -574,7 +620,7 @@ fn fold_in_place(
     spec: &AggSpec,
     a: usize,
     ungrouped: bool,
-    groups: &mut [Group],
+    groups: &mut Groups,
     group_of: &[usize],
 ) -> Result<bool, QueryError> {
     let Some((s, key)) = plain_prop(&spec.arg) else {
@@ -598,7 +644,7 @@ fn fold_in_place(
             });
             if ungrouped
                 && fold_ints(
-                    &mut groups[0].states[a],
+                    groups.state(0, a),
                     spec.kind,
                     values,
                     present.as_deref(),
@@ -611,17 +657,17 @@ fn fold_in_place(
                 if present.as_ref().is_some_and(|p| !p[i]) {
                     continue;
                 }
-                add_int(&mut groups[*g].states[a], spec.kind, *v, datetime)?;
+                add_int(groups.state(*g, a), spec.kind, *v, datetime)?;
             }
             Ok(true)
         }
         Some(InPlace::Floats(values)) => {
-            if ungrouped && fold_floats(&mut groups[0].states[a], spec.kind, values)? {
+            if ungrouped && fold_floats(groups.state(0, a), spec.kind, values)? {
                 return Ok(true);
             }
             for (g, v) in group_of.iter().zip(values) {
                 if !v.is_nan() {
-                    add_float(&mut groups[*g].states[a], spec.kind, *v)?;
+                    add_float(groups.state(*g, a), spec.kind, *v)?;
                 }
             }
             Ok(true)
@@ -639,7 +685,7 @@ fn fold_located(
     key: &str,
     spec: &AggSpec,
     a: usize,
-    groups: &mut [Group],
+    groups: &mut Groups,
     group_of: &[usize],
 ) -> Result<bool, QueryError> {
     let mut reader = crate::batch::expr::PropReader::new(key);
@@ -647,7 +693,7 @@ fn fold_located(
         if *r == NULL {
             continue;
         }
-        let state = &mut groups[*g].states[a];
+        let state = groups.state(*g, a);
         match reader.locate(bx, *r) {
             crate::batch::expr::Found::Column(
                 _,
@@ -770,6 +816,9 @@ mod tests {
                 "MATCH (o:O)-[:AT]->(s:S) WHERE o.score > 0.5 RETURN s.name, o.k, count(o), \
                  max(o.amount), min(o.amount)",
                 "MATCH (o:O)-[:AT]->(s:S) RETURN count(*), sum(o.score), max(o.amount)",
+                "MATCH (o:O)-[:AT]->(s:S) RETURN o.k, count(DISTINCT s), count(DISTINCT o.j), \
+                 collect(DISTINCT s.name) ORDER BY o.k",
+                "MATCH (o:O)-[:AT]->(s:S) RETURN count(DISTINCT s), sum(DISTINCT o.amount)",
             ],
         );
     }
