@@ -482,14 +482,13 @@ fn settle(
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::batch) mod tests {
     use crate::model::ModelGraph;
     use crate::{parse, run_read, run_write, Limits, ModelSwitch, Params};
 
     /// Several chunks of nodes: integers with absent rows and many ties, floats, strings,
     /// datetimes, and a property of mixed types.
     fn graph() -> ModelGraph {
-        let mut g = ModelGraph::new();
         let create = "UNWIND range(0, 5199) AS i CREATE (:N {i: i, \
              a: CASE WHEN i % 7 = 0 THEN null ELSE (i * 7919) % 113 END, \
              f: CASE WHEN i % 11 = 0 THEN null ELSE toFloat((i * 31) % 37) / 3 END, \
@@ -497,6 +496,32 @@ mod tests {
              t: CASE WHEN i % 5 = 0 THEN null ELSE datetime('2024-05-0' + toString(1 + (i * 7) % 9) + 'T10:00:00Z') END, \
              m: CASE i % 4 WHEN 0 THEN i WHEN 1 THEN toString(i) WHEN 2 THEN toFloat(i) / 2 \
                 ELSE null END})";
+        made_by(create)
+    }
+
+    /// Runs each query on the batch path (checked to run there) and on the row path: the
+    /// same rows in the same order.
+    pub(in crate::batch) fn same_as_rows(g: &ModelGraph, queries: &[&str]) {
+        let batch = ModelSwitch::batch(g).expect("model");
+        for q in queries {
+            let stmt = parse(q).expect("parses");
+            let p = Params::new();
+            let l = Limits::default();
+            let before = crate::batch::RUNS.with(|r| r.get());
+            let b = run_read(&batch, &stmt, &p, &l).expect("batch runs");
+            let after = crate::batch::RUNS.with(|r| r.get());
+            assert!(
+                after.0 > before.0 && after.1 == before.1,
+                "{q}: not batched"
+            );
+            let r = run_read(&ModelSwitch::rows(g), &stmt, &p, &l).expect("rows run");
+            assert_eq!(format!("{:?}", b.rows), format!("{:?}", r.rows), "{q}");
+        }
+    }
+
+    /// A graph made by one write statement.
+    pub(in crate::batch) fn made_by(create: &str) -> ModelGraph {
+        let mut g = ModelGraph::new();
         run_write(
             &mut g,
             &parse(create).expect("parses"),
@@ -510,8 +535,7 @@ mod tests {
     #[test]
     fn top_k_is_the_row_paths_sort_on_ties_nulls_and_mixed_types() {
         let g = graph();
-        let batch = ModelSwitch::batch(&g).expect("model");
-        for q in [
+        same_as_rows(&g, &[
             "MATCH (n:N) RETURN n.i AS i, n.a AS a ORDER BY a LIMIT 7",
             "MATCH (n:N) RETURN n.i AS i, n.a AS a ORDER BY a DESC LIMIT 9",
             "MATCH (n:N) RETURN n.i, n.a ORDER BY n.a DESC, n.s SKIP 40 LIMIT 30",
@@ -526,16 +550,6 @@ mod tests {
             "MATCH (n:N) RETURN n.i ORDER BY n.a, n.f, n.s LIMIT 5000",
             "MATCH (n:N) RETURN n.i ORDER BY n.a LIMIT 0",
             "MATCH (n:N) WHERE n.i % 3 = 0 RETURN n.a AS a, count(*) AS k ORDER BY k DESC, a LIMIT 4",
-        ] {
-            let stmt = parse(q).expect("parses");
-            let p = Params::new();
-            let l = Limits::default();
-            let before = crate::batch::RUNS.with(|r| r.get());
-            let b = run_read(&batch, &stmt, &p, &l).expect("batch runs");
-            let after = crate::batch::RUNS.with(|r| r.get());
-            assert!(after.0 > before.0 && after.1 == before.1, "{q}: not batched");
-            let r = run_read(&ModelSwitch::rows(&g), &stmt, &p, &l).expect("rows run");
-            assert_eq!(format!("{:?}", b.rows), format!("{:?}", r.rows), "{q}");
-        }
+        ]);
     }
 }
