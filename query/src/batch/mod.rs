@@ -289,6 +289,11 @@ impl Analysis {
         }
     }
 
+    /// The slots nothing above UNWIND `id` reads (None: not analysed, the plan is too deep).
+    pub(crate) fn dead_after(&self, id: usize) -> Option<&[usize]> {
+        self.dead.get(&id).map(Vec::as_slice)
+    }
+
     fn used(&self, s: usize) -> bool {
         self.used.get(s).copied().unwrap_or(true)
     }
@@ -348,6 +353,14 @@ impl<'p> Compiler<'p> {
             return None;
         };
         let w = self.chunk_width();
+        // A whole scan below: the far nodes met will be many, worth testing all at once.
+        let eager = matches!(
+            &i.op,
+            Op::Scan {
+                source: ScanSource::AllNodes | ScanSource::Label(_),
+                ..
+            } | Op::ScanFilter { .. }
+        );
         let input = match arg {
             Some(_) => self.op(i, level, arg)?,
             None => self.any(i, level),
@@ -381,6 +394,10 @@ impl<'p> Compiler<'p> {
                     hop: h,
                     filters: h.filters.iter().map(|f| BExpr::new(f, w)).collect(),
                     reads,
+                    passing: None,
+                    eager,
+                    tested: 0,
+                    reverse: None,
                 }
             })
             .collect();
@@ -622,12 +639,21 @@ impl<'p> Compiler<'p> {
                 input: i,
                 expr,
                 slot,
-            } => Box::new(Unwind {
-                input: input(self, i)?,
-                expr: BExpr::new(expr, w),
-                slot: *slot,
-                dead: self.a.dead.get(&plan.id).cloned().unwrap_or_default(),
-            }),
+            } => {
+                let dead = self.a.dead.get(&plan.id).cloned().unwrap_or_default();
+                let list_slot = match expr {
+                    CExpr::Slot(s) if dead.contains(s) => Some(*s),
+                    _ => None,
+                };
+                Box::new(Unwind {
+                    input: input(self, i)?,
+                    expr: BExpr::new(expr, w),
+                    slot: *slot,
+                    dead,
+                    list_slot,
+                    dict: Default::default(),
+                })
+            }
             Op::Optional {
                 input: i,
                 inner,

@@ -177,6 +177,10 @@ fn counted_chains_run_on_the_batch_path() {
         "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WHERE t.channel = 'web' WITH DISTINCT c RETURN count(c), avg(c.score)",
         "MATCH (c:Customer) OPTIONAL MATCH (c)-[:OWNS]->(o) OPTIONAL MATCH (o)-[:AT_STAGE]->(s:Stage) RETURN c.name, count(s) ORDER BY c.name",
         "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t) WHERE t.ts > c.lastSeen RETURN c.name, count(t) ORDER BY c.name",
+        // UNWIND of a list nothing reads afterwards (moved), and of one read afterwards.
+        "MATCH (c:Customer) WITH c.name AS n, collect(c.city) AS cities UNWIND cities AS city RETURN city, count(*) ORDER BY city",
+        "MATCH (c:Customer) WITH collect(c.city) AS cities UNWIND cities AS city RETURN city, size(cities) ORDER BY city",
+        "MATCH (c:Customer) UNWIND c.tags AS tag RETURN DISTINCT tag ORDER BY tag",
     ] {
         batch(q);
     }

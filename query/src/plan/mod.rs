@@ -121,6 +121,11 @@ pub(crate) fn plan_assuming(
             }
         }
     }
+    if stages.is_empty() {
+        // A read-only statement: what each UNWIND's list feeds is known now.
+        let dead = crate::batch::Analysis::new(&current, p.next_slot, Some(&out_slots));
+        pipeline::collect_unwind(&mut current, &dead, 0);
+    }
     stages.push(Stage::Read(current));
     Ok(Planned {
         stages,

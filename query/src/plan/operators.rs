@@ -12,6 +12,32 @@ pub(crate) struct Plan {
     pub op: Op,
 }
 
+impl Plan {
+    /// The operator's inputs (an OPTIONAL MATCH's pattern and a model count's fallback among
+    /// them), mutably.
+    pub(crate) fn inputs_mut(&mut self) -> Vec<&mut Plan> {
+        match &mut self.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => Vec::new(),
+            Op::Scan { input, .. }
+            | Op::Expand { input, .. }
+            | Op::Filter { input, .. }
+            | Op::Project { input, .. }
+            | Op::Aggregate { input, .. }
+            | Op::Distinct { input, .. }
+            | Op::Sort { input, .. }
+            | Op::TopK { input, .. }
+            | Op::Skip { input, .. }
+            | Op::Limit { input, .. }
+            | Op::Unwind { input, .. }
+            | Op::ExpandCount { input, .. }
+            | Op::ScanFilter { input, .. } => vec![input],
+            Op::Optional { input, inner, .. } => vec![input, inner],
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => vec![fallback],
+            Op::Union { inputs, .. } => inputs.iter_mut().map(|(p, _)| p).collect(),
+        }
+    }
+}
+
 /// Where a node scan gets its candidate ids.
 #[derive(Debug)]
 pub(crate) enum ScanSource {

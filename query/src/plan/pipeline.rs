@@ -15,6 +15,8 @@
 //! - `unique_aggregate`: grouping by a variable that is unique per row of the input (a
 //!   scanned node, carried through filters, counts and renames): each group is one row, so
 //!   `sum` of a count is the count and `count(*)` is 1, a projection.
+//! - `collect_unwind`: a list collected without grouping keys and unwound at once, read by
+//!   nothing else, is the rows it was collected from (nulls dropped).
 //! - `push_filter`: a WITH ... WHERE whose variables a projection below only renames runs
 //!   below it (down to an `ExpandCount`, where the batch executor tests the count as it is
 //!   made).
@@ -472,6 +474,63 @@ fn push_filter(plan: Plan, depth: usize) -> Plan {
                 predicate,
             },
         },
+    }
+}
+
+/// `collect_unwind` (see the module doc): `WITH collect(e) AS xs UNWIND xs AS x`, without
+/// grouping keys and with nothing after reading `xs`, is `x = e` for every row whose `e` is
+/// not null, in the same order (an empty collection unwinds to no rows, as no rows give):
+/// the list is never built. Depth bounded as the batch analysis is.
+pub(super) fn collect_unwind(plan: &mut Plan, a: &crate::batch::Analysis, depth: usize) {
+    if depth > 64 {
+        return;
+    }
+    let id = plan.id;
+    if let Op::Unwind { input, expr, slot } = &mut plan.op {
+        let list = match expr {
+            CExpr::Slot(s) => Some(*s),
+            _ => None,
+        };
+        let unread = list.is_some_and(|l| a.dead_after(id).is_some_and(|d| d.contains(&l)));
+        if let (true, Some(list), Op::Project { input: agg, items }) = (unread, list, &mut input.op)
+        {
+            let collected = match (items.as_slice(), &mut agg.op) {
+                ([(target, CExpr::Slot(a_slot))], Op::Aggregate { keys, aggs, .. })
+                    if *target == list
+                        && keys.is_empty()
+                        && aggs.len() == 1
+                        && aggs[0].slot == *a_slot
+                        && aggs[0].kind == AggKind::Collect
+                        && !aggs[0].distinct =>
+                {
+                    aggs[0].arg.take()
+                }
+                _ => None,
+            };
+            if let Some(e) = collected {
+                let x = *slot;
+                let below = std::mem::replace(&mut agg.op, Op::Once);
+                let Op::Aggregate { input: rows, .. } = below else {
+                    return;
+                };
+                let project = Plan {
+                    id: input.id,
+                    details: input.details.clone(),
+                    op: Op::Project {
+                        input: rows,
+                        items: vec![(x, e)],
+                    },
+                };
+                plan.details = format!("{} (collected rows, not null)", plan.details);
+                plan.op = Op::Filter {
+                    input: Box::new(project),
+                    predicate: CExpr::IsNull(Box::new(CExpr::Slot(x)), true),
+                };
+            }
+        }
+    }
+    for input in plan.inputs_mut() {
+        collect_unwind(input, a, depth + 1);
     }
 }
 

@@ -238,6 +238,97 @@ pub(in crate::batch) struct CountStep<'p> {
     pub(in crate::batch) hop: &'p crate::plan::CountHop,
     pub(in crate::batch) filters: Vec<BExpr>,
     pub(in crate::batch) reads: Vec<usize>,
+    /// The far nodes that pass the hop (its labels, its filters), as bits by node reference:
+    /// built once over the far label's rows when the filters read only the far node and the
+    /// hop meets enough far nodes for the build to pay (`eager`: the input is a whole scan).
+    pub(in crate::batch) passing: Option<Vec<u64>>,
+    pub(in crate::batch) eager: bool,
+    /// Far nodes the filters tested one by one so far.
+    pub(in crate::batch) tested: usize,
+    /// For a last hop with `passing` bits: per node reference, its relationships to passing
+    /// far nodes, counted from the far side (each passing node's reverse CSR lists), so a
+    /// row's count is one read however many far nodes fail.
+    pub(in crate::batch) reverse: Option<Vec<u32>>,
+}
+
+impl CountStep<'_> {
+    /// `reverse` from the `passing` bits (None: a type without a reverse list).
+    fn build_reverse(&self, bx: &Bx<'_, '_>, bits: &[u64]) -> Option<Vec<u32>> {
+        let back = match self.hop.direction {
+            Direction::Outgoing => Direction::Incoming,
+            Direction::Incoming => Direction::Outgoing,
+        };
+        let types: Vec<&str> = if self.hop.types.is_empty() {
+            bx.m.rel_types(back)
+        } else {
+            self.hop.types.iter().map(String::as_str).collect()
+        };
+        let csrs: Vec<CsrView<'_>> = types
+            .iter()
+            .map(|t| bx.m.adjacency(t, back))
+            .collect::<Option<_>>()?;
+        let mut per = vec![0u32; bx.m.len()];
+        for (w, word) in bits.iter().enumerate() {
+            let mut word = *word;
+            while word != 0 {
+                let p = (w * 64) as u32 + word.trailing_zeros();
+                word &= word - 1;
+                for csr in &csrs {
+                    for &s in csr.neighbours(p) {
+                        if let Some(c) = per.get_mut(s as usize) {
+                            *c = c.saturating_add(1);
+                        }
+                    }
+                }
+            }
+        }
+        Some(per)
+    }
+
+    /// Whether the far nodes passing the hop can be kept as bits: nothing touched since the
+    /// model (every node is a base node), filters that read only the far node, a far label.
+    fn bits_possible(&self, bx: &Bx<'_, '_>) -> bool {
+        bx.m.untouched() && self.reads.is_empty() && !self.hop.to_labels.is_empty()
+    }
+
+    /// The passing far nodes as bits: the filters run over the far label's rows in order
+    /// (each on the rows the ones before passed), chunk by chunk, reading columns in place.
+    fn build_bits(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Vec<u64>>, QueryError> {
+        let labels = &self.hop.to_labels;
+        let Some(view) = labels.first().and_then(|l| bx.label_view(l)) else {
+            return Ok(None);
+        };
+        let to = self.hop.to;
+        let mut bits = vec![0u64; bx.m.len().div_ceil(64)];
+        for piece in view.rows().chunks(CHUNK) {
+            check_deadline(bx)?;
+            let mut c = Chunk::new(piece.len(), bx.width);
+            c.cols[to] = Col::Nodes(piece.to_vec());
+            for f in &mut self.filters {
+                if c.len == 0 {
+                    break;
+                }
+                let col = f.eval(bx, &c)?;
+                let keep = truth(bx, &col, c.len)?;
+                c = c.select(&keep);
+            }
+            if let Col::Nodes(v) = &c.cols[to] {
+                for &r in v {
+                    if labels.len() == 1 || bx.has_labels(r, labels)? {
+                        bits[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        Ok(Some(bits))
+    }
+}
+
+/// Whether bit `r` is set.
+#[inline]
+fn bit(bits: &[u64], r: NodeRef) -> bool {
+    bits.get(r as usize / 64)
+        .is_some_and(|w| w & (1 << (r % 64)) != 0)
 }
 
 /// Paths through a chain of hops counted per row (see `Op::ExpandCount`).
@@ -277,23 +368,26 @@ fn degree(
     bx: &Bx<'_, '_>,
     hop: &crate::plan::CountHop,
     lists: &[CsrView<'_>],
+    view: Option<svc_engine::LabelView<'_>>,
     r: NodeRef,
 ) -> Result<u64, QueryError> {
     let to_label = hop.to_labels.first();
     if bx.exact(r) {
-        let label = to_label.map(std::slice::from_ref);
-        let view = to_label.and_then(|l| bx.label_view(l));
         let mut n = 0u64;
         for csr in lists {
             let nb = csr.neighbours(r);
-            match label {
-                None => n += nb.len() as u64,
-                Some(l) => {
+            match (to_label, view) {
+                (None, _) => n += nb.len() as u64,
+                // Nothing touched: every neighbour is a base node, its label in the bitset.
+                (Some(_), Some(v)) if bx.m.untouched() => {
+                    n += nb.iter().filter(|x| v.contains(**x)).count() as u64
+                }
+                (Some(l), _) => {
                     for &x in nb {
                         // Untouched base nodes: the label's bitmap; others: the snapshot.
                         let has = match view {
                             Some(v) if bx.exact(x) => v.contains(x),
-                            _ => bx.has_labels(x, l)?,
+                            _ => bx.has_labels(x, std::slice::from_ref(l))?,
                         };
                         if has {
                             n += 1;
@@ -339,11 +433,99 @@ fn walk(
     };
     if rest.is_empty() && hop.filters.is_empty() && hop.hop.to_labels.len() <= 1 {
         let csrs = l.first().map_or(&[][..], |(_, c)| c.as_slice());
+        let view = hop.hop.to_labels.first().and_then(|t| bx.label_view(t));
         for &(row, n) in frontier {
-            counts[row as usize] += degree(bx, hop.hop, csrs, n)?;
+            counts[row as usize] += degree(bx, hop.hop, csrs, view, n)?;
         }
         return Ok(());
     }
+    if hop.passing.is_none() && !hop.filters.is_empty() && hop.bits_possible(bx) {
+        let rows = hop
+            .hop
+            .to_labels
+            .first()
+            .and_then(|t| bx.label_view(t))
+            .map_or(0, |v| v.rows().len());
+        if hop.eager || hop.tested >= rows / 8 {
+            hop.passing = hop.build_bits(bx)?;
+        }
+    }
+    // Far nodes tested by bits (the filters' verdicts, or the labels' own bitsets) straight
+    // off the CSR lists.
+    let views: Option<Vec<svc_engine::LabelView<'_>>> = if hop.filters.is_empty() {
+        hop.hop.to_labels.iter().map(|t| bx.label_view(t)).collect()
+    } else {
+        None
+    };
+    if rest.is_empty() && bx.m.untouched() && hop.reverse.is_none() {
+        if let Some(bits) = &hop.passing {
+            hop.reverse = hop.build_reverse(bx, bits);
+        }
+    }
+    if let (Some(per), true) = (&hop.reverse, rest.is_empty() && bx.m.untouched()) {
+        for &(row, r) in frontier {
+            counts[row as usize] += u64::from(per.get(r as usize).copied().unwrap_or(0));
+        }
+        return Ok(());
+    }
+    if bx.m.untouched() && (hop.passing.is_some() || views.is_some()) {
+        let pass = |n: NodeRef| match (&hop.passing, &views) {
+            (Some(bits), _) => bit(bits, n),
+            (None, Some(v)) => v.iter().all(|v| v.contains(n)),
+            _ => false,
+        };
+        let last = rest.is_empty();
+        let mut next: Vec<(u32, NodeRef)> = Vec::new();
+        let mut slow: Vec<(u32, NodeRef)> = Vec::new();
+        for &(row, r) in frontier {
+            if !bx.exact(r) {
+                slow.push((row, r));
+                continue;
+            }
+            let mut k = 0u64;
+            for (_, csrs) in l {
+                for csr in csrs {
+                    for &n in csr.neighbours(r) {
+                        if pass(n) {
+                            if last {
+                                k += 1;
+                            } else {
+                                next.push((row, n));
+                            }
+                        }
+                    }
+                }
+            }
+            counts[row as usize] += k;
+            if next.len() >= CHUNK {
+                check_deadline(bx)?;
+                walk(bx, ch, rest, lrest, &next, counts)?;
+                next.clear();
+            }
+        }
+        walk(bx, ch, rest, lrest, &next, counts)?;
+        if slow.is_empty() {
+            return Ok(());
+        }
+        return walk_by_step(bx, ch, hop, rest, lists, &slow, counts);
+    }
+    walk_by_step(bx, ch, hop, rest, lists, frontier, counts)
+}
+
+/// `walk`'s general form for one hop: the hop's expansion (touched nodes through the
+/// snapshot), its filters evaluated per far node.
+fn walk_by_step(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    hop: &mut CountStep<'_>,
+    rest: &mut [CountStep<'_>],
+    lists: &[Lists<'_>],
+    frontier: &[(u32, NodeRef)],
+    counts: &mut [u64],
+) -> Result<(), QueryError> {
+    let (Some(l), lrest) = (lists.first(), lists.get(1..).unwrap_or(&[])) else {
+        return Ok(());
+    };
     let mut next: Vec<(u32, NodeRef)> = Vec::new();
     let (mut nodes, mut rels) = (Vec::new(), Vec::new());
     for &(row, n) in frontier {
@@ -375,6 +557,7 @@ fn flush(
         return Ok(());
     }
     if !hop.filters.is_empty() {
+        hop.tested += next.len();
         let rows: Vec<u32> = next.iter().map(|x| x.0).collect();
         let mut c = Chunk::new(next.len(), bx.width);
         for s in &hop.reads {
