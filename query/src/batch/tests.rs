@@ -97,6 +97,26 @@ fn typed_kernels_run_on_the_batch_path() {
     }
 }
 
+#[test]
+fn case_runs_branch_by_branch_on_the_batch_path() {
+    for q in [
+        // Searched, constant results (dictionary codes), as a grouping key and inside sum.
+        "MATCH (c:Customer) RETURN CASE WHEN c.score >= 80 THEN 'hot' WHEN c.score >= 40 THEN 'warm' ELSE 'cold' END AS band, count(*) AS n ORDER BY band",
+        "MATCH (o:Opportunity) RETURN sum(CASE WHEN o.amount >= 3000 THEN 1 ELSE 0 END) AS big, count(*)",
+        // Simple form: a null subject matches no WHEN; no ELSE gives null.
+        "MATCH (c:Customer) RETURN c.name, CASE c.city WHEN 'Paris' THEN 1 WHEN 'Rome' THEN 2 END AS k ORDER BY c.name",
+        // Results that are expressions; a non-boolean WHEN never holds.
+        "MATCH (c:Customer) RETURN c.name, CASE WHEN c.score > 50 THEN c.score * 2 WHEN c.name THEN 0 ELSE c.name END AS v ORDER BY c.name",
+        "MATCH (t:Touchpoint) WHERE CASE t.channel WHEN 'web' THEN true ELSE t.action = 'call' END RETURN count(*)",
+    ] {
+        batch(q);
+    }
+    // A branch no row takes may fail without failing the batch; one a row takes falls back.
+    batch(
+        "MATCH (c:Customer) RETURN CASE WHEN c.score > 1000 THEN 1 / 0 ELSE 1 END AS x, count(*)",
+    );
+}
+
 /// Two outcomes are the same: the same value (floats bit for bit) or the same error text.
 pub(super) fn same_result(
     a: &Result<crate::value::Val, crate::error::QueryError>,

@@ -57,7 +57,7 @@ impl Scan<'_> {
             let id = NodeId(*id);
             let there = match self.label {
                 Some(l) => g.has_label(id, l)?,
-                None => g.node(id)?.is_some(),
+                None => g.node_exists(id)?,
             };
             if there {
                 touched.push(bx.node_ref(id));
