@@ -245,11 +245,6 @@ pub(super) fn key_cols<'x>(
     let mut need: Option<Vec<bool>> = None;
     let desc0 = keys.first().is_some_and(|(_, d)| *d);
     for (j, (((e, _), src), guard)) in keys.iter().zip(sources).zip(guards).enumerate() {
-        if j == 1 {
-            need = out
-                .first()
-                .and_then(|first| first_key_needed(first, desc0, cut, keep));
-        }
         let mut kc = KeyCol {
             len: ch.len,
             keys: Vec::new(),
@@ -271,6 +266,12 @@ pub(super) fn key_cols<'x>(
                         continue;
                     }
                     _ => {}
+                }
+                if j > 0 && need.is_none() {
+                    // A later key looked up node by node: first see which rows need it.
+                    need = out
+                        .first()
+                        .and_then(|first| first_key_needed(first, desc0, cut, keep));
                 }
                 let mut reader = PropReader::new(key);
                 for (i, &r) in refs.iter().enumerate() {
@@ -314,17 +315,12 @@ pub(super) fn key_cols<'x>(
         }
         out.push(kc);
     }
-    if keys.len() == 1 {
-        need = out
-            .first()
-            .and_then(|first| first_key_needed(first, desc0, cut, keep));
-    }
     Ok((out, need))
 }
 
 /// Per row of a chunk, whether its first key can still place it among the best `keep`:
-/// it does not lose to the cut's first key, nor to the `keep`-th best first key of the
-/// chunk (`keep` rows beat any row behind that). None: every row can.
+/// it does not lose to the cut's first key or, before there is a cut, to the `keep`-th best
+/// first key of the chunk (`keep` rows beat any row behind that). None: every row can.
 fn first_key_needed(
     first: &KeyCol<'_>,
     desc: bool,
@@ -333,7 +329,8 @@ fn first_key_needed(
 ) -> Option<Vec<bool>> {
     let len = first.len;
     let dir = |o: Ordering| if desc { o.reverse() } else { o };
-    let by_chunk = (keep > 0 && keep < len).then(|| {
+    // Once there is a cut it is the stricter bound, mostly: no need to select.
+    let by_chunk = (cut.is_none() && keep > 0 && keep < len).then(|| {
         let mut idx: Vec<u32> = (0..len as u32).collect();
         idx.select_nth_unstable_by(keep - 1, |a, b| {
             dir(first.cmp_rows(*a as usize, *b as usize))
