@@ -17,6 +17,7 @@
 //!   `sum` of a count is the count and `count(*)` is 1, a projection.
 //! - `collect_unwind`: a list collected without grouping keys and unwound at once, read by
 //!   nothing else, is the rows it was collected from (nulls dropped).
+//! - A DISTINCT whose rows are unique in one of its slots (`unique_slots`) is left out.
 //! - `push_filter`: a WITH ... WHERE whose variables a projection below only renames runs
 //!   below it (down to an `ExpandCount`, where the batch executor tests the count as it is
 //!   made).
