@@ -1,13 +1,17 @@
 //! WHERE straight to the rows kept, for predicates the model's columns answer without values:
-//! a conjunction of `n.key IS [NOT] NULL` and string predicates against a string constant
-//! (`STARTS WITH`, `ENDS WITH`, `CONTAINS`) on one node slot.
+//! a conjunction on one node slot of `n.key IS [NOT] NULL`, string predicates against a string
+//! constant (`STARTS WITH`, `ENDS WITH`, `CONTAINS`) and comparisons with a constant (`=`,
+//! `<>`, `<`, `<=`, `>`, `>=`), with at least one null test or string predicate among them
+//! (comparisons alone keep the typed kernels of `arith.rs`).
 //!
 //! - IS [NOT] NULL reads the column's presence (an absent code, the absent bitmap, NaN).
-//! - A string predicate is decided once per distinct string of the column (a table by code;
+//! - On a string column, a test is decided once per distinct string (a table by code;
 //!   `CONTAINS` by one vectorised search over the whole dictionary), then each row is a load.
+//! - A comparison of an integer or float column with a constant of its kind compares in place.
 //!
-//! None of these predicates can fail on any value (a non-string is null, never an error), so
-//! the conjunction's verdict is the row evaluator's whatever the order of evaluation.
+//! None of these predicates can fail on any value (a non-string or an incomparable value is
+//! null, never an error), so the conjunction's verdict is the row evaluator's whatever the
+//! order of evaluation.
 
 #[allow(unused_imports)]
 use super::*;
@@ -41,6 +45,20 @@ impl Conj {
                     }
                     _ => return false,
                 },
+                // Comparisons give null for incomparable values, never an error.
+                CExpr::Bin(
+                    BinaryOp::Eq
+                    | BinaryOp::Ne
+                    | BinaryOp::Lt
+                    | BinaryOp::Le
+                    | BinaryOp::Gt
+                    | BinaryOp::Ge,
+                    a,
+                    b,
+                ) => match (&**a, &**b) {
+                    (x, CExpr::Const(_)) | (CExpr::Const(_), x) => (x, Short::of(e)),
+                    _ => return false,
+                },
                 _ => return false,
             };
             let (CExpr::Prop(base, key), Some(short)) = (x, short) else {
@@ -59,6 +77,13 @@ impl Conj {
         let mut slot = None;
         let mut tests = Vec::new();
         if !walk(e, &mut slot, &mut tests) || tests.len() > 16 {
+            return None;
+        }
+        let compares_only = tests.iter().all(|(_, t)| match t {
+            Short::IsNull(_) => false,
+            Short::Bin { op, .. } => ordering_test(*op).is_some(),
+        });
+        if compares_only {
             return None;
         }
         Some(Conj {
@@ -96,6 +121,40 @@ impl Conj {
                             *k &= table.get(*c as usize).copied().unwrap_or(false);
                         }
                     }
+                    (
+                        ColumnView::Integers {
+                            values,
+                            absent,
+                            datetime: false,
+                        },
+                        Short::Bin {
+                            op,
+                            c: Val::Int(c),
+                            flipped: false,
+                        },
+                    ) if ordering_test(*op).is_some() => {
+                        let holds = ordering_test(*op).unwrap_or(|_| false);
+                        let values = &values[row0..row0 + refs.len()];
+                        for (i, (k, v)) in keep.iter_mut().zip(values).enumerate() {
+                            *k &= holds(v.cmp(c))
+                                && (absent.is_empty() || !absent.contains((row0 + i) as u32));
+                        }
+                    }
+                    (
+                        ColumnView::Floats(values),
+                        Short::Bin {
+                            op,
+                            c: Val::Float(c),
+                            flipped: false,
+                        },
+                    ) if ordering_test(*op).is_some() && !c.is_nan() => {
+                        // NaN marks an absent value: no ordering, so it does not pass.
+                        let holds = ordering_test(*op).unwrap_or(|_| false);
+                        let values = &values[row0..row0 + refs.len()];
+                        for (k, v) in keep.iter_mut().zip(values) {
+                            *k &= v.partial_cmp(c).is_some_and(holds);
+                        }
+                    }
                     (col, _) => {
                         for (i, k) in keep.iter_mut().enumerate() {
                             if *k {
@@ -107,14 +166,9 @@ impl Conj {
                 continue;
             }
             let mut reader = PropReader::new(key);
-            let mut string =
-                |li: usize, codes: &[u32], dict: &[String], row: usize| match (codes[row], short) {
-                    (c, Short::IsNull(neg)) => (c == NO_CODE) != *neg,
-                    (NO_CODE, _) => false,
-                    (c, _) => verdicts(bx, pass, li, key, short, dict)[c as usize],
-                };
             // Nothing touched and a string column for the first node's label: a node of that
-            // label is one popcount from its row.
+            // label is one popcount from its row, and the label's verdicts are at hand (taken
+            // out of the memo for the loop, put back after it).
             let fast = match bx.m.untouched() {
                 true => refs.iter().find_map(|r| match reader.locate(bx, *r) {
                     Found::Column(li, ColumnView::Strings { codes, dict }, _) => {
@@ -124,13 +178,29 @@ impl Conj {
                 }),
                 false => None,
             };
+            let fast = fast.map(|(li, label, codes, dict)| {
+                if !matches!(short, Short::IsNull(_)) {
+                    verdicts(bx, pass, li, key, short, dict);
+                }
+                let table = pass.get_mut(li).and_then(Option::take).unwrap_or_default();
+                (li, label, codes, table)
+            });
+            let mut string =
+                |li: usize, codes: &[u32], dict: &[String], row: usize| match (codes[row], short) {
+                    (c, Short::IsNull(neg)) => (c == NO_CODE) != *neg,
+                    (NO_CODE, _) => false,
+                    (c, _) => verdicts(bx, pass, li, key, short, dict)[c as usize],
+                };
             for (k, r) in keep.iter_mut().zip(refs) {
                 if !*k {
                     continue;
                 }
-                if let Some((li, label, codes, dict)) = fast {
+                if let Some((_, label, codes, table)) = &fast {
                     if let Some(row) = (*r < bx.n).then(|| label.row_of(*r)).flatten() {
-                        *k = string(li, codes, dict, row);
+                        *k = match (codes[row], short) {
+                            (c, Short::IsNull(neg)) => (c == NO_CODE) != *neg,
+                            (c, _) => table.get(c as usize).copied().unwrap_or(false),
+                        };
                         continue;
                     }
                 }
@@ -144,9 +214,29 @@ impl Conj {
                     Found::Slow => value_passes(short, bx.slow_prop(*r, key)?)?,
                 };
             }
+            if let Some((li, _, _, table)) = fast {
+                if !table.is_empty() {
+                    pass[li] = Some(table);
+                }
+            }
         }
         Ok(Some(keep))
     }
+}
+
+/// A comparison operator as a test on the ordering of two comparable values of one kind
+/// (None: not a comparison).
+fn ordering_test(op: BinaryOp) -> Option<fn(std::cmp::Ordering) -> bool> {
+    use std::cmp::Ordering;
+    Some(match op {
+        BinaryOp::Eq => |o| o == Ordering::Equal,
+        BinaryOp::Ne => |o| o != Ordering::Equal,
+        BinaryOp::Lt => |o| o == Ordering::Less,
+        BinaryOp::Le => |o| o != Ordering::Greater,
+        BinaryOp::Gt => |o| o == Ordering::Greater,
+        BinaryOp::Ge => |o| o != Ordering::Less,
+        _ => return None,
+    })
 }
 
 /// Whether one value passes the test (WHERE's verdict: null and false do not).
@@ -184,8 +274,14 @@ fn verdicts<'p>(
                 return t;
             }
         }
+        // The string predicates without building values, anything else through the evaluator
+        // (which cannot fail on these tests).
         dict.iter()
-            .map(|s| short.apply_str(s).unwrap_or(false))
+            .map(|s| {
+                short
+                    .apply_str(s)
+                    .unwrap_or_else(|| value_passes(short, Val::Str(s.clone())).unwrap_or(false))
+            })
             .collect()
     })
 }
@@ -224,6 +320,18 @@ mod tests {
         assert!(Conj::of(&number).is_none());
         let or = CExpr::Or(Box::new(is_null(0, "a")), Box::new(is_null(0, "b")));
         assert!(Conj::of(&or).is_none());
+        // Comparisons join a null test or a string predicate; alone they keep the typed
+        // kernels.
+        let above = |k| {
+            CExpr::Bin(
+                BinaryOp::Ge,
+                prop(0, k),
+                Box::new(CExpr::Const(Val::Float(0.5))),
+            )
+        };
+        assert!(Conj::of(&above("score")).is_none());
+        assert!(Conj::of(&and(above("score"), above("amount"))).is_none());
+        assert!(Conj::of(&and(above("score"), is_null(0, "email"))).is_some());
     }
 
     /// The kernel's rows are the row path's, on columns of every kind (strings, numbers,
@@ -270,6 +378,16 @@ mod tests {
             "'xab' ENDS WITH p.name",
             "p.email IS NOT NULL AND p.name IS NOT NULL AND p.name CONTAINS 'a'",
             "p.email ENDS WITH '.test' AND p.n IS NULL",
+            "p.n > 1 AND p.name IS NOT NULL",
+            "p.n = 3 AND p.email IS NULL",
+            "p.n <> 1 AND p.name CONTAINS 'a'",
+            "p.n <= 2.5 AND p.name STARTS WITH ''",
+            "1 < p.n AND p.email IS NULL",
+            "p.m = 'x' AND p.name CONTAINS 'a'",
+            "p.m >= 2 AND p.m IS NOT NULL",
+            "p.name > 'Ada' AND p.email IS NOT NULL",
+            "p.n <> 0.0 / 0.0 AND p.name IS NOT NULL",
+            "p.n = null AND p.name IS NOT NULL",
         ] {
             for label in ["P", "Q"] {
                 let q = format!("MATCH (p:{label}) WHERE {w} RETURN p.name, p.email");
