@@ -17,6 +17,7 @@
 //!   `sum` of a count is the count and `count(*)` is 1, a projection.
 //! - `collect_unwind`: a list collected without grouping keys and unwound at once, read by
 //!   nothing else, is the rows it was collected from (nulls dropped).
+//! - A DISTINCT whose rows are unique in one of its slots (`unique_slots`) is left out.
 //! - `push_filter`: a WITH ... WHERE whose variables a projection below only renames runs
 //!   below it (down to an `ExpandCount`, where the batch executor tests the count as it is
 //!   made).
@@ -513,19 +514,40 @@ pub(super) fn collect_unwind(plan: &mut Plan, a: &crate::batch::Analysis, depth:
                 let Op::Aggregate { input: rows, .. } = below else {
                     return;
                 };
-                let project = Plan {
-                    id: input.id,
-                    details: input.details.clone(),
-                    op: Op::Project {
-                        input: rows,
-                        items: vec![(x, e)],
-                    },
-                };
+                let test = |value: CExpr| CExpr::IsNull(Box::new(value), true);
                 plan.details = format!("{} (collected rows, not null)", plan.details);
-                plan.op = Op::Filter {
-                    input: Box::new(project),
-                    predicate: CExpr::IsNull(Box::new(CExpr::Slot(x)), true),
-                };
+                // A property read is tested before the projection (the same value, read
+                // twice: the batch path tests it once per distinct value); anything else
+                // after, on the projected slot, evaluated once.
+                if matches!(&e, CExpr::Prop(b, _) if matches!(b.as_ref(), CExpr::Slot(_))) {
+                    let filter = Plan {
+                        id: plan.id,
+                        details: plan.details.clone(),
+                        op: Op::Filter {
+                            input: rows,
+                            predicate: test(e.clone()),
+                        },
+                    };
+                    plan.id = input.id;
+                    plan.details = input.details.clone();
+                    plan.op = Op::Project {
+                        input: Box::new(filter),
+                        items: vec![(x, e)],
+                    };
+                } else {
+                    let project = Plan {
+                        id: input.id,
+                        details: input.details.clone(),
+                        op: Op::Project {
+                            input: rows,
+                            items: vec![(x, e)],
+                        },
+                    };
+                    plan.op = Op::Filter {
+                        input: Box::new(project),
+                        predicate: test(CExpr::Slot(x)),
+                    };
+                }
             }
         }
     }

@@ -162,14 +162,19 @@ impl Planner<'_> {
                     self.semi_chain(input, &reads);
                 }
             }
-            let slots = new_scope.iter().map(|(_, s)| *s).collect();
-            plan = self.op(
-                "",
-                Op::Distinct {
-                    input: Box::new(plan),
-                    slots,
-                },
-            );
+            let slots: Vec<usize> = new_scope.iter().map(|(_, s)| *s).collect();
+            // Rows unique in one of the projected slots (a scanned node carried through)
+            // are distinct already.
+            let unique = pipeline::unique_slots(&plan);
+            if !slots.iter().any(|s| unique.contains(s)) {
+                plan = self.op(
+                    "",
+                    Op::Distinct {
+                        input: Box::new(plan),
+                        slots,
+                    },
+                );
+            }
         }
         let saved = std::mem::replace(&mut self.scope, order_scope);
         let result = self.plan_order_skip_limit(plan, p, &replace_exprs);
