@@ -14,6 +14,8 @@
 //! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
 //! first runs each query for N seconds untimed (attach `perf record -p` then).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
+//! `SVC_BENCH_FRESH_SNAPSHOT=1` takes a new snapshot in each timed run, as a service request
+//! does (the default reuses one: the peers' clients reuse their connection).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -149,7 +151,24 @@ fn main() {
     };
     let method = Method::default();
     let uncached = std::env::var_os("SVC_BENCH_UNCACHED").is_some();
+    let fresh = std::env::var_os("SVC_BENCH_FRESH_SNAPSHOT").is_some();
     let cache = PlanCache::new(svc_query::SHARED_CAPACITY);
+
+    // One timed run: the plan cache (or parse + run) over the shared or a fresh snapshot.
+    let run = |text: &str, params: &Params| {
+        let own;
+        let snap = if fresh {
+            own = graph.snapshot(WS);
+            &own
+        } else {
+            &snap
+        };
+        if uncached {
+            run_read(snap, &parse(text)?, params, &limits)
+        } else {
+            cache.run_read(snap, text, params, &limits)
+        }
+    };
 
     let mut out: Box<dyn Write> = match args.first() {
         Some(path) if path != "-" => Box::new(std::fs::File::create(path).expect("create output")),
@@ -178,21 +197,12 @@ fn main() {
             // Only this query, repeated as it is timed, for a profiler attached to the process.
             let until = Instant::now() + Duration::from_secs(secs);
             while Instant::now() < until {
-                if uncached {
-                    run_read(&snap, &parse(&q.text).expect("parse"), &params, &limits)
-                } else {
-                    cache.run_read(&snap, &q.text, &params, &limits)
-                }
-                .expect("run");
+                run(&q.text, &params).expect("run");
             }
         }
         let mut answer = None;
         let timed = method.measure(|| {
-            let r = if uncached {
-                run_read(&snap, &parse(&q.text)?, &params, &limits)?
-            } else {
-                cache.run_read(&snap, &q.text, &params, &limits)?
-            };
+            let r = run(&q.text, &params)?;
             answer.get_or_insert(r);
             Ok::<_, svc_query::QueryError>(())
         });

@@ -17,8 +17,9 @@ use crate::keys;
 use crate::model::WorkspaceId;
 use crate::store::KvRead;
 
-/// Bitmaps of one workspace, by label.
-pub(crate) type WorkspaceLabels = HashMap<String, Arc<RoaringTreemap>>;
+/// Bitmaps of one workspace, by label; the map is shared copy-on-write too, so taking a
+/// snapshot copies one pointer (a commit copies the map of a workspace a snapshot still holds).
+pub(crate) type WorkspaceLabels = Arc<HashMap<String, Arc<RoaringTreemap>>>;
 
 #[derive(Debug, Default)]
 pub(crate) struct LabelIndex {
@@ -35,7 +36,7 @@ impl LabelIndex {
             bitmap::decode_full(v),
         ) {
             (Some((ws, label)), Some(bits)) => {
-                map.entry(ws).or_default().insert(label, Arc::new(bits));
+                Arc::make_mut(map.entry(ws).or_default()).insert(label, Arc::new(bits));
                 true
             }
             _ => {
@@ -81,7 +82,7 @@ impl LabelIndex {
     pub fn apply(&self, deltas: &BTreeMap<(WorkspaceId, String), Delta>) {
         let mut guard = self.by_workspace.write();
         for ((ws, label), delta) in deltas {
-            let labels = guard.entry(*ws).or_default();
+            let labels = Arc::make_mut(guard.entry(*ws).or_default());
             let bits = labels.entry(label.clone()).or_default();
             delta.apply_to(Arc::make_mut(bits));
             if bits.is_empty() {

@@ -196,7 +196,7 @@ fn edge_counts(store: &Store) -> Result<(), EngineError> {
         *counts
             .entry(keys::type_count_key(ws, &e.rel_type))
             .or_default() += 1;
-        for (label, bits) in labels.get(&ws).into_iter().flatten() {
+        for (label, bits) in labels.get(&ws).into_iter().flat_map(|m| m.iter()) {
             if label.is_empty() {
                 continue; // the internal all-nodes bitmap
             }

@@ -157,7 +157,7 @@ pub(crate) fn validate(shared: &Shared) -> Result<ValidationReport, EngineError>
     let memory: LabelMap = memory_labels
         .into_iter()
         .flat_map(|(ws, labels)| {
-            labels
+            std::sync::Arc::unwrap_or_clone(labels)
                 .into_iter()
                 .map(move |(l, b)| ((ws, l), (*b).clone()))
         })

@@ -41,6 +41,10 @@ pub(crate) struct Version {
     delta: Delta,
     /// `base.bytes()`, counted once.
     bytes: usize,
+    /// The last view made, with the delta's size then: the delta only grows, so the same size
+    /// is the same set, and the snapshots taken between two commits share one view instead of
+    /// each zeroing a touched bitset over the whole base.
+    last_view: Mutex<Option<(u64, ModelView)>>,
 }
 
 impl Version {
@@ -69,7 +73,16 @@ impl Version {
 
     /// The base with the nodes touched so far, for the query engine's batch executor.
     pub fn view(&self) -> ModelView {
-        ModelView::new(Arc::clone(&self.base), self.delta.lock().iter())
+        let delta = self.delta.lock();
+        let mut last = self.last_view.lock();
+        match &*last {
+            Some((len, view)) if *len == delta.len() => view.clone(),
+            _ => {
+                let view = ModelView::new(Arc::clone(&self.base), delta.iter());
+                *last = Some((delta.len(), view.clone()));
+                view
+            }
+        }
     }
 
     /// Heap bytes of the base.
@@ -322,6 +335,7 @@ pub(crate) fn build_now(
                 base: Arc::new(base),
                 delta,
                 bytes,
+                last_view: Mutex::new(None),
             }));
             entry.over_budget = false;
             Ok(Some(bytes))
