@@ -349,10 +349,10 @@ mod tests {
 
     #[test]
     fn an_optional_body_is_absent_only_when_empty_or_null() {
-        assert_eq!(parse_optional_body::<Note>(b"").unwrap(), None);
-        assert_eq!(parse_optional_body::<Note>(b"null").unwrap(), None);
+        assert_eq!(parse_optional_body::<Note>(b"").expect("empty"), None);
+        assert_eq!(parse_optional_body::<Note>(b"null").expect("null"), None);
         assert_eq!(
-            parse_optional_body::<Note>(br#"{"note":"hi"}"#).unwrap(),
+            parse_optional_body::<Note>(br#"{"note":"hi"}"#).expect("object"),
             Some(Note { note: "hi".into() })
         );
         // Whitespace alone is not a JSON text: refused, as schemathesis expects of the document.
