@@ -36,6 +36,8 @@ pub mod catalog;
 #[cfg(feature = "storage")]
 mod codec;
 pub mod columns;
+#[cfg(feature = "storage")]
+mod epochs;
 mod error;
 mod events;
 #[cfg(all(test, feature = "storage"))]

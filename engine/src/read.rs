@@ -166,8 +166,8 @@ pub struct PlanScope {
     /// The open graph (unique within the process).
     pub graph: u64,
     pub workspace: u64,
-    /// The index catalog's version: it changes whenever an index of any workspace of the
-    /// graph is declared, comes online or is dropped.
+    /// The workspace's index catalog version: it changes whenever an index of the workspace
+    /// is declared, comes online or is dropped (another workspace's indexes leave it alone).
     pub schema: u64,
 }
 
@@ -300,6 +300,12 @@ pub trait GraphRead {
     /// are the same graph and workspace with the same index catalog. None (the default): plans
     /// must not be cached (write transactions, in-memory graphs).
     fn plan_scope(&self) -> Option<PlanScope> {
+        None
+    }
+    /// A version of the statistics a planner reads (label and node counts, `index_stats`):
+    /// two handles of one `plan_scope` with the same version read the same statistics, so a
+    /// cached plan's assumptions checked at one version hold at it. None: unknown (check them).
+    fn statistics_version(&self) -> Option<u64> {
         None
     }
     /// Nodes of `label` whose `property` equals `value`, via an index. `None` when no index

@@ -42,6 +42,8 @@ pub struct Snapshot<'g> {
     ws: WorkspaceId,
     /// What query plans made over this snapshot may be reused with (`GraphRead::plan_scope`).
     scope: PlanScope,
+    /// The workspace's statistics version (`GraphRead::statistics_version`).
+    statistics: u64,
     /// The graph's cache of declared indexes, and this snapshot's entry of it (made on first
     /// use; None when reading the catalog failed: then each call reads its row).
     catalogs: &'g CatalogCache,
@@ -66,6 +68,7 @@ impl<'g> Snapshot<'g> {
         snap: StoreSnapshot<'g>,
         labels: WorkspaceLabels,
         scope: PlanScope,
+        statistics: u64,
         models: &'g ReadModels,
         catalogs: &'g CatalogCache,
     ) -> Self {
@@ -75,6 +78,7 @@ impl<'g> Snapshot<'g> {
             labels: SnapshotLabels(labels),
             ws,
             scope,
+            statistics,
             catalogs,
             online: std::sync::OnceLock::new(),
             models,
@@ -402,6 +406,9 @@ impl GraphRead for Snapshot<'_> {
     }
     fn plan_scope(&self) -> Option<PlanScope> {
         Some(self.scope)
+    }
+    fn statistics_version(&self) -> Option<u64> {
+        Some(self.statistics)
     }
     fn count_label_where(
         &self,

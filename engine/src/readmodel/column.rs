@@ -250,6 +250,31 @@ impl DictText {
         self.text.capacity() + self.ends.capacity() * 8
     }
 
+    /// The string of code `i`.
+    #[inline]
+    fn string(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text.as_bytes()[start..self.ends[i]]
+    }
+
+    /// Per dictionary code, whether its string starts with `needle` (`suffix`: ends with it).
+    /// Compared byte by byte in place from the affix's start: strings that differ mostly
+    /// differ there (the domain of an address, not its common ending), and no call is made
+    /// per string.
+    pub fn affixed(&self, needle: &str, suffix: bool) -> Vec<bool> {
+        let n = needle.as_bytes();
+        (0..self.ends.len())
+            .map(|i| {
+                let s = self.string(i);
+                let Some(at) = s.len().checked_sub(n.len()) else {
+                    return false;
+                };
+                let part = if suffix { &s[at..] } else { &s[..n.len()] };
+                same_bytes(part, n)
+            })
+            .collect()
+    }
+
     /// Per dictionary code, whether its string contains `needle`.
     pub fn containing(&self, needle: &str) -> Vec<bool> {
         let mut pass = vec![needle.is_empty(); self.ends.len()];
@@ -292,6 +317,40 @@ impl Column {
         match self {
             Column::Strings { text, .. } => Some(text),
             _ => None,
+        }
+    }
+}
+
+/// Whether two slices of the same length hold the same bytes: for up to 16 bytes two
+/// overlapping word comparisons and no early exit (a dictionary scan meets matches and
+/// mismatches unpredictably), longer ones word by word.
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    #[inline]
+    fn word(x: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&x[at..at + 8]);
+        u64::from_ne_bytes(w)
+    }
+    #[inline]
+    fn half(x: &[u8], at: usize) -> u32 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&x[at..at + 4]);
+        u32::from_ne_bytes(w)
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    match n {
+        0 => true,
+        1..=3 => a.iter().zip(b).fold(true, |eq, (x, y)| eq & (x == y)),
+        4..=7 => (half(a, 0) == half(b, 0)) & (half(a, n - 4) == half(b, n - 4)),
+        8..=16 => (word(a, 0) == word(b, 0)) & (word(a, n - 8) == word(b, n - 8)),
+        _ => {
+            let whole = n / 8 * 8;
+            (0..whole).step_by(8).all(|i| word(a, i) == word(b, i))
+                && word(a, n - 8) == word(b, n - 8)
         }
     }
 }
@@ -469,18 +528,19 @@ mod tests {
         DictText::new(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
     }
 
+    const WORDS: [&str; 8] = [
+        "ada@acme.test",
+        "xa",
+        "ab",
+        "",
+        "lovelace",
+        "aab",
+        "ééa",
+        "b",
+    ];
+
     #[test]
     fn a_substring_search_over_the_dictionary_finds_each_string_that_contains_it() {
-        const WORDS: [&str; 8] = [
-            "ada@acme.test",
-            "xa",
-            "ab",
-            "",
-            "lovelace",
-            "aab",
-            "ééa",
-            "b",
-        ];
         let d = dict(&WORDS);
         let naive =
             |needle: &str| -> Vec<bool> { WORDS.iter().map(|s| s.contains(needle)).collect() };
@@ -491,6 +551,41 @@ mod tests {
             assert_eq!(d.containing(needle), naive(needle), "{needle:?}");
         }
         assert!(dict(&[]).containing("a").is_empty());
+    }
+
+    #[test]
+    fn same_bytes_is_slice_equality_at_every_length() {
+        let a: Vec<u8> = (0..40u8).collect();
+        for n in 0..40 {
+            assert!(same_bytes(&a[..n], &a[..n]));
+            for at in 0..n {
+                let mut b = a[..n].to_vec();
+                b[at] ^= 0x20;
+                assert!(!same_bytes(&a[..n], &b), "{n} {at}");
+            }
+        }
+        assert!(!same_bytes(b"ab", b"abc"));
+    }
+
+    #[test]
+    fn prefixes_and_suffixes_over_the_dictionary_are_those_of_each_string() {
+        let d = dict(&WORDS);
+        for needle in [
+            "a",
+            "ab",
+            "",
+            "é",
+            "éa",
+            "test",
+            "ada@acme.test",
+            "xab",
+            "b",
+        ] {
+            let starts: Vec<bool> = WORDS.iter().map(|s| s.starts_with(needle)).collect();
+            let ends: Vec<bool> = WORDS.iter().map(|s| s.ends_with(needle)).collect();
+            assert_eq!(d.affixed(needle, false), starts, "{needle:?}");
+            assert_eq!(d.affixed(needle, true), ends, "{needle:?}");
+        }
     }
 
     #[test]

@@ -207,6 +207,18 @@ impl<'a> LabelView<'a> {
         Some(self.rows.columns.get(key)?.dict_text()?.containing(needle))
     }
 
+    /// Per code of a string column's dictionary, whether the string starts with `needle`
+    /// (`suffix`: ends with it). None: not a string column.
+    pub fn dict_affixed(&self, key: &str, needle: &str, suffix: bool) -> Option<Vec<bool>> {
+        Some(
+            self.rows
+                .columns
+                .get(key)?
+                .dict_text()?
+                .affixed(needle, suffix),
+        )
+    }
+
     /// Every column of the label (one per property key some node of it has), in no order:
     /// what a search over any property (a customer's traits) reads.
     pub fn columns(&self) -> impl Iterator<Item = (&'a str, ColumnView<'a>)> + 'a {

@@ -98,6 +98,34 @@ fn typed_kernels_run_on_the_batch_path() {
 }
 
 #[test]
+fn index_ranges_read_from_the_sorted_column_on_the_batch_path() {
+    // The indexed fixture plans NodeIndexRangeScan; the batch path reads the range from the
+    // column's rows sorted by value (floats: Opportunity.score; integers with a float bound
+    // and datetimes go their own ways). Same rows, same order as the index gives.
+    let (_, indexed) = fixture_models();
+    for q in [
+        "MATCH (o:Opportunity) WHERE o.score > 0.3 RETURN o.name",
+        "MATCH (o:Opportunity) WHERE o.score >= 0.35 AND o.score < 0.95 RETURN o.name, o.score",
+        "MATCH (o:Opportunity) WHERE o.score <= 0.8 RETURN count(*), avg(o.score)",
+        "MATCH (o:Opportunity) WHERE o.score > 1 RETURN o.name",
+        "MATCH (o:Opportunity) WHERE o.score >= 0 RETURN o.name",
+        "MATCH (c:Customer) WHERE c.score > 50 RETURN c.name",
+        "MATCH (c:Customer) WHERE c.lastSeen >= datetime('2024-04-25T00:00:00Z') RETURN c.name",
+        "MATCH (t:Touchpoint) WHERE t.ts < datetime('2024-05-01T00:00:00Z') RETURN t.action",
+    ] {
+        let stmt = parse(q).expect("parses");
+        let run = |g: &ModelSwitch<'_>| {
+            run_read(g, &stmt, &Params::new(), &Limits::default()).expect("runs")
+        };
+        let before = runs();
+        let b = run(&ModelSwitch::batch(&indexed).expect("model"));
+        assert_eq!(runs().1, before.1, "{q}: the batch failed over");
+        let r = run(&ModelSwitch::rows(&indexed));
+        assert_eq!(format!("{:?}", b.rows), format!("{:?}", r.rows), "{q}");
+    }
+}
+
+#[test]
 fn case_runs_branch_by_branch_on_the_batch_path() {
     for q in [
         // Searched, constant results (dictionary codes), as a grouping key and inside sum.

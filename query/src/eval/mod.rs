@@ -630,6 +630,16 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 None => Val::Null,
             }
         }
+        CExpr::Func(Func::Coalesce, args) => {
+            // As in Neo4j, the arguments after the first non-null one are not evaluated.
+            for a in args {
+                let v = eval(a, row, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Val::Null
+        }
         CExpr::Func(f, args) => {
             let args = args
                 .iter()

@@ -25,6 +25,7 @@ use super::chunk::{Chunk, Col, Dict, NodeRef, NULL};
 mod analysis;
 mod arith;
 mod case;
+mod keep;
 mod strings;
 
 use analysis::{collect_props, rewrite, single_prop};
@@ -328,6 +329,8 @@ pub(super) struct BExpr {
     /// Arithmetic (or a comparison of it) over number properties: the typed kernels, tried
     /// before the row evaluator.
     typed: Option<arith::Typed>,
+    /// As a WHERE: null tests and string predicates of one node, read off the columns.
+    conj: Option<keep::Conj>,
 }
 
 impl BExpr {
@@ -391,6 +394,7 @@ impl BExpr {
         };
         BExpr {
             orig: e.clone(),
+            conj: keep::Conj::of(e),
             typed,
             kind,
             dict: Rc::new(Dict::default()),
@@ -405,6 +409,18 @@ impl BExpr {
             Kind::Prop { slot, key } => Some((*slot, key.as_str())),
             _ => None,
         }
+    }
+
+    /// WHERE's verdict for every row of `ch` (`truth` of `eval`), straight from the columns
+    /// when the predicate allows.
+    pub(super) fn keep(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Vec<bool>, QueryError> {
+        if let Some(conj) = &mut self.conj {
+            if let Some(keep) = conj.keep(bx, ch)? {
+                return Ok(keep);
+            }
+        }
+        let c = self.eval(bx, ch)?;
+        truth(bx, &c, ch.len)
     }
 
     /// The expression's value for every row of `ch`.

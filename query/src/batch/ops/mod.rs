@@ -156,8 +156,7 @@ pub(super) struct Filter<'p> {
 impl BOp for Filter<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
         while let Some(ch) = self.input.next(bx)? {
-            let c = self.predicate.eval(bx, &ch)?;
-            let keep = truth(bx, &c, ch.len)?;
+            let keep = self.predicate.keep(bx, &ch)?;
             let out = ch.select(&keep);
             if out.len > 0 {
                 return Ok(Some(out));

@@ -26,6 +26,8 @@ pub(super) enum K<'x> {
 
 /// One key's values for one chunk: built per row, or read in place per row when asked.
 pub(super) struct KeyCol<'x> {
+    /// Rows of the chunk.
+    len: usize,
     keys: Vec<K<'x>>,
     owned: Vec<Val>,
     lazy: Option<Lazy<'x>>,
@@ -115,6 +117,22 @@ impl<'x> KeyCol<'x> {
             K::Str(s) => Val::Str(s.to_owned()),
             K::Val(v) => v.clone(),
             K::Own(i) => self.owned.get(i as usize).cloned().unwrap_or(Val::Null),
+        }
+    }
+
+    /// ORDER BY's order of rows `i` and `j`.
+    fn cmp_rows(&self, i: usize, j: usize) -> Ordering {
+        match (self.key(i), self.key(j)) {
+            (K::Null, K::Null) => Ordering::Equal,
+            (K::Null, _) => Ordering::Greater,
+            (_, K::Null) => Ordering::Less,
+            (K::Int(a), K::Int(b)) => a.cmp(&b),
+            (K::DateTime(a), K::DateTime(b)) => a.cmp(&b),
+            (K::Float(a), K::Float(b)) if !a.is_nan() && !b.is_nan() => {
+                a.partial_cmp(&b).unwrap_or(Ordering::Equal)
+            }
+            (K::Str(a), K::Str(b)) => a.cmp(b),
+            (a, b) => order(&self.val(a), &self.val(b)),
         }
     }
 
@@ -218,10 +236,17 @@ pub(super) fn key_cols<'x>(
     sources: &'x [Option<KeySource>],
     guards: &'x [Option<Ref<'x, Vec<Val>>>],
     ch: &Chunk,
-) -> Result<Vec<KeyCol<'x>>, QueryError> {
-    let mut out = Vec::with_capacity(keys.len());
-    for (((e, _), src), guard) in keys.iter().zip(sources).zip(guards) {
+    cut: Option<&[Val]>,
+    keep: usize,
+) -> Result<(Vec<KeyCol<'x>>, Option<Vec<bool>>), QueryError> {
+    let mut out: Vec<KeyCol<'x>> = Vec::with_capacity(keys.len());
+    // Rows whose first key does not lose to the cut (None: every row): the only ones whose
+    // later keys a comparison reads, so the only ones a later key is looked up for.
+    let mut need: Option<Vec<bool>> = None;
+    let desc0 = keys.first().is_some_and(|(_, d)| *d);
+    for (j, (((e, _), src), guard)) in keys.iter().zip(sources).zip(guards).enumerate() {
         let mut kc = KeyCol {
+            len: ch.len,
             keys: Vec::new(),
             owned: Vec::new(),
             lazy: None,
@@ -242,9 +267,15 @@ pub(super) fn key_cols<'x>(
                     }
                     _ => {}
                 }
+                if j > 0 && need.is_none() {
+                    // A later key looked up node by node: first see which rows need it.
+                    need = out
+                        .first()
+                        .and_then(|first| first_key_needed(first, desc0, cut, keep));
+                }
                 let mut reader = PropReader::new(key);
-                for &r in refs {
-                    let k = if r == NULL {
+                for (i, &r) in refs.iter().enumerate() {
+                    let k = if r == NULL || need.as_ref().is_some_and(|n| !n[i]) {
                         K::Null
                     } else {
                         match reader.locate(bx, r) {
@@ -284,7 +315,40 @@ pub(super) fn key_cols<'x>(
         }
         out.push(kc);
     }
-    Ok(out)
+    Ok((out, need))
+}
+
+/// Per row of a chunk, whether its first key can still place it among the best `keep`:
+/// it does not lose to the cut's first key or, before there is a cut, to the `keep`-th best
+/// first key of the chunk (`keep` rows beat any row behind that). None: every row can.
+fn first_key_needed(
+    first: &KeyCol<'_>,
+    desc: bool,
+    cut: Option<&[Val]>,
+    keep: usize,
+) -> Option<Vec<bool>> {
+    let len = first.len;
+    let dir = |o: Ordering| if desc { o.reverse() } else { o };
+    // Once there is a cut it is the stricter bound, mostly: no need to select.
+    let by_chunk = (cut.is_none() && keep > 0 && keep < len).then(|| {
+        let mut idx: Vec<u32> = (0..len as u32).collect();
+        idx.select_nth_unstable_by(keep - 1, |a, b| {
+            dir(first.cmp_rows(*a as usize, *b as usize))
+        });
+        idx[keep - 1] as usize
+    });
+    let by_cut = cut.and_then(|c| c.first());
+    if by_chunk.is_none() && by_cut.is_none() {
+        return None;
+    }
+    Some(
+        (0..len)
+            .map(|i| {
+                by_cut.is_none_or(|c| dir(first.cmp_val(i, c)).is_le())
+                    && by_chunk.is_none_or(|t| dir(first.cmp_rows(i, t)).is_le())
+            })
+            .collect(),
+    )
 }
 
 /// The dictionaries the key columns borrow from, held for one chunk.
@@ -399,10 +463,13 @@ pub(super) fn top_k(
             continue; // the keys were evaluated (their errors raised); no row is kept
         }
         let gs = guards(&sources);
-        let cols = key_cols(bx, keys, &sources, &gs, &ch)?;
+        let (cols, need) = key_cols(bx, keys, &sources, &gs, &ch, cut.as_deref(), keep)?;
         let base = seq;
         seq += ch.len as u64;
         for i in 0..ch.len {
+            if need.as_ref().is_some_and(|n| !n[i]) {
+                continue;
+            }
             if cut
                 .as_ref()
                 .is_some_and(|c| !before_cut(&cols, &desc, i, c))
@@ -482,14 +549,13 @@ fn settle(
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::batch) mod tests {
     use crate::model::ModelGraph;
     use crate::{parse, run_read, run_write, Limits, ModelSwitch, Params};
 
     /// Several chunks of nodes: integers with absent rows and many ties, floats, strings,
     /// datetimes, and a property of mixed types.
     fn graph() -> ModelGraph {
-        let mut g = ModelGraph::new();
         let create = "UNWIND range(0, 5199) AS i CREATE (:N {i: i, \
              a: CASE WHEN i % 7 = 0 THEN null ELSE (i * 7919) % 113 END, \
              f: CASE WHEN i % 11 = 0 THEN null ELSE toFloat((i * 31) % 37) / 3 END, \
@@ -497,6 +563,32 @@ mod tests {
              t: CASE WHEN i % 5 = 0 THEN null ELSE datetime('2024-05-0' + toString(1 + (i * 7) % 9) + 'T10:00:00Z') END, \
              m: CASE i % 4 WHEN 0 THEN i WHEN 1 THEN toString(i) WHEN 2 THEN toFloat(i) / 2 \
                 ELSE null END})";
+        made_by(create)
+    }
+
+    /// Runs each query on the batch path (checked to run there) and on the row path: the
+    /// same rows in the same order.
+    pub(in crate::batch) fn same_as_rows(g: &ModelGraph, queries: &[&str]) {
+        let batch = ModelSwitch::batch(g).expect("model");
+        for q in queries {
+            let stmt = parse(q).expect("parses");
+            let p = Params::new();
+            let l = Limits::default();
+            let before = crate::batch::RUNS.with(|r| r.get());
+            let b = run_read(&batch, &stmt, &p, &l).expect("batch runs");
+            let after = crate::batch::RUNS.with(|r| r.get());
+            assert!(
+                after.0 > before.0 && after.1 == before.1,
+                "{q}: not batched"
+            );
+            let r = run_read(&ModelSwitch::rows(g), &stmt, &p, &l).expect("rows run");
+            assert_eq!(format!("{:?}", b.rows), format!("{:?}", r.rows), "{q}");
+        }
+    }
+
+    /// A graph made by one write statement.
+    pub(in crate::batch) fn made_by(create: &str) -> ModelGraph {
+        let mut g = ModelGraph::new();
         run_write(
             &mut g,
             &parse(create).expect("parses"),
@@ -510,8 +602,7 @@ mod tests {
     #[test]
     fn top_k_is_the_row_paths_sort_on_ties_nulls_and_mixed_types() {
         let g = graph();
-        let batch = ModelSwitch::batch(&g).expect("model");
-        for q in [
+        same_as_rows(&g, &[
             "MATCH (n:N) RETURN n.i AS i, n.a AS a ORDER BY a LIMIT 7",
             "MATCH (n:N) RETURN n.i AS i, n.a AS a ORDER BY a DESC LIMIT 9",
             "MATCH (n:N) RETURN n.i, n.a ORDER BY n.a DESC, n.s SKIP 40 LIMIT 30",
@@ -526,16 +617,29 @@ mod tests {
             "MATCH (n:N) RETURN n.i ORDER BY n.a, n.f, n.s LIMIT 5000",
             "MATCH (n:N) RETURN n.i ORDER BY n.a LIMIT 0",
             "MATCH (n:N) WHERE n.i % 3 = 0 RETURN n.a AS a, count(*) AS k ORDER BY k DESC, a LIMIT 4",
-        ] {
-            let stmt = parse(q).expect("parses");
-            let p = Params::new();
-            let l = Limits::default();
-            let before = crate::batch::RUNS.with(|r| r.get());
-            let b = run_read(&batch, &stmt, &p, &l).expect("batch runs");
-            let after = crate::batch::RUNS.with(|r| r.get());
-            assert!(after.0 > before.0 && after.1 == before.1, "{q}: not batched");
-            let r = run_read(&ModelSwitch::rows(&g), &stmt, &p, &l).expect("rows run");
-            assert_eq!(format!("{:?}", b.rows), format!("{:?}", r.rows), "{q}");
-        }
+        ]);
+    }
+
+    #[test]
+    fn top_k_over_an_expansion_prunes_on_the_first_key_only_where_it_may() {
+        // One chunk of rows that are no label scan's: later keys read only for rows whose
+        // first key may place them; many ties on the first key.
+        let g = made_by(
+            "UNWIND range(0, 3) AS s CREATE (:S {w: CASE WHEN s = 3 THEN null ELSE s END}) \
+             WITH count(*) AS made MATCH (s:S) WITH collect(s) AS stages \
+             UNWIND range(0, 1499) AS i WITH stages[i % 4] AS s, i \
+             CREATE (o:O {i: i, a: (i * 13) % 7, \
+               k: CASE WHEN i % 5 = 0 THEN null ELSE 'k' + toString((i * 7) % 11) END}) \
+             CREATE (o)-[:AT]->(s)",
+        );
+        same_as_rows(
+            &g,
+            &[
+                "MATCH (o:O)-[:AT]->(s:S) RETURN o.i, o.a * s.w AS e ORDER BY e DESC, o.k, o.i LIMIT 25",
+                "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY s.w, o.k DESC, o.i SKIP 7 LIMIT 30",
+                "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY o.k LIMIT 40",
+                "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY s.w DESC LIMIT 3",
+            ],
+        );
     }
 }
