@@ -503,6 +503,8 @@ mod tests {
         );
         let epochs = [epoch(&s0), epoch(&s1), epoch(&s2), epoch(&s3)];
         assert!(epochs.windows(2).all(|w| w[0] < w[1]), "{epochs:?}");
+        // Another workspace's catalog version never moved: its plans stay.
+        assert_eq!(epoch(&g.snapshot(WorkspaceId(4))), Some(0));
         // Built-in indexes need no catalog.
         assert_eq!(s0.index_kind("Customer", "score"), Some(IndexKind::Ordered));
     }

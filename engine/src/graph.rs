@@ -95,7 +95,7 @@ impl Graph {
             poisoned: Mutex::new(None),
             readmodel: ReadModels::new(options.read_model_bytes),
             instance: NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            schema_epoch: std::sync::atomic::AtomicU64::new(0),
+            epochs: Default::default(),
             catalogs: Default::default(),
         });
         let limits = GroupLimits {
@@ -114,18 +114,17 @@ impl Graph {
     /// A consistent view of one workspace: every commit is in it entirely or not at all.
     pub fn snapshot(&self, ws: WorkspaceId) -> Snapshot<'_> {
         let _g = self.shared.visibility.read();
+        let versions = self.shared.epochs.get(ws);
         let scope = crate::read::PlanScope {
             graph: self.shared.instance,
             workspace: ws.0,
-            schema: self
-                .shared
-                .schema_epoch
-                .load(std::sync::atomic::Ordering::Acquire),
+            schema: versions.schema,
         };
         Snapshot::new(
             self.shared.store.snapshot(),
             self.shared.labels.workspace(ws),
             scope,
+            versions.statistics,
             &self.shared.readmodel,
             &self.shared.catalogs,
         )

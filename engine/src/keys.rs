@@ -388,6 +388,14 @@ mod count_kind {
     pub const ENDPOINT_LABEL: u8 = 0x04;
 }
 
+/// The workspace of an index entry counter key (`index_count_key`); None for other keys.
+pub(crate) fn index_count_workspace(key: &[u8]) -> Option<WorkspaceId> {
+    if *key.get(8)? != count_kind::INDEX_VALUES {
+        return None;
+    }
+    read_u64(key).map(WorkspaceId)
+}
+
 /// The number of relationships of a type in the workspace.
 pub fn type_count_key(ws: WorkspaceId, rel_type: &str) -> Vec<u8> {
     let mut k = workspace_prefix(ws);

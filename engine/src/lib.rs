@@ -36,6 +36,8 @@ pub mod catalog;
 #[cfg(feature = "storage")]
 mod codec;
 pub mod columns;
+#[cfg(feature = "storage")]
+mod epochs;
 mod error;
 mod events;
 #[cfg(all(test, feature = "storage"))]
@@ -91,8 +93,8 @@ pub use model::{
 #[cfg(feature = "storage")]
 pub use oneshot::Receiver as WriteOutcome;
 pub use read::{
-    compare_values, values_equal, Comparison, GraphRead, GraphWrite, Hop, IndexKind, IndexStats,
-    Order, PlanScope, PropertyTest,
+    compare_values, model_node_property, values_equal, Comparison, GraphRead, GraphWrite, Hop,
+    IndexKind, IndexStats, Order, PlanScope, PropertyTest,
 };
 pub use readmodel::{ColumnView, CsrView, LabelView, ModelView, ReadModelState, NO_CODE};
 pub use record::{Record, RecordScan};

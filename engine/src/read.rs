@@ -166,8 +166,8 @@ pub struct PlanScope {
     /// The open graph (unique within the process).
     pub graph: u64,
     pub workspace: u64,
-    /// The index catalog's version: it changes whenever an index of any workspace of the
-    /// graph is declared, comes online or is dropped.
+    /// The workspace's index catalog version: it changes whenever an index of the workspace
+    /// is declared, comes online or is dropped (another workspace's indexes leave it alone).
     pub schema: u64,
 }
 
@@ -177,6 +177,19 @@ pub trait GraphRead {
     fn node(&self, id: NodeId) -> Result<Option<Node>, EngineError>;
     /// The edge with this id, if it exists in this workspace.
     fn edge(&self, id: EdgeId) -> Result<Option<Edge>, EngineError>;
+    /// Whether node `id` exists in this workspace. Snapshots answer from the all-nodes bitmap
+    /// without reading the node.
+    fn node_exists(&self, id: NodeId) -> Result<bool, EngineError> {
+        Ok(self.node(id)?.is_some())
+    }
+    /// Property `key` of node `id` (`Some(None)`: the node exists without it), when the source
+    /// can answer without loading the node: snapshots answer from the read model's columns for
+    /// a node no commit touched since the model was built. None: not available (the node may
+    /// or may not exist); the caller loads the node.
+    fn node_property(&self, id: NodeId, key: &str) -> Result<Option<Option<Value>>, EngineError> {
+        let _ = (id, key);
+        Ok(None)
+    }
     /// Number of nodes carrying `label` (a bitmap cardinality).
     fn label_count(&self, label: &str) -> Result<u64, EngineError>;
     /// Ids of the nodes carrying `label`, ascending.
@@ -289,6 +302,12 @@ pub trait GraphRead {
     fn plan_scope(&self) -> Option<PlanScope> {
         None
     }
+    /// A version of the statistics a planner reads (label and node counts, `index_stats`):
+    /// two handles of one `plan_scope` with the same version read the same statistics, so a
+    /// cached plan's assumptions checked at one version hold at it. None: unknown (check them).
+    fn statistics_version(&self) -> Option<u64> {
+        None
+    }
     /// Nodes of `label` whose `property` equals `value`, via an index. `None` when no index
     /// covers (label, property). Ordered indexes answer equality too.
     fn index_seek(
@@ -350,4 +369,17 @@ pub trait GraphWrite: GraphRead {
         properties: Properties,
     ) -> Result<(), EngineError>;
     fn delete_edge(&mut self, id: EdgeId) -> Result<(), EngineError>;
+}
+
+/// Property `key` of node `id` from a read model (see `GraphRead::node_property`): None unless
+/// the node is in the model's base, untouched since, and carries a label (every property of a
+/// labelled node is in each of its labels' columns; an unlabelled node is in none).
+pub fn model_node_property(m: &ModelView, id: NodeId, key: &str) -> Option<Option<Value>> {
+    let d = m.dense(id)?;
+    if m.is_touched(d) {
+        return None;
+    }
+    let (_, label) = m.labels().find(|(_, l)| l.contains(d))?;
+    let row = label.row_of(d)?;
+    Some(label.column(key).and_then(|c| c.get(row)))
 }

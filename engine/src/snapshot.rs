@@ -42,6 +42,8 @@ pub struct Snapshot<'g> {
     ws: WorkspaceId,
     /// What query plans made over this snapshot may be reused with (`GraphRead::plan_scope`).
     scope: PlanScope,
+    /// The workspace's statistics version (`GraphRead::statistics_version`).
+    statistics: u64,
     /// The graph's cache of declared indexes, and this snapshot's entry of it (made on first
     /// use; None when reading the catalog failed: then each call reads its row).
     catalogs: &'g CatalogCache,
@@ -66,6 +68,7 @@ impl<'g> Snapshot<'g> {
         snap: StoreSnapshot<'g>,
         labels: WorkspaceLabels,
         scope: PlanScope,
+        statistics: u64,
         models: &'g ReadModels,
         catalogs: &'g CatalogCache,
     ) -> Self {
@@ -75,6 +78,7 @@ impl<'g> Snapshot<'g> {
             labels: SnapshotLabels(labels),
             ws,
             scope,
+            statistics,
             catalogs,
             online: std::sync::OnceLock::new(),
             models,
@@ -139,6 +143,23 @@ impl GraphRead for Snapshot<'_> {
     }
     fn edge(&self, id: EdgeId) -> Result<Option<Edge>, EngineError> {
         self.view().edge(id)
+    }
+    /// Every node of the workspace is in the all-nodes bitmap (`validate` checks it).
+    fn node_exists(&self, id: NodeId) -> Result<bool, EngineError> {
+        Ok(self
+            .labels
+            .0
+            .get(crate::schema::ALL_NODES)
+            .is_some_and(|b| b.contains(id.0)))
+    }
+    fn node_property(&self, id: NodeId, key: &str) -> Result<Option<Option<Value>>, EngineError> {
+        // Without a model, no build is asked for here: a few point reads are not worth one.
+        if self.model.is_none() {
+            return Ok(None);
+        }
+        Ok(self
+            .model_view_ref()
+            .and_then(|m| crate::read::model_node_property(m, id, key)))
     }
     fn label_count(&self, label: &str) -> Result<u64, EngineError> {
         self.view().label_count(label)
@@ -386,6 +407,9 @@ impl GraphRead for Snapshot<'_> {
     fn plan_scope(&self) -> Option<PlanScope> {
         Some(self.scope)
     }
+    fn statistics_version(&self) -> Option<u64> {
+        Some(self.statistics)
+    }
     fn count_label_where(
         &self,
         label: &str,
@@ -397,9 +421,7 @@ impl GraphRead for Snapshot<'_> {
         }
     }
     fn model_view(&self) -> Option<crate::readmodel::ModelView> {
-        self.view
-            .get_or_init(|| self.model().map(Version::view))
-            .clone()
+        self.model_view_ref().cloned()
     }
     fn reach_count(&self, starts: &[NodeId], hops: &[Hop]) -> Result<Option<u64>, EngineError> {
         match self.model() {
@@ -430,6 +452,13 @@ impl GraphRead for Snapshot<'_> {
 }
 
 impl Snapshot<'_> {
+    /// The model view, made on first use (`model_view` without the clone).
+    fn model_view_ref(&self) -> Option<&crate::readmodel::ModelView> {
+        self.view
+            .get_or_init(|| self.model().map(Version::view))
+            .as_ref()
+    }
+
     /// One counter of `Cf::Counts` (0 when absent).
     fn counter(&self, key: &[u8]) -> Result<i64, EngineError> {
         match self.snap.get(Cf::Counts, key)? {
@@ -468,5 +497,77 @@ impl Snapshot<'_> {
             }
         }
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{Graph, GraphOptions};
+    use crate::model::{NodeId, Properties, Value, WorkspaceId};
+    use crate::read::{GraphRead, GraphWrite};
+    use crate::EngineError;
+
+    const WS: WorkspaceId = WorkspaceId(5);
+
+    fn name(s: &str) -> Properties {
+        [("name".to_owned(), Value::String(s.into()))]
+            .into_iter()
+            .collect()
+    }
+
+    fn string(s: &str) -> Option<Option<Value>> {
+        Some(Some(Value::String(s.into())))
+    }
+
+    #[test]
+    fn property_reads_from_the_model_and_existence_agree_with_the_store() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let g = Graph::open(dir.path(), GraphOptions::default()).expect("open");
+        let (ann, bob, bare, elsewhere) = g
+            .write(|t| -> Result<_, EngineError> {
+                let mut w = t.workspace(WS);
+                let mut p = name("Ann");
+                p.insert("score".into(), Value::Int(3));
+                let ann = w.create_node(&["Customer", "Lead"], p)?;
+                let bob = w.create_node(&["Customer"], name("Bob"))?;
+                let bare = w.create_node(&[], name("Bare"))?;
+                let elsewhere = t
+                    .workspace(WorkspaceId(6))
+                    .create_node(&["Customer"], name("Eve"))?;
+                Ok((ann, bob, bare, elsewhere))
+            })
+            .expect("write");
+        // No model yet: no answer (and the caller loads the node).
+        assert_eq!(
+            g.snapshot(WS).node_property(ann, "name").expect("read"),
+            None
+        );
+        assert!(g.prepare_read_model(WS).expect("model").is_some());
+        let s1 = g.snapshot(WS);
+        let prop = |s: &crate::Snapshot<'_>, id, key| s.node_property(id, key).expect("read");
+        assert_eq!(prop(&s1, ann, "name"), string("Ann"));
+        assert_eq!(prop(&s1, ann, "score"), Some(Some(Value::Int(3))));
+        assert_eq!(prop(&s1, ann, "nope"), Some(None));
+        assert_eq!(prop(&s1, bob, "score"), Some(None));
+        // An unlabelled node has no columns; another workspace's node is not here.
+        assert_eq!(prop(&s1, bare, "name"), None);
+        assert_eq!(prop(&s1, elsewhere, "name"), None);
+        let exists = |s: &crate::Snapshot<'_>, id| s.node_exists(id).expect("exists");
+        assert!(exists(&s1, ann) && exists(&s1, bare));
+        assert!(!exists(&s1, elsewhere) && !exists(&s1, NodeId(1 << 40)));
+        g.write(move |t| -> Result<_, EngineError> {
+            let mut w = t.workspace(WS);
+            w.set_node_property(ann, "name", Value::String("Ann 2".into()))?;
+            w.delete_node(bob)
+        })
+        .expect("write");
+        // Touched since the model: read from the store, not from the model.
+        let s2 = g.snapshot(WS);
+        assert_eq!(prop(&s2, ann, "name"), None);
+        assert!(!exists(&s2, bob));
+        assert_eq!(prop(&s2, bob, "name"), None);
+        // The older snapshot keeps its moment.
+        assert_eq!(prop(&s1, ann, "name"), string("Ann"));
+        assert!(exists(&s1, bob));
     }
 }

@@ -43,10 +43,11 @@ pub(crate) struct Shared {
     pub readmodel: crate::readmodel::ReadModels,
     /// This open graph, distinct from every other opened in the process (plan caches key on it).
     pub instance: u64,
-    /// Bumped, under `visibility`, by every commit that changes an index catalog row: a
-    /// snapshot carries the value it saw (`GraphRead::plan_scope`).
-    pub schema_epoch: std::sync::atomic::AtomicU64,
-    /// Declared indexes per workspace at the current `schema_epoch` (`Snapshot::index_kind`).
+    /// Per workspace, bumped under `visibility` by every commit that changes its index catalog
+    /// or its statistics: a snapshot carries the versions it saw (`GraphRead::plan_scope`,
+    /// `GraphRead::statistics_version`).
+    pub epochs: crate::epochs::Epochs,
+    /// Declared indexes per workspace at its current catalog version (`Snapshot::index_kind`).
     pub catalogs: crate::catalog::CatalogCache,
 }
 
@@ -78,10 +79,8 @@ impl Shared {
             return Err(e);
         }
         self.labels.apply(&commit.label_deltas);
-        if commit.schema_changed {
-            self.schema_epoch
-                .fetch_add(1, std::sync::atomic::Ordering::Release);
-        }
+        self.epochs
+            .bump(&commit.schema_changed, &commit.statistics_changed);
         self.readmodel.record(overlay, touched);
         Ok(())
     }

@@ -87,9 +87,12 @@ impl std::fmt::Debug for WriteTxn<'_> {
 pub(crate) struct Commit<'a> {
     pub batch: Batch<'a>,
     pub label_deltas: BTreeMap<(WorkspaceId, String), Delta>,
-    /// Whether the batch writes an index catalog row (an index declared, built or dropped):
-    /// query plans made before it may use an index that is gone, or miss a new one.
-    pub schema_changed: bool,
+    /// The workspaces whose index catalog rows the batch writes (an index declared, built or
+    /// dropped): query plans made before it may use an index that is gone, or miss a new one.
+    pub schema_changed: Vec<WorkspaceId>,
+    /// The workspaces whose statistics the batch changes (label membership, hence label and
+    /// node counts, or index entry counts): what cached plans assumed may no longer hold.
+    pub statistics_changed: Vec<WorkspaceId>,
 }
 
 fn label_member_key(ws: WorkspaceId, label: &str, node: NodeId) -> Vec<u8> {
@@ -236,10 +239,16 @@ pub(crate) fn prepare_commit<'s>(
 ) -> Result<Commit<'s>, EngineError> {
     let mut batch = store.batch();
     let mut label_deltas: BTreeMap<(WorkspaceId, String), Delta> = BTreeMap::new();
-    let mut schema_changed = false;
+    let (mut schema_changed, mut statistics_changed) = (Vec::new(), Vec::new());
     for ((space, key), value) in overlay {
         if *space == Space::Kv(Cf::Meta) && key.first() == Some(&crate::catalog::CATALOG_TAG) {
-            schema_changed = true;
+            // Catalog keys: the tag, then the workspace.
+            if let Some(ws) = key.get(1..).and_then(keys::read_u64) {
+                schema_changed.push(WorkspaceId(ws));
+            }
+        }
+        if *space == Space::CountDelta && value.as_deref().and_then(keys::read_count) != Some(0) {
+            statistics_changed.extend(keys::index_count_workspace(key));
         }
         match space {
             Space::Kv(cf) => match value {
@@ -269,11 +278,17 @@ pub(crate) fn prepare_commit<'s>(
     }
     for ((ws, label), delta) in &label_deltas {
         batch.merge(Cf::Labels, &keys::label_key(*ws, label), &delta.encode())?;
+        statistics_changed.push(*ws);
+    }
+    for changed in [&mut schema_changed, &mut statistics_changed] {
+        changed.sort_unstable();
+        changed.dedup();
     }
     Ok(Commit {
         batch,
         label_deltas,
         schema_changed,
+        statistics_changed,
     })
 }
 

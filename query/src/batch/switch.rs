@@ -55,6 +55,17 @@ impl GraphRead for ModelSwitch<'_> {
     fn edge(&self, id: EdgeId) -> Result<Option<Edge>, EngineError> {
         self.g.edge(id)
     }
+    fn node_exists(&self, id: NodeId) -> Result<bool, EngineError> {
+        self.g.node_exists(id)
+    }
+    /// From this switch's model (so the row path's model reads are checked as well), never
+    /// from the source's own when the model is hidden.
+    fn node_property(&self, id: NodeId, key: &str) -> Result<Option<Option<Value>>, EngineError> {
+        Ok(self
+            .model
+            .as_ref()
+            .and_then(|m| svc_engine::model_node_property(m, id, key)))
+    }
     fn label_count(&self, label: &str) -> Result<u64, EngineError> {
         self.g.label_count(label)
     }

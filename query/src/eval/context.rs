@@ -70,6 +70,21 @@ impl<'g> Cx<'g> {
         cached(&self.nodes, id, || self.g.node(id))
     }
 
+    /// Property `key` of node `id` (None: no such node): from the node when it is loaded, else
+    /// from the source when it can answer without loading the node (a snapshot's read model),
+    /// else from the node, loaded and kept.
+    pub(crate) fn node_property(&self, id: NodeId, key: &str) -> Result<Option<Val>, QueryError> {
+        if let Some(n) = self.nodes.borrow().get(&id) {
+            return Ok(Some(n.get(key).map_or(Val::Null, Val::from)));
+        }
+        if let Some(v) = self.g.node_property(id, key)? {
+            return Ok(Some(v.map_or(Val::Null, Val::from)));
+        }
+        Ok(self
+            .node(id)?
+            .map(|n| n.get(key).map_or(Val::Null, Val::from)))
+    }
+
     pub(crate) fn edge(&self, id: EdgeId) -> Result<Option<Rc<Edge>>, QueryError> {
         cached(&self.edges, id, || self.g.edge(id))
     }

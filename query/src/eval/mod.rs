@@ -318,8 +318,8 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
         CExpr::Slot(s) => row.get(*s).cloned().unwrap_or(Val::Null),
         CExpr::Prop(base, key) => match eval(base, row, cx)? {
             Val::Null => Val::Null,
-            Val::Node(id) => match cx.node(id)? {
-                Some(n) => n.get(key).map_or(Val::Null, Val::from),
+            Val::Node(id) => match cx.node_property(id, key)? {
+                Some(v) => v,
                 None => return Err(deleted("node")),
             },
             Val::Rel(id) => match cx.edge(id)? {
@@ -630,6 +630,16 @@ pub(crate) fn eval(e: &CExpr, row: &[Val], cx: &Cx<'_>) -> Result<Val, QueryErro
                 None => Val::Null,
             }
         }
+        CExpr::Func(Func::Coalesce, args) => {
+            // As in Neo4j, the arguments after the first non-null one are not evaluated.
+            for a in args {
+                let v = eval(a, row, cx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Val::Null
+        }
         CExpr::Func(f, args) => {
             let args = args
                 .iter()
@@ -654,8 +664,10 @@ fn quantifier_name(q: Quantifier) -> &'static str {
 
 /// Functions that need the graph; everything else is pure.
 fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
-    let first = args.first().cloned().unwrap_or(Val::Null);
-    Ok(match (f, &first) {
+    // Borrowed, not copied: `coalesce(a.x, ...)` would copy a string per row.
+    let null = Val::Null;
+    let first = args.first().unwrap_or(&null);
+    Ok(match (f, first) {
         (Func::Id, Val::Node(n)) => Val::Int(cx.limits.ids.node(*n)),
         (Func::Id, Val::Rel(r)) => Val::Int(cx.limits.ids.relationship(*r)),
         (Func::Labels, Val::Node(n)) => {
@@ -675,7 +687,7 @@ fn call(f: Func, args: Vec<Val>, cx: &Cx<'_>) -> Result<Val, QueryError> {
             Val::Node(cx.edge(*r)?.ok_or_else(|| deleted("relationship"))?.end)
         }
         (Func::Keys | Func::Properties, Val::Node(_) | Val::Rel(_) | Val::Map(_)) => {
-            let props: BTreeMap<String, Val> = match &first {
+            let props: BTreeMap<String, Val> = match first {
                 Val::Node(n) => cx
                     .node(*n)?
                     .ok_or_else(|| deleted("node"))?

@@ -40,7 +40,11 @@ pub(crate) fn produce<'p>(
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
     let mut op = build_memo(plan, width, profile, Some(analysis), memo);
     let mut rows = Vec::new();
-    while let Some(row) = op.next(cx)? {
+    // A slot's value moves into the result at its last use (no copy of each string).
+    let last: Vec<bool> = (0..out_slots.len())
+        .map(|i| !out_slots[i + 1..].contains(&out_slots[i]))
+        .collect();
+    while let Some(mut row) = op.next(cx)? {
         if out_slots.is_empty() {
             continue;
         }
@@ -48,12 +52,34 @@ pub(crate) fn produce<'p>(
             return Err(QueryError::RowLimit(cx.limits.max_rows));
         }
         let mut out = Vec::with_capacity(out_slots.len());
-        for s in out_slots {
-            out.push(to_result(row.get(*s).unwrap_or(&Val::Null), cx)?);
+        for (s, last) in out_slots.iter().zip(&last) {
+            out.push(match row.get_mut(*s) {
+                Some(v) if *last => into_result(std::mem::replace(v, Val::Null), cx)?,
+                Some(v) => to_result(v, cx)?,
+                None => ResultValue::Null,
+            });
         }
         rows.push(out);
     }
     Ok(rows)
+}
+
+/// `to_result` of a value the caller no longer needs: strings, lists and maps move.
+fn into_result(v: Val, cx: &Cx<'_>) -> Result<ResultValue, QueryError> {
+    Ok(match v {
+        Val::Str(s) => ResultValue::String(s),
+        Val::List(l) => ResultValue::List(
+            l.into_iter()
+                .map(|x| into_result(x, cx))
+                .collect::<Result<_, _>>()?,
+        ),
+        Val::Map(m) => ResultValue::Map(
+            m.into_iter()
+                .map(|(k, x)| Ok((k, into_result(x, cx)?)))
+                .collect::<Result<_, QueryError>>()?,
+        ),
+        other => to_result(&other, cx)?,
+    })
 }
 
 /// Converts a run-time value to a result value, loading nodes and relationships.

@@ -48,7 +48,7 @@ pub(crate) fn candidates(
                 };
                 // The snapshot reads its own workspace only: another's node is absent here.
                 match shown.map(|i| cx.limits.ids.node_id(i)) {
-                    Some(id) if g.node(id)?.is_some() => vec![id],
+                    Some(id) if g.node_exists(id)? => vec![id],
                     _ => Vec::new(),
                 }
             }

@@ -15,6 +15,8 @@
 //!   makes every plan of the workspace planned again;
 //! - the statistics the planner read ([`plan::Assumptions`]): label counts within a factor of
 //!   two, and whether an ordered index holds a whole label (which decides a top-k index read).
+//!   They are checked again only when the workspace's statistics changed since they last held
+//!   ([`GraphRead::statistics_version`]): a hit over unchanged statistics reads none of them.
 //!
 //! What a plan does not depend on: the read model (an operator the model answers keeps the
 //! ordinary plan as its fallback, and whether a subtree runs batch-at-a-time is decided per
@@ -64,6 +66,9 @@ struct Prepared {
     /// Which operators the batch executor declines (filled by the runs).
     memo: BatchMemo,
     assumed: Checks,
+    /// The statistics version (`GraphRead::statistics_version`) at which `assumed` last held,
+    /// plus one (0: none): a run at that version needs no check.
+    verified: AtomicU64,
     /// Last use, for eviction (the cache's clock).
     used: AtomicU64,
 }
@@ -77,6 +82,9 @@ pub struct PlanCacheStats {
     pub misses: u64,
     /// Plans found but planned again: the statistics they assumed no longer hold.
     pub stale: u64,
+    /// Plans found whose assumptions were checked (their workspace's statistics changed since
+    /// they last held); the other hits check nothing.
+    pub checked: u64,
     /// Plans held now.
     pub entries: usize,
 }
@@ -93,6 +101,7 @@ pub struct PlanCache {
     hits: AtomicU64,
     misses: AtomicU64,
     stale: AtomicU64,
+    checked: AtomicU64,
     /// Parsed statements by text (`statement`): parsing depends on the text alone. With the
     /// bytes of text held (bounded as the plans' text is: a statement's tree grows with it).
     parsed: Mutex<Parsed>,
@@ -117,6 +126,7 @@ impl PlanCache {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             stale: AtomicU64::new(0),
+            checked: AtomicU64::new(0),
             parsed: Mutex::new((HashMap::new(), 0)),
         }
     }
@@ -159,6 +169,7 @@ impl PlanCache {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             stale: self.stale.load(Ordering::Relaxed),
+            checked: self.checked.load(Ordering::Relaxed),
             entries: self.lock().values().map(Vec::len).sum(),
         }
     }
@@ -186,7 +197,7 @@ impl PlanCache {
             return crate::run_read(g, &crate::parse(text)?, params, limits);
         };
         if let Some(p) = self.find(key, scope, text, params) {
-            if p.assumed.hold(g) {
+            if p.still_holds(g, &self.checked) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 crate::temporal::begin_statement();
                 return crate::execute_read(
@@ -222,6 +233,8 @@ impl PlanCache {
             planned,
             analysis,
             assumed: assumed.into_checks(),
+            // Planned over `g`: what it assumed holds at `g`'s version.
+            verified: AtomicU64::new(verified(g.statistics_version())),
             used: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
         });
         self.insert(key, Arc::clone(&p));
@@ -305,6 +318,29 @@ impl PlanCache {
         }
         map.entry(key).or_default().push(p);
     }
+}
+
+impl Prepared {
+    /// Whether the plan's assumptions hold over `g`: known when they were checked at `g`'s
+    /// statistics version (the same statistics), else checked now (and the version noted).
+    fn still_holds(&self, g: &dyn GraphRead, checked: &AtomicU64) -> bool {
+        let version = verified(g.statistics_version());
+        if version != 0 && self.verified.load(Ordering::Relaxed) == version {
+            return true;
+        }
+        checked.fetch_add(1, Ordering::Relaxed);
+        let holds = self.assumed.hold(g);
+        if holds {
+            // Racing runs may store another version that held: any one that held is right.
+            self.verified.store(version, Ordering::Relaxed);
+        }
+        holds
+    }
+}
+
+/// A statistics version as `Prepared::verified` keeps it (0: unknown).
+fn verified(version: Option<u64>) -> u64 {
+    version.map_or(0, |v| v.wrapping_add(1))
 }
 
 #[cfg(test)]

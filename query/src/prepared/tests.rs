@@ -37,6 +37,21 @@ fn run_on(c: &PlanCache, snap: &svc_engine::Snapshot<'_>, text: &str, params: &P
     got
 }
 
+/// Declares an equality index on `Customer.tier` in `ws`.
+fn declare_tier(g: &Graph, ws: WorkspaceId) {
+    g.declare_index(
+        ws,
+        IndexSpec {
+            name: Some("tier".into()),
+            label: "Customer".into(),
+            property: "tier".into(),
+            kind: IndexKind::Equality,
+            if_not_exists: false,
+        },
+    )
+    .expect("declare");
+}
+
 fn counts(c: &PlanCache) -> (u64, u64, u64, usize) {
     let s = c.stats();
     (s.hits, s.misses, s.stale, s.entries)
@@ -159,17 +174,7 @@ fn declaring_and_dropping_an_index_plans_again() {
     run(&c, &g, WS, q, &Params::new());
     run(&c, &g, WS, q, &Params::new());
     assert_eq!(counts(&c), (1, 1, 0, 1));
-    g.declare_index(
-        WS,
-        IndexSpec {
-            name: Some("tier".into()),
-            label: "Customer".into(),
-            property: "tier".into(),
-            kind: IndexKind::Equality,
-            if_not_exists: false,
-        },
-    )
-    .expect("declare");
+    declare_tier(&g, WS);
     // Populating: a new catalog, planned again (no seek yet).
     assert_eq!(
         run(&c, &g, WS, q, &Params::new()),
@@ -478,4 +483,42 @@ fn the_time_budget_still_applies_to_a_cached_plan() {
         .expect_err("no time");
     assert_eq!(err.code(), "timeout");
     assert_eq!(counts(&c).0, 1);
+}
+
+#[test]
+fn a_hit_checks_its_assumptions_only_after_its_workspace_s_statistics_change() {
+    let (_d, g) = graph();
+    let other = WorkspaceId(2);
+    write(
+        &g,
+        WS,
+        "CREATE (:Customer {name: 'Ann', score: 3}), (:Customer {name: 'Bob', score: 2})",
+    );
+    write(&g, other, "CREATE (:Customer {name: 'Zed', score: 1})");
+    let c = PlanCache::new(8);
+    let checked = |c: &PlanCache| c.stats().checked;
+    // A top-k over the ordered index, which assumes every score is a number.
+    let q = "MATCH (c:Customer) RETURN c.name AS name ORDER BY c.score LIMIT 1";
+    let bob = r#"[["name"],[["Bob"]]]"#;
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), bob);
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), bob);
+    assert_eq!((counts(&c), checked(&c)), ((1, 1, 0, 1), 0));
+    // Another workspace's nodes and index, and an unindexed property here, change none of
+    // the statistics the plan read: nothing is checked or planned again.
+    write(&g, other, "CREATE (:Customer {name: 'Yan', score: 0})");
+    declare_tier(&g, other);
+    while g.build_indexes_step(100).expect("build") {}
+    write(&g, WS, "MATCH (c:Customer {name: 'Ann'}) SET c.note = 'x'");
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), bob);
+    assert_eq!((counts(&c), checked(&c)), ((2, 1, 0, 1), 0));
+    // A new node changes the label count: checked once (it still holds), then known again.
+    write(&g, WS, "CREATE (:Customer {name: 'Cy', score: 5})");
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), bob);
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), bob);
+    assert_eq!((counts(&c), checked(&c)), ((4, 1, 0, 1), 1));
+    // A score that is not a number changes the index counts: checked, and no longer holds
+    // (strings sort before numbers).
+    write(&g, WS, "MATCH (c:Customer {name: 'Cy'}) SET c.score = 'x'");
+    assert_eq!(run(&c, &g, WS, q, &Params::new()), r#"[["name"],[["Cy"]]]"#);
+    assert_eq!((counts(&c), checked(&c)), ((4, 2, 1, 1), 2));
 }

@@ -153,7 +153,7 @@ impl BExpr {
             }
             _ => None,
         };
-        if let Some((li, sc, sd)) = in_place {
+        if let Some((li, sc, sd)) = in_place.filter(|(_, _, sd)| memo_pays(sd.len(), refs.len())) {
             if memo.len() <= li {
                 memo.resize(li + 1, Vec::new());
             }
@@ -216,6 +216,20 @@ impl BExpr {
             }
             let code = match reader.locate(bx, r) {
                 Found::Column(
+                    _,
+                    ColumnView::Strings {
+                        codes: sc,
+                        dict: sd,
+                    },
+                    row,
+                ) if sc[row] != NO_CODE && !memo_pays(sd.len(), refs.len()) => {
+                    let s = &sd[sc[row] as usize];
+                    match short.and_then(|sh| sh.apply_str(s)) {
+                        Some(b) => bools[usize::from(b)],
+                        None => run(Val::Str(s.clone()))?,
+                    }
+                }
+                Found::Column(
                     li,
                     ColumnView::Strings {
                         codes: sc,
@@ -268,4 +282,12 @@ impl BExpr {
             dict: Rc::clone(dict),
         })
     }
+}
+
+/// Whether a memo of a string column's whole dictionary (one entry per distinct value) pays
+/// for a chunk of `rows` rows: not for a few rows of a column of many distinct values (an
+/// index seek's customer among tens of thousands of emails), where zeroing the memo costs
+/// more than evaluating each row.
+fn memo_pays(dict: usize, rows: usize) -> bool {
+    dict <= rows.saturating_mul(64).max(1024)
 }
