@@ -516,6 +516,19 @@ impl Aggregate<'_> {
                     }
                     continue;
                 }
+                if groups.len() <= 4 * CHUNK {
+                    // Few groups: a dense tally per chunk, then one add per group.
+                    let mut tally = vec![0i64; groups.len()];
+                    for g in group_of {
+                        tally[*g] += 1;
+                    }
+                    for (g, t) in tally.iter().enumerate() {
+                        if let (true, AggState::Count(n)) = (*t > 0, groups.state(g, a)) {
+                            *n += t;
+                        }
+                    }
+                    continue;
+                }
                 for g in group_of {
                     if let AggState::Count(n) = groups.state(*g, a) {
                         *n += 1;
