@@ -29,9 +29,14 @@ pub enum CorpusError {
     Io(#[from] std::io::Error),
 }
 
-/// The corpus file of this repository.
+/// The corpus file: `benches/corpus/queries.txt`, or the file `SVC_BENCH_CORPUS` names
+/// (relative to the repository's root, e.g. `benches/corpus/holdout.txt`).
 pub fn corpus_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/queries.txt")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    match std::env::var_os("SVC_BENCH_CORPUS") {
+        Some(path) => root.join(path),
+        None => root.join("benches/corpus/queries.txt"),
+    }
 }
 
 /// Reads and parses a corpus file.

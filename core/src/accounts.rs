@@ -223,7 +223,7 @@ pub async fn session(store: &Store, s: &UserSession) -> Result<SessionView> {
 
 /// A display name: trimmed, 1 to 200 characters.
 pub(crate) fn validate_name(name: &str) -> Result<String> {
-    let trimmed = name.trim().to_owned();
+    let trimmed = crate::fields::trim_blank(name).to_owned();
     if trimmed.is_empty() || trimmed.chars().count() > MAX_NAME_CHARS {
         return Err(Error::invalid_field(
             "name",

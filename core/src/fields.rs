@@ -115,6 +115,29 @@ fn short(value: &Json) -> Json {
     }
 }
 
+/// Whether `c` is whitespace as the OpenAPI document's patterns mean it: ECMA-262's `\s`,
+/// the regular-expression dialect of JSON Schema. It differs from `char::is_whitespace` in
+/// U+0085 (not whitespace here) and U+FEFF (whitespace here).
+pub fn is_pattern_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{0B}' | '\u{0C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
+    )
+}
+
+/// `s` without leading and trailing pattern whitespace ([`is_pattern_space`]): a field the
+/// document declares `pattern: \S` is blank exactly when this is empty.
+pub fn trim_blank(s: &str) -> &str {
+    s.trim_matches(is_pattern_space)
+}
+
 /// A string of at most `max` characters (Unicode scalar values).
 pub fn text(obj: &Map<String, Json>, path: &str, key: &str, max: usize) -> Result<Given<String>> {
     Ok(match raw(obj, key) {
@@ -340,6 +363,19 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blank_means_what_the_documents_pattern_means() {
+        // ECMA-262's \s: U+0085 is text (schemathesis sent it as a valid `\S` message).
+        assert_eq!(trim_blank("\u{85}"), "\u{85}");
+        assert_eq!(trim_blank(" \t\u{A0}\u{FEFF}\u{3000}x\u{2028}\n"), "x");
+        assert_eq!(
+            trim_blank("\u{200B}"),
+            "\u{200B}",
+            "a zero-width space is not \\s"
+        );
+        assert!(trim_blank(" \r\n\u{0B}\u{0C}\u{2000}\u{200A}").is_empty());
+    }
 
     fn obj(v: Json) -> Map<String, Json> {
         match v {

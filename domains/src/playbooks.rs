@@ -162,7 +162,7 @@ fn missing(field: &str, why: &str) -> Error {
 /// A required text field: present, a string, not blank, within its bound.
 fn required_text(obj: &Map<String, Json>, path: &str, key: &str, max: usize) -> Result<String> {
     match fields::text(obj, path, key, max)? {
-        Given::Value(s) if !s.trim().is_empty() => Ok(s),
+        Given::Value(s) if !fields::trim_blank(&s).is_empty() => Ok(s),
         _ => Err(missing(path, "required (a non-empty string)")),
     }
 }
@@ -235,7 +235,7 @@ pub fn build(body: &Json, id: String, actor: String, now: &str) -> Result<Playbo
 pub fn merge(pb: &mut Playbook, obj: &Map<String, Json>) -> Result<()> {
     let mut next = pb.clone();
     if let Given::Value(name) = fields::text(obj, "name", "name", bounds::NAME_CHARS)? {
-        if name.trim().is_empty() {
+        if fields::trim_blank(&name).is_empty() {
             return Err(missing("name", "must not be blank"));
         }
         next.name = name;

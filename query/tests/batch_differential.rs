@@ -116,6 +116,8 @@ fn random_queries(n: usize) -> Vec<String> {
         "a <> b",
         "a = b",
         "a.amount - a.progress * 2 >= a.score",
+        "CASE WHEN a.score > 50 THEN a.city = 'Paris' ELSE true END",
+        "CASE a.channel WHEN 'web' THEN 1 WHEN 'email' THEN 2 ELSE 0 END = 1",
     ];
     let mut out = Vec::new();
     while out.len() < n {
@@ -140,7 +142,12 @@ fn random_queries(n: usize) -> Vec<String> {
             );
         }
         let p = pick(&mut next, &a_props);
-        let tail = match next(21) {
+        let tail = match next(23) {
+            21 => format!(
+                "RETURN CASE WHEN a.{p} IS NULL THEN 'none' WHEN a.score > 50 THEN 'hi' ELSE 'lo' END AS k, count(*) AS n"
+            ),
+            22 => "RETURN sum(CASE WHEN a.score >= 50 THEN 1 ELSE 0 END) AS hi, count(*) AS n"
+                .to_owned(),
             18 if has_b => {
                 "RETURN b.name AS k, count(DISTINCT a) AS n ORDER BY n DESC, k".to_owned()
             }
@@ -183,10 +190,13 @@ fn random_queries(n: usize) -> Vec<String> {
     out
 }
 
-/// The benchmark corpus (`benches/corpus/queries.txt`: `[name]` starts a query, `param NAME
+/// A benchmark corpus (`benches/corpus/<file>.txt`: `[name]` starts a query, `param NAME
 /// TYPE VALUE` lines give its parameters, `#` lines are comments), when it is there.
-fn corpus_queries() -> Vec<(String, String, Params)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/corpus/queries.txt");
+fn corpus_queries(file: &str) -> Vec<(String, String, Params)> {
+    let path = format!(
+        "{}/../benches/corpus/{file}.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -197,7 +207,7 @@ fn corpus_queries() -> Vec<(String, String, Params)> {
             continue;
         }
         if let Some(name) = t.strip_prefix('[').and_then(|n| n.strip_suffix(']')) {
-            out.push((format!("corpus/{name}"), String::new(), Params::new()));
+            out.push((format!("{file}/{name}"), String::new(), Params::new()));
             continue;
         }
         let Some((_, query, params)) = out.last_mut() else {
@@ -247,13 +257,14 @@ fn all_queries() -> Vec<(String, Statement, Params)> {
             }
         }
     }
-    let corpus = corpus_queries();
+    let corpus = corpus_queries("queries");
     assert!(
         corpus.len() >= 40,
         "the corpus has {} queries",
         corpus.len()
     );
-    for (name, q, params) in corpus {
+    // The holdout corpus: queries written without tuning for them (benches/corpus/holdout.txt).
+    for (name, q, params) in corpus.into_iter().chain(corpus_queries("holdout")) {
         let s = parse(&q).unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
         out.push((name, s, params));
     }

@@ -248,7 +248,7 @@ async fn main() {
         1
     };
     println!(
-        "{capability}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms (per request)",
+        "{capability}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms (per request)",
         all.len(),
         (all.len() as u64 * per_request) as f64 / elapsed,
         pct(0.50),

@@ -11,7 +11,8 @@
 # Environment: SVC_BENCH_DATA (seed directory, as benches/src/seed.rs: default <tmp>/svc-bench-data,
 # generated with tools/bench/gen.py's defaults when missing), CARGO_TARGET_DIR, CARGO,
 # SVC_BENCH_FILTER (only queries whose name contains it), SVC_BENCH_NO_DOC=1 (leave
-# docs/benchmarks.md alone).
+# docs/benchmarks.md alone), SVC_BENCH_CORPUS (another corpus file, relative to the repository,
+# e.g. benches/corpus/holdout.txt: its table goes to docs/bench-results/ only).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CARGO=${CARGO:-cargo}
@@ -19,6 +20,10 @@ DATA=${SVC_BENCH_DATA:-${TMPDIR:-/tmp}/svc-bench-data}
 FILTER=${SVC_BENCH_FILTER:-}
 STAMP=$(date -u +%Y-%m-%d-%H%M)
 OUT=docs/bench-results/$STAMP-corpus
+if [ -n "${SVC_BENCH_CORPUS:-}" ]; then
+  OUT=docs/bench-results/$STAMP-$(basename "$SVC_BENCH_CORPUS" .txt)
+  export SVC_BENCH_CORPUS
+fi
 TARGET=${CARGO_TARGET_DIR:-target}
 
 PY=$(tools/bench/peers-venv.sh | tail -1)
@@ -49,7 +54,7 @@ cat "$OUT-peers.txt"
 ours "$OUT-ours-again"
 
 DOC=(--update-doc docs/benchmarks.md)
-if [ -n "$FILTER" ] || [ "${SVC_BENCH_NO_DOC:-}" = 1 ]; then DOC=(); fi
+if [ -n "$FILTER" ] || [ "${SVC_BENCH_NO_DOC:-}" = 1 ] || [ -n "${SVC_BENCH_CORPUS:-}" ]; then DOC=(); fi
 python3 tools/bench/compare.py "$OUT-ours.jsonl" "$OUT-peers.jsonl" --meta "$OUT-peers-meta.json" \
   --ours-again "$OUT-ours-again.jsonl" --ours-log "$OUT-ours.txt" --ours-log "$OUT-ours-again.txt" \
   --markdown "$OUT-table.md" "${DOC[@]}" \

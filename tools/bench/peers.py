@@ -29,7 +29,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORPUS = os.path.join(HERE, "..", "..", "benches", "corpus", "queries.txt")
+# benches/corpus/queries.txt, or the file SVC_BENCH_CORPUS names (relative to the repository).
+CORPUS = os.path.join(HERE, "..", "..", os.environ.get("SVC_BENCH_CORPUS", "benches/corpus/queries.txt"))
 EPOCH = datetime.datetime(1970, 1, 1)
 
 WARMUP, MIN_RUNS, MAX_RUNS, BUDGET_S = 3, 5, 30, 3.0

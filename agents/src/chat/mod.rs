@@ -95,7 +95,7 @@ pub async fn start(
     user_id: &str,
     req: ChatRequest,
 ) -> Result<mpsc::Receiver<TurnEvent>> {
-    let message = req.message.trim().to_owned();
+    let message = svc_core::fields::trim_blank(&req.message).to_owned();
     let n = message.chars().count();
     if n == 0 || n > MESSAGE_CHARS {
         return Err(Error::invalid_input(format!(

@@ -311,7 +311,8 @@ impl MarketingEvent {
 
 /// A trimmed, non-empty string field.
 fn present(v: Option<&str>) -> Option<&str> {
-    v.map(str::trim).filter(|s| !s.is_empty())
+    v.map(svc_core::fields::trim_blank)
+        .filter(|s| !s.is_empty())
 }
 
 /// An optional name-like field: trimmed, empty means absent, at most the engine's name limit.

@@ -6,6 +6,7 @@
 //! labels, properties and relationships the base holds for it.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use roaring::RoaringTreemap;
 
@@ -13,7 +14,8 @@ use crate::error::EngineError;
 use crate::model::NodeId;
 use crate::read::{GraphRead, Hop, PropertyTest};
 
-use super::base::{Base, NONE};
+use super::base::{Base, LabelRows, NONE};
+use super::column::{Column, Prepared};
 
 /// `count_label_where` over base + delta.
 pub(crate) fn count_where(
@@ -33,21 +35,7 @@ pub(crate) fn count_where(
         if let Some(prepared) = prepared.filter(|p| !p.iter().any(|t| t.is_never())) {
             // Rows of touched nodes are answered from the snapshot below.
             let skip = touched_rows(base, &rows.rows, delta);
-            if let (None, [one]) = (&skip, prepared.as_slice()) {
-                n += one.count_all(rows.rows.len());
-            } else {
-                for row in 0..rows.rows.len() {
-                    if skip
-                        .as_ref()
-                        .is_some_and(|s| s[row / 64] & (1 << (row % 64)) != 0)
-                    {
-                        continue;
-                    }
-                    if prepared.iter().all(|t| t.passes(row)) {
-                        n += 1;
-                    }
-                }
-            }
+            n += count_base(rows, tests, &prepared, skip.as_deref());
         }
     }
     for id in delta.iter().map(NodeId) {
@@ -60,6 +48,91 @@ pub(crate) fn count_where(
         }
     }
     Ok(n)
+}
+
+/// The label's base rows that pass every test, `skip` rows (touched ones) left out.
+///
+/// When the tests on one number or datetime key bound a range of its values, the column's
+/// rows sorted by value give the rows inside by two binary searches: a count of that range
+/// alone is its length (less the touched rows inside); with tests on other keys too, only
+/// the rows inside are visited when the range is narrow. Otherwise every row is tested.
+fn count_base(
+    rows: &LabelRows,
+    tests: &[PropertyTest],
+    prepared: &[Prepared<'_>],
+    skip: Option<&[u64]>,
+) -> u64 {
+    let len = rows.rows.len();
+    let skipped = |row: usize| skip.is_some_and(|s| s[row / 64] & (1 << (row % 64)) != 0);
+    // The narrowest range that one key's tests allow, over that key's sorted rows.
+    let mut best: Option<(&str, Range<usize>, &[u32])> = None;
+    for t in tests {
+        if best.as_ref().is_some_and(|(k, _, _)| *k == t.key) {
+            continue;
+        }
+        let Some(sorted) = rows.columns.get(&t.key).and_then(Column::sorted) else {
+            continue;
+        };
+        let mut range = 0..sorted.len();
+        let mut ranged = true;
+        for (u, p) in tests.iter().zip(prepared) {
+            if u.key != t.key {
+                continue;
+            }
+            match p.sorted_range(sorted) {
+                Some(r) => range = range.start.max(r.start)..range.end.min(r.end),
+                None => ranged = false,
+            }
+        }
+        if !ranged {
+            continue;
+        }
+        if range.start >= range.end {
+            return 0;
+        }
+        if best.as_ref().is_none_or(|(_, b, _)| range.len() < b.len()) {
+            best = Some((t.key.as_str(), range, sorted));
+        }
+    }
+    if let Some((key, range, sorted)) = best {
+        let others: Vec<&Prepared<'_>> = tests
+            .iter()
+            .zip(prepared)
+            .filter(|(t, _)| t.key != key)
+            .map(|(_, p)| p)
+            .collect();
+        if others.is_empty() {
+            // Every test is the range: its length, less the touched rows inside it.
+            let mut n = range.len() as u64;
+            for (w, word) in skip.unwrap_or(&[]).iter().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let row = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if row < len && prepared.iter().all(|p| p.passes(row)) {
+                        n -= 1;
+                    }
+                }
+            }
+            return n;
+        }
+        // Random reads of the other columns pay only for a narrow range.
+        if range.len() * 4 < len {
+            return sorted[range]
+                .iter()
+                .filter(|r| {
+                    let row = **r as usize;
+                    !skipped(row) && others.iter().all(|p| p.passes(row))
+                })
+                .count() as u64;
+        }
+    }
+    if let (None, [one]) = (skip, prepared) {
+        return one.count_all(len);
+    }
+    (0..len)
+        .filter(|row| !skipped(*row) && prepared.iter().all(|t| t.passes(*row)))
+        .count() as u64
 }
 
 /// A bitset over a label's rows marking those of touched nodes; None when no row is touched.

@@ -195,6 +195,30 @@ impl<'a> LabelView<'a> {
         self.rows.columns.get(key).map(column_view)
     }
 
+    /// The rows of a number or datetime column whose value is present, in ascending order of
+    /// value (then row): a range of values is a slice of it, found by binary search.
+    pub fn sorted(&self, key: &str) -> Option<&'a [u32]> {
+        self.rows.columns.get(key)?.sorted()
+    }
+
+    /// Per code of a string column's dictionary, whether the string contains `needle` (one
+    /// search over the whole dictionary). None: not a string column.
+    pub fn dict_containing(&self, key: &str, needle: &str) -> Option<Vec<bool>> {
+        Some(self.rows.columns.get(key)?.dict_text()?.containing(needle))
+    }
+
+    /// Per code of a string column's dictionary, whether the string starts with `needle`
+    /// (`suffix`: ends with it). None: not a string column.
+    pub fn dict_affixed(&self, key: &str, needle: &str, suffix: bool) -> Option<Vec<bool>> {
+        Some(
+            self.rows
+                .columns
+                .get(key)?
+                .dict_text()?
+                .affixed(needle, suffix),
+        )
+    }
+
     /// Every column of the label (one per property key some node of it has), in no order:
     /// what a search over any property (a customer's traits) reads.
     pub fn columns(&self) -> impl Iterator<Item = (&'a str, ColumnView<'a>)> + 'a {
@@ -207,17 +231,18 @@ impl<'a> LabelView<'a> {
 
 fn column_view(c: &Column) -> ColumnView<'_> {
     match c {
-        Column::Strings { codes, dict } => ColumnView::Strings { codes, dict },
+        Column::Strings { codes, dict, .. } => ColumnView::Strings { codes, dict },
         Column::Integers {
             values,
             absent,
             datetime,
+            ..
         } => ColumnView::Integers {
             values,
             absent,
             datetime: *datetime,
         },
-        Column::Floats(v) => ColumnView::Floats(v),
+        Column::Floats { values, .. } => ColumnView::Floats(values),
         Column::Values(v) => ColumnView::Values(v),
     }
 }

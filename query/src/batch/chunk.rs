@@ -203,12 +203,15 @@ impl Chunk {
         if keep.iter().all(|k| *k) {
             return self;
         }
-        let idx: Vec<u32> = keep
-            .iter()
-            .enumerate()
-            .filter(|(_, k)| **k)
-            .map(|(i, _)| i as u32)
-            .collect();
+        // Branch-free: every row is written, only the kept ones advance (a filter keeps an
+        // unpredictable half of the rows as often as not).
+        let mut idx = vec![0u32; keep.len()];
+        let mut n = 0usize;
+        for (i, k) in keep.iter().enumerate() {
+            idx[n] = i as u32;
+            n += usize::from(*k);
+        }
+        idx.truncate(n);
         self.gather(&idx)
     }
 

@@ -37,6 +37,7 @@ use crate::error::QueryError;
 use crate::eval::{CExpr, Cx, Row};
 use crate::exec::{BoxOp, Operator};
 use crate::plan::{Op, Plan, ScanSource};
+use crate::value::Val;
 
 pub use switch::ModelSwitch;
 
@@ -267,8 +268,13 @@ impl Analysis {
                 self.walk(input, depth);
                 self.walk(inner, depth + 1);
             }
-            Op::ExpandCount { input, from, .. } => {
+            Op::ExpandCount {
+                input, from, hops, ..
+            } => {
                 self.mark(*from);
+                hops.iter()
+                    .flat_map(|h| &h.filters)
+                    .for_each(|e| self.expr(e));
                 self.walk(input, depth);
             }
             Op::ScanFilter {
@@ -281,6 +287,11 @@ impl Analysis {
                 self.walk(fallback, depth)
             }
         }
+    }
+
+    /// The slots nothing above UNWIND `id` reads (None: not analysed, the plan is too deep).
+    pub(crate) fn dead_after(&self, id: usize) -> Option<&[usize]> {
+        self.dead.get(&id).map(Vec::as_slice)
     }
 
     fn used(&self, s: usize) -> bool {
@@ -321,6 +332,83 @@ impl<'p> Compiler<'p> {
                 done: false,
             }),
         }
+    }
+
+    /// The batch form of an `ExpandCount` plan, `bound` a filter on its count fused in.
+    fn expand_count(
+        &mut self,
+        plan: &'p Plan,
+        level: usize,
+        arg: Option<&ArgChunk>,
+        bound: Option<(crate::ast::BinaryOp, i64)>,
+    ) -> Option<BBox<'p>> {
+        let Op::ExpandCount {
+            input: i,
+            from,
+            hops,
+            slot,
+            keep_zero,
+        } = &plan.op
+        else {
+            return None;
+        };
+        let w = self.chunk_width();
+        // A whole scan below: the far nodes met will be many, worth testing all at once.
+        let eager = matches!(
+            &i.op,
+            Op::Scan {
+                source: ScanSource::AllNodes | ScanSource::Label(_),
+                ..
+            } | Op::ScanFilter { .. }
+        );
+        let input = match arg {
+            Some(_) => self.op(i, level, arg)?,
+            None => self.any(i, level),
+        };
+        let steps = hops
+            .iter()
+            .map(|h| {
+                let mut reads: Vec<usize> = h
+                    .filters
+                    .iter()
+                    .flat_map(|f| f.slot_list())
+                    .filter(|s| *s != h.to)
+                    .collect();
+                reads.sort_unstable();
+                reads.dedup();
+                CountStep {
+                    step: Expand {
+                        input: Box::new(Once { done: true }),
+                        from: *from,
+                        rel: h.to,
+                        to: h.to,
+                        types: &h.types,
+                        direction: Some(h.direction),
+                        to_labels: &h.to_labels,
+                        into: false,
+                        bind: false,
+                        distinct_from: &[],
+                        end_labels: Default::default(),
+                        at: None,
+                    },
+                    hop: h,
+                    filters: h.filters.iter().map(|f| BExpr::new(f, w)).collect(),
+                    reads,
+                    passing: None,
+                    eager,
+                    tested: 0,
+                    reverse: None,
+                }
+            })
+            .collect();
+        Some(Box::new(ExpandCount {
+            input,
+            from: *from,
+            hops: steps,
+            slot: *slot,
+            keep_zero: *keep_zero,
+            bound,
+        }))
     }
 
     /// The batch form of `plan`; None when the operator has none. `arg` is the argument chunk
@@ -458,23 +546,16 @@ impl<'p> Compiler<'p> {
                     None => Box::new(hop),
                 }
             }
-            Op::ExpandCount {
-                input: i,
-                from,
-                types,
-                direction,
-                to_label,
-                slot,
-            } => {
+            Op::ExpandCount { .. } => {
                 self.heavy = true;
-                Box::new(ExpandCount {
-                    input: input(self, i)?,
-                    from: *from,
-                    types,
-                    direction: *direction,
-                    to_label: to_label.as_ref(),
-                    slot: *slot,
-                })
+                return self.expand_count(plan, level, arg, None);
+            }
+            Op::Filter {
+                input: i,
+                predicate,
+            } if count_bound(predicate, i).is_some() => {
+                self.heavy = true;
+                return self.expand_count(i, level, arg, count_bound(predicate, i));
             }
             Op::Filter {
                 input: i,
@@ -558,12 +639,21 @@ impl<'p> Compiler<'p> {
                 input: i,
                 expr,
                 slot,
-            } => Box::new(Unwind {
-                input: input(self, i)?,
-                expr: BExpr::new(expr, w),
-                slot: *slot,
-                dead: self.a.dead.get(&plan.id).cloned().unwrap_or_default(),
-            }),
+            } => {
+                let dead = self.a.dead.get(&plan.id).cloned().unwrap_or_default();
+                let list_slot = match expr {
+                    CExpr::Slot(s) if dead.contains(s) => Some(*s),
+                    _ => None,
+                };
+                Box::new(Unwind {
+                    input: input(self, i)?,
+                    expr: BExpr::new(expr, w),
+                    slot: *slot,
+                    dead,
+                    list_slot,
+                    dict: Default::default(),
+                })
+            }
             Op::Optional {
                 input: i,
                 inner,
@@ -602,6 +692,34 @@ impl<'p> Compiler<'p> {
             | Op::ReachCount { .. }
             | Op::CountLabel { .. } => return None,
         })
+    }
+}
+
+/// A filter `count <op> k` (or `k <op> count`) on the count an `ExpandCount` directly below
+/// makes, with an integer `k`: the comparison to fuse into it.
+fn count_bound(predicate: &CExpr, input: &Plan) -> Option<(crate::ast::BinaryOp, i64)> {
+    use crate::ast::BinaryOp::*;
+    let Op::ExpandCount { slot, .. } = &input.op else {
+        return None;
+    };
+    let CExpr::Bin(op, a, b) = predicate else {
+        return None;
+    };
+    let flip = |op| match op {
+        Lt => Gt,
+        Le => Ge,
+        Gt => Lt,
+        Ge => Le,
+        other => other,
+    };
+    match (a.as_ref(), b.as_ref(), op) {
+        (_, _, Eq | Ne | Lt | Le | Gt | Ge) => {}
+        _ => return None,
+    }
+    match (a.as_ref(), b.as_ref()) {
+        (CExpr::Slot(s), CExpr::Const(Val::Int(k))) if s == slot => Some((*op, *k)),
+        (CExpr::Const(Val::Int(k)), CExpr::Slot(s)) if s == slot => Some((flip(*op), *k)),
+        _ => None,
     }
 }
 

@@ -173,19 +173,73 @@ impl Operator for Expand<'_> {
 pub(super) struct ExpandCount<'p> {
     pub(super) input: BoxOp<'p>,
     pub(super) from: usize,
-    pub(super) types: &'p [String],
-    pub(super) direction: Direction,
-    pub(super) to_label: Option<&'p str>,
+    pub(super) hops: &'p [crate::plan::CountHop],
     pub(super) slot: usize,
+    pub(super) keep_zero: bool,
+}
+
+impl ExpandCount<'_> {
+    /// The paths from `node` through `hops` (the far nodes bound in `row` while their hop's
+    /// filters run, null again after). Depth: one level per hop (a handful, from the plan).
+    fn paths(
+        &self,
+        cx: &Cx<'_>,
+        row: &mut Row,
+        hops: &[crate::plan::CountHop],
+        node: NodeId,
+    ) -> Result<u64, QueryError> {
+        let Some((hop, rest)) = hops.split_first() else {
+            return Ok(1);
+        };
+        let types: Vec<Option<&str>> = if hop.types.is_empty() {
+            vec![None]
+        } else {
+            hop.types.iter().map(|t| Some(t.as_str())).collect()
+        };
+        if rest.is_empty() && hop.filters.is_empty() && hop.to_labels.len() <= 1 {
+            // The last hop unfiltered: its degree (a counter read).
+            let label = hop.to_labels.first().map(String::as_str);
+            let mut n = 0;
+            for t in types {
+                n += cx.g.count_adjacent(node, hop.direction, t, label)?;
+            }
+            return Ok(n);
+        }
+        let mut n = 0u64;
+        for t in types {
+            for adj in cx.g.adjacent(node, hop.direction, t)? {
+                cx.tick()?;
+                if !cx.has_labels(adj.neighbour, &hop.to_labels)? {
+                    continue;
+                }
+                row[hop.to] = Val::Node(adj.neighbour);
+                let mut pass = true;
+                for f in &hop.filters {
+                    if eval(f, row, cx)?.truthy()? != Some(true) {
+                        pass = false;
+                        break;
+                    }
+                }
+                row[hop.to] = Val::Null;
+                if pass {
+                    n = n.saturating_add(self.paths(cx, row, rest, adj.neighbour)?);
+                }
+            }
+        }
+        Ok(n)
+    }
 }
 
 impl Operator for ExpandCount<'_> {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
         while let Some(mut row) = self.input.next(cx)? {
             cx.tick()?;
-            let start = match &row[self.from] {
-                Val::Node(id) => *id,
-                Val::Null => continue,
+            let n = match &row[self.from] {
+                Val::Node(id) => {
+                    let id = *id;
+                    self.paths(cx, &mut row, self.hops, id)?
+                }
+                Val::Null => 0,
                 other => {
                     return Err(QueryError::type_err(format!(
                         "cannot expand from a {}",
@@ -193,17 +247,7 @@ impl Operator for ExpandCount<'_> {
                     )))
                 }
             };
-            let mut n = 0u64;
-            if self.types.is_empty() {
-                n =
-                    cx.g.count_adjacent(start, self.direction, None, self.to_label)?;
-            } else {
-                for t in self.types {
-                    n +=
-                        cx.g.count_adjacent(start, self.direction, Some(t), self.to_label)?;
-                }
-            }
-            if n > 0 {
+            if n > 0 || self.keep_zero {
                 row[self.slot] = Val::Int(i64::try_from(n).unwrap_or(i64::MAX));
                 return Ok(Some(row));
             }

@@ -231,17 +231,15 @@ pub(crate) fn build_memo<'p>(
         Op::ExpandCount {
             input,
             from,
-            types,
-            direction,
-            to_label,
+            hops,
             slot,
+            keep_zero,
         } => Box::new(ExpandCount {
             input: b(input),
             from: *from,
-            types,
-            direction: *direction,
-            to_label: to_label.as_deref(),
+            hops,
             slot: *slot,
+            keep_zero: *keep_zero,
         }),
         Op::CountWhere { .. } | Op::ReachCount { .. } => {
             Box::new(ModelCount::new(&plan.op, width, profile))

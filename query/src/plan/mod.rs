@@ -13,10 +13,13 @@
 //!   first k entries of the index, in index order. So does `ORDER BY n.p [DESC] LIMIT k` over a
 //!   plain label scan when the index's value-type counts show that every node of the label has
 //!   a number (or every one a datetime) there: the index then holds the whole label in order.
-//! - Aggregations whose every aggregate counts the rows of a final single hop
-//!   (`MATCH (c)<-[:T]-(t) RETURN c.x, count(t)`) count each node's relationships instead of
-//!   walking them (`ExpandCount`): a degree counter read, or with a label on the far end a
-//!   scan of adjacency keys checked against the label bitmap.
+//! - Aggregations whose every aggregate counts the rows of a final chain of hops
+//!   (`MATCH (c)<-[:T]-(t) RETURN c.x, count(t)`, also under OPTIONAL MATCH and with filters
+//!   on the far nodes) count each node's paths instead of walking them (`ExpandCount`): a
+//!   degree counter read for the last hop, or with a label on the far end a scan of
+//!   adjacency keys checked against the label bitmap; DISTINCT over rows that read nothing of
+//!   the chain keeps one row per input row with a path (a semi-join); grouping by a variable
+//!   unique per row projects instead (`pipeline`).
 //! - Counts of a label's nodes under `n.key <op> constant` filters, and `count(DISTINCT end)`
 //!   over chains of distinct-type hops, ask the engine's in-memory read model first
 //!   (`CountWhere`, `ReachCount`, see `readmodel`) and keep the ordinary plan as a fallback.
@@ -40,6 +43,7 @@ mod explain;
 mod expressions;
 mod operators;
 mod pattern;
+mod pipeline;
 mod projection;
 mod readmodel;
 mod scan;
@@ -116,6 +120,11 @@ pub(crate) fn plan_assuming(
                 current = p.op("", Op::StageInput);
             }
         }
+    }
+    if stages.is_empty() {
+        // A read-only statement: what each UNWIND's list feeds is known now.
+        let dead = crate::batch::Analysis::new(&current, p.next_slot, Some(&out_slots));
+        pipeline::collect_unwind(&mut current, &dead, 0);
     }
     stages.push(Stage::Read(current));
     Ok(Planned {
@@ -354,13 +363,14 @@ impl<'a> Planner<'a> {
                     let predicate = self.compile_predicate(pred);
                     self.scope = projected;
                     let predicate = predicate?;
-                    current = self.op(
+                    let filter = self.op(
                         pred.to_string(),
                         Op::Filter {
                             input: Box::new(current),
                             predicate,
                         },
                     );
+                    current = self.push_filter(filter);
                 }
             }
             _ => {}

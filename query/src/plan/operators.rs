@@ -12,6 +12,32 @@ pub(crate) struct Plan {
     pub op: Op,
 }
 
+impl Plan {
+    /// The operator's inputs (an OPTIONAL MATCH's pattern and a model count's fallback among
+    /// them), mutably.
+    pub(crate) fn inputs_mut(&mut self) -> Vec<&mut Plan> {
+        match &mut self.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => Vec::new(),
+            Op::Scan { input, .. }
+            | Op::Expand { input, .. }
+            | Op::Filter { input, .. }
+            | Op::Project { input, .. }
+            | Op::Aggregate { input, .. }
+            | Op::Distinct { input, .. }
+            | Op::Sort { input, .. }
+            | Op::TopK { input, .. }
+            | Op::Skip { input, .. }
+            | Op::Limit { input, .. }
+            | Op::Unwind { input, .. }
+            | Op::ExpandCount { input, .. }
+            | Op::ScanFilter { input, .. } => vec![input],
+            Op::Optional { input, inner, .. } => vec![input, inner],
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => vec![fallback],
+            Op::Union { inputs, .. } => inputs.iter_mut().map(|(p, _)| p).collect(),
+        }
+    }
+}
+
 /// Where a node scan gets its candidate ids.
 #[derive(Debug)]
 pub(crate) enum ScanSource {
@@ -132,17 +158,20 @@ pub(crate) enum Op {
         inner: Box<Plan>,
         arg: usize,
     },
-    /// One hop counted instead of walked: for each input row, the number of relationships of
-    /// the node in `from` (of `types`, in `direction`, whose far end carries `to_label`) goes
-    /// into `slot`; rows with none are dropped, as an expansion would drop them. Planned under
-    /// an aggregation whose every aggregate counts the hop's rows (see `try_degree_aggregate`).
+    /// A chain of hops counted instead of walked: for each input row, the number of paths
+    /// from the node in `from` through `hops` (each hop's relationships of its types, in its
+    /// direction, to a far node carrying its labels and passing its filters) goes into
+    /// `slot`. Rows with none are dropped, as an expansion would drop them, unless
+    /// `keep_zero` (an OPTIONAL MATCH counted with `count(x)`: the row stays, with 0; a null
+    /// `from` counts 0 too). Planned where only the number of rows each input row expands
+    /// to is read (see `plan/pipeline.rs`); the hops' types are pairwise disjoint and disjoint
+    /// from every relationship they must differ from, so every path keeps MATCH's uniqueness.
     ExpandCount {
         input: Box<Plan>,
         from: usize,
-        types: Vec<String>,
-        direction: Direction,
-        to_label: Option<String>,
+        hops: Vec<CountHop>,
         slot: usize,
+        keep_zero: bool,
     },
     /// A label scan with the filters directly above it fused in: the engine reads the nodes
     /// sequentially and decodes only the properties the filters read (`keys`, into
@@ -179,6 +208,20 @@ pub(crate) enum Op {
         slot: usize,
         label: Option<String>,
     },
+}
+
+/// One hop of an `Op::ExpandCount`.
+#[derive(Debug)]
+pub(crate) struct CountHop {
+    /// Sorted and without repeats (`[:A|A]` walks each relationship once); empty: any type.
+    pub types: Vec<String>,
+    pub direction: Direction,
+    pub to_labels: Vec<String>,
+    /// The slot the far node is bound to while `filters` run (nothing else reads it).
+    pub to: usize,
+    /// Predicates every far node must pass (WHERE of the pattern; they read `to` and slots of
+    /// the input row, never a relationship of the chain).
+    pub filters: Vec<CExpr>,
 }
 
 /// A node of a CREATE (or of MERGE's create branch).

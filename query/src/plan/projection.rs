@@ -79,7 +79,7 @@ impl Planner<'_> {
                 let mut specs = collector.map(|c| c.specs).unwrap_or_default();
                 // compile() numbered the aggregate slots from next_slot; reserve them now.
                 self.next_slot += specs.len();
-                self.try_degree_aggregate(&mut plan, &keys, &mut specs);
+                self.count_chain(&mut plan, &keys, &mut specs);
                 let details = items
                     .iter()
                     .map(|(n, _)| n.as_str())
@@ -93,6 +93,7 @@ impl Planner<'_> {
                         aggs: specs,
                     },
                 );
+                self.unique_aggregate(&mut plan);
                 self.try_read_model_aggregate(&mut plan);
                 let mut projected = Vec::new();
                 for (name, c) in outer {
@@ -155,14 +156,25 @@ impl Planner<'_> {
             };
         }
         if p.distinct {
-            let slots = new_scope.iter().map(|(_, s)| *s).collect();
-            plan = self.op(
-                "",
-                Op::Distinct {
-                    input: Box::new(plan),
-                    slots,
-                },
-            );
+            if !aggregating {
+                if let Op::Project { input, items } = &mut plan.op {
+                    let reads: Vec<usize> = items.iter().flat_map(|(_, e)| e.slot_list()).collect();
+                    self.semi_chain(input, &reads);
+                }
+            }
+            let slots: Vec<usize> = new_scope.iter().map(|(_, s)| *s).collect();
+            // Rows unique in one of the projected slots (a scanned node carried through)
+            // are distinct already.
+            let unique = pipeline::unique_slots(&plan);
+            if !slots.iter().any(|s| unique.contains(s)) {
+                plan = self.op(
+                    "",
+                    Op::Distinct {
+                        input: Box::new(plan),
+                        slots,
+                    },
+                );
+            }
         }
         let saved = std::mem::replace(&mut self.scope, order_scope);
         let result = self.plan_order_skip_limit(plan, p, &replace_exprs);
@@ -297,85 +309,5 @@ impl Planner<'_> {
             }
         }
         Ok(plan)
-    }
-
-    /// (`count(*)`, `count(t)`, `count(r)`, without DISTINCT), needs only the number of rows
-    /// each input row expands to: the expansion becomes `ExpandCount` and each count a sum of
-    /// those numbers (a sum of no rows is 0, as a count of no rows is).
-    pub(super) fn try_degree_aggregate(
-        &mut self,
-        plan: &mut Plan,
-        keys: &[(usize, CExpr)],
-        specs: &mut [AggSpec],
-    ) {
-        let Op::Expand {
-            from,
-            rel,
-            to,
-            types,
-            direction: Some(direction),
-            to_labels,
-            rel_props,
-            into: false,
-            hops: None,
-            distinct_from,
-            ..
-        } = &plan.op
-        else {
-            return;
-        };
-        if !rel_props.is_empty() || !distinct_from.is_empty() || to_labels.len() > 1 {
-            return;
-        }
-        let hop_slots = [*rel, *to];
-        if keys
-            .iter()
-            .any(|(_, e)| e.slot_list().iter().any(|s| hop_slots.contains(s)))
-        {
-            return;
-        }
-        let counts_rows = |a: &AggSpec| {
-            a.kind == AggKind::Count
-                && !a.distinct
-                && match &a.arg {
-                    None => true,
-                    Some(CExpr::Slot(s)) => hop_slots.contains(s),
-                    Some(_) => false,
-                }
-        };
-        if specs.is_empty() || !specs.iter().all(counts_rows) {
-            return;
-        }
-        let (from, direction, to_label) = (*from, *direction, to_labels.first().cloned());
-        // `[:A|A]` walks each relationship once: count each type once.
-        let mut types = types.clone();
-        types.sort();
-        types.dedup();
-        let slot = self.new_slot();
-        for a in specs.iter_mut() {
-            a.kind = AggKind::Sum;
-            a.arg = Some(CExpr::Slot(slot));
-        }
-        let placeholder = Plan {
-            id: plan.id,
-            details: String::new(),
-            op: Op::Once,
-        };
-        let expand = std::mem::replace(plan, placeholder);
-        let Op::Expand { input, .. } = expand.op else {
-            return;
-        };
-        *plan = Plan {
-            id: expand.id,
-            details: format!("{} (count)", expand.details),
-            op: Op::ExpandCount {
-                input,
-                from,
-                types,
-                direction,
-                to_label,
-                slot,
-            },
-        };
     }
 }

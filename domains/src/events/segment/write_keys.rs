@@ -116,7 +116,7 @@ pub async fn create(
     user_id: &str,
     body: CreateWriteKey,
 ) -> Result<CreatedWriteKey> {
-    let name = body.name.trim().to_owned();
+    let name = svc_core::fields::trim_blank(&body.name).to_owned();
     if name.is_empty() || name.chars().count() > 100 {
         return Err(Error::invalid_field(
             "name",

@@ -28,6 +28,17 @@ pub(super) fn single_prop(e: &CExpr) -> Option<(usize, &str)> {
             | CExpr::Bin(_, a, b) => walk(a, found) && walk(b, found),
             CExpr::List(items) | CExpr::Func(_, items) => items.iter().all(|x| walk(x, found)),
             CExpr::Map(entries) => entries.iter().all(|(_, x)| walk(x, found)),
+            CExpr::Case {
+                operand,
+                whens,
+                else_,
+            } => {
+                operand.iter().chain(else_).all(|x| walk(x, found))
+                    && whens.iter().all(|(w, t)| walk(w, found) && walk(t, found))
+            }
+            CExpr::Slice(x, from, to) => {
+                walk(x, found) && from.iter().chain(to).all(|y| walk(y, found))
+            }
             // Label tests and any kind this module does not know: not a pure property function.
             _ => false,
         }
@@ -50,6 +61,15 @@ pub(in crate::batch) fn pure(e: &CExpr) -> bool {
         | CExpr::Bin(_, a, b) => pure(a) && pure(b),
         CExpr::List(items) => items.iter().all(pure),
         CExpr::Map(entries) => entries.iter().all(|(_, x)| pure(x)),
+        CExpr::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            operand.iter().chain(else_).all(|x| pure(x))
+                && whens.iter().all(|(w, t)| pure(w) && pure(t))
+        }
+        CExpr::Slice(x, from, to) => pure(x) && from.iter().chain(to).all(|y| pure(y)),
         CExpr::Func(f, items) => {
             // A temporal constructor without arguments reads the clock: not pure.
             let temporal = matches!(f, Func::Temporal(_)) && !items.is_empty();
@@ -110,6 +130,25 @@ pub(super) fn collect_props<'e>(
         CExpr::Map(entries) => entries
             .iter()
             .for_each(|(_, x)| collect_props(x, out, first)),
+        CExpr::Case {
+            operand,
+            whens,
+            else_,
+        } => {
+            for x in operand.iter().chain(else_) {
+                collect_props(x, out, first);
+            }
+            for (w, t) in whens {
+                collect_props(w, out, first);
+                collect_props(t, out, first);
+            }
+        }
+        CExpr::Slice(x, from, to) => {
+            collect_props(x, out, first);
+            for y in from.iter().chain(to) {
+                collect_props(y, out, first);
+            }
+        }
         _ => {}
     }
 }
@@ -154,6 +193,18 @@ pub(in crate::batch) fn replace(e: &CExpr, f: &mut dyn FnMut(&CExpr) -> Option<C
                 .map(|(k, x)| (k.clone(), replace(x, f)))
                 .collect(),
         ),
+        CExpr::Case {
+            operand,
+            whens,
+            else_,
+        } => CExpr::Case {
+            operand: operand.as_deref().map(&mut b),
+            whens: whens.iter().map(|(w, t)| (*b(w), *b(t))).collect(),
+            else_: else_.as_deref().map(&mut b),
+        },
+        CExpr::Slice(x, from, to) => {
+            CExpr::Slice(b(x), from.as_deref().map(&mut b), to.as_deref().map(&mut b))
+        }
         other => other.clone(),
     }
 }

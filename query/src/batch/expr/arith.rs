@@ -88,8 +88,8 @@ impl Num {
 
 impl Typed {
     /// The typed form of `e`, when it is arithmetic over node properties and numeric
-    /// constants, or a comparison of such (and computes something: a bare property
-    /// comparison with a constant has its own path).
+    /// constants, or a comparison of such that reads a property (a bare `n.score >= 0.8`
+    /// too: compared straight off the column, where the per-row path builds a value each).
     pub(super) fn of(e: &CExpr) -> Option<Typed> {
         match e {
             CExpr::Bin(op @ (BinaryOp::Eq | BinaryOp::Ne), a, b)
@@ -103,7 +103,7 @@ impl Typed {
             CExpr::Bin(op, a, b) if cmp_op(*op) => {
                 let (a, b) = (Num::of(a, 1)?, Num::of(b, 1)?);
                 let props = |n: &Num| matches!(n, Num::Prop(..));
-                (a.computes() || b.computes() || (props(&a) && props(&b)))
+                (a.computes() || b.computes() || props(&a) || props(&b))
                     .then_some(Typed::Cmp(*op, a, b))
             }
             _ => Num::of(e, 0).filter(Num::computes).map(Typed::Num),
@@ -517,9 +517,16 @@ mod tests {
         assert!(Typed::of(&mul).is_some());
         let gt = CExpr::Bin(BinaryOp::Gt, Box::new(mul), Box::new(c(Val::Int(3))));
         assert!(matches!(Typed::of(&gt), Some(Typed::Cmp(..))));
-        // A bare property against a constant, strings, functions: not here.
+        // A bare property against a number: compared off the column.
         let plain = CExpr::Bin(BinaryOp::Gt, Box::new(prop("a")), Box::new(c(Val::Int(3))));
-        assert!(Typed::of(&plain).is_none());
+        assert!(matches!(Typed::of(&plain), Some(Typed::Cmp(..))));
+        // Constants alone compute nothing; strings and functions: not here.
+        let consts = CExpr::Bin(
+            BinaryOp::Gt,
+            Box::new(c(Val::Int(4))),
+            Box::new(c(Val::Int(3))),
+        );
+        assert!(Typed::of(&consts).is_none());
         let s = CExpr::Bin(
             BinaryOp::Add,
             Box::new(prop("a")),

@@ -24,6 +24,8 @@ use super::chunk::{Chunk, Col, Dict, NodeRef, NULL};
 
 mod analysis;
 mod arith;
+mod case;
+mod keep;
 mod strings;
 
 use analysis::{collect_props, rewrite, single_prop};
@@ -304,6 +306,8 @@ enum Kind {
         /// the evaluator's scratch row).
         short: Option<Short>,
     },
+    /// `CASE`, branch by branch over the whole chunk (`case`).
+    Case(Box<case::CaseK>),
     /// Anything else, row by row, with node properties read from the model.
     Generic {
         body: CExpr,
@@ -325,6 +329,8 @@ pub(super) struct BExpr {
     /// Arithmetic (or a comparison of it) over number properties: the typed kernels, tried
     /// before the row evaluator.
     typed: Option<arith::Typed>,
+    /// As a WHERE: null tests and string predicates of one node, read off the columns.
+    conj: Option<keep::Conj>,
 }
 
 impl BExpr {
@@ -340,6 +346,16 @@ impl BExpr {
         let kind = match e {
             CExpr::Slot(s) => Kind::Slot(*s),
             CExpr::Const(v) => Kind::Const(v.clone()),
+            CExpr::Case {
+                operand,
+                whens,
+                else_,
+            } => Kind::Case(Box::new(case::CaseK::new(
+                operand.as_deref(),
+                whens,
+                else_.as_deref(),
+                width,
+            ))),
             _ if prop.is_some() => {
                 let (slot, key) = prop.unwrap_or_default();
                 Kind::Prop { slot, key }
@@ -378,6 +394,7 @@ impl BExpr {
         };
         BExpr {
             orig: e.clone(),
+            conj: keep::Conj::of(e),
             typed,
             kind,
             dict: Rc::new(Dict::default()),
@@ -394,8 +411,23 @@ impl BExpr {
         }
     }
 
+    /// WHERE's verdict for every row of `ch` (`truth` of `eval`), straight from the columns
+    /// when the predicate allows.
+    pub(super) fn keep(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Vec<bool>, QueryError> {
+        if let Some(conj) = &mut self.conj {
+            if let Some(keep) = conj.keep(bx, ch)? {
+                return Ok(keep);
+            }
+        }
+        let c = self.eval(bx, ch)?;
+        truth(bx, &c, ch.len)
+    }
+
     /// The expression's value for every row of `ch`.
     pub(super) fn eval(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
+        if let Kind::Case(k) = &mut self.kind {
+            return k.eval(bx, ch, &self.dict);
+        }
         match &self.kind {
             Kind::Slot(s) => Ok(ch.cols.get(*s).cloned().unwrap_or(Col::Null)),
             Kind::Const(v) => Ok(Col::Vals(vec![v.clone(); ch.len])),
@@ -437,6 +469,7 @@ impl BExpr {
                 }
                 _ => self.eval_generic(bx, ch),
             },
+            Kind::Case(_) => self.eval_generic(bx, ch), // answered above
             Kind::Generic { .. } if self.typed.is_some() => self.eval_typed(bx, ch),
             Kind::Generic { .. } => self.eval_generic(bx, ch),
         }

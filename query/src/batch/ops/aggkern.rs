@@ -217,7 +217,7 @@ fn fold_int_iter(
 
 /// Adds one float (not NaN) to a group's state without building a value where the state's
 /// kind allows (`AggState::add` otherwise).
-#[inline]
+#[inline(always)]
 pub(super) fn add_float(state: &mut AggState, kind: AggKind, x: f64) -> Result<(), QueryError> {
     match state {
         AggState::Count(n) => *n += 1,
@@ -242,7 +242,7 @@ pub(super) fn add_float(state: &mut AggState, kind: AggKind, x: f64) -> Result<(
 
 /// Adds one integer (or datetime) to a group's state without building a value where the
 /// state's kind allows (`AggState::add` otherwise).
-#[inline]
+#[inline(always)]
 pub(super) fn add_int(
     state: &mut AggState,
     kind: AggKind,

@@ -231,67 +231,360 @@ impl BOp for Expand<'_> {
     }
 }
 
-/// A hop's relationships counted per row (see `Op::ExpandCount`).
+/// One hop of a counted chain: the hop's walk (an `Expand` without input), its filters
+/// compiled for chunks, and the slots they read besides the far node.
+pub(in crate::batch) struct CountStep<'p> {
+    pub(in crate::batch) step: Expand<'p>,
+    pub(in crate::batch) hop: &'p crate::plan::CountHop,
+    pub(in crate::batch) filters: Vec<BExpr>,
+    pub(in crate::batch) reads: Vec<usize>,
+    /// The far nodes that pass the hop (its labels, its filters), as bits by node reference:
+    /// built once over the far label's rows when the filters read only the far node and the
+    /// hop meets enough far nodes for the build to pay (`eager`: the input is a whole scan).
+    pub(in crate::batch) passing: Option<Vec<u64>>,
+    pub(in crate::batch) eager: bool,
+    /// Far nodes the filters tested one by one so far.
+    pub(in crate::batch) tested: usize,
+    /// For a last hop with `passing` bits: per node reference, its relationships to passing
+    /// far nodes, counted from the far side (each passing node's reverse CSR lists), so a
+    /// row's count is one read however many far nodes fail.
+    pub(in crate::batch) reverse: Option<Vec<u32>>,
+}
+
+impl CountStep<'_> {
+    /// `reverse` from the `passing` bits (None: a type without a reverse list).
+    fn build_reverse(&self, bx: &Bx<'_, '_>, bits: &[u64]) -> Option<Vec<u32>> {
+        let back = match self.hop.direction {
+            Direction::Outgoing => Direction::Incoming,
+            Direction::Incoming => Direction::Outgoing,
+        };
+        let types: Vec<&str> = if self.hop.types.is_empty() {
+            bx.m.rel_types(back)
+        } else {
+            self.hop.types.iter().map(String::as_str).collect()
+        };
+        let csrs: Vec<CsrView<'_>> = types
+            .iter()
+            .map(|t| bx.m.adjacency(t, back))
+            .collect::<Option<_>>()?;
+        let mut per = vec![0u32; bx.m.len()];
+        for (w, word) in bits.iter().enumerate() {
+            let mut word = *word;
+            while word != 0 {
+                let p = (w * 64) as u32 + word.trailing_zeros();
+                word &= word - 1;
+                for csr in &csrs {
+                    for &s in csr.neighbours(p) {
+                        if let Some(c) = per.get_mut(s as usize) {
+                            *c = c.saturating_add(1);
+                        }
+                    }
+                }
+            }
+        }
+        Some(per)
+    }
+
+    /// Whether the far nodes passing the hop can be kept as bits: nothing touched since the
+    /// model (every node is a base node), filters that read only the far node, a far label.
+    fn bits_possible(&self, bx: &Bx<'_, '_>) -> bool {
+        bx.m.untouched() && self.reads.is_empty() && !self.hop.to_labels.is_empty()
+    }
+
+    /// The passing far nodes as bits: the filters run over the far label's rows in order
+    /// (each on the rows the ones before passed), chunk by chunk, reading columns in place.
+    fn build_bits(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Vec<u64>>, QueryError> {
+        let labels = &self.hop.to_labels;
+        let Some(view) = labels.first().and_then(|l| bx.label_view(l)) else {
+            return Ok(None);
+        };
+        let to = self.hop.to;
+        let mut bits = vec![0u64; bx.m.len().div_ceil(64)];
+        for piece in view.rows().chunks(CHUNK) {
+            check_deadline(bx)?;
+            let mut c = Chunk::new(piece.len(), bx.width);
+            c.cols[to] = Col::Nodes(piece.to_vec());
+            for f in &mut self.filters {
+                if c.len == 0 {
+                    break;
+                }
+                let col = f.eval(bx, &c)?;
+                let keep = truth(bx, &col, c.len)?;
+                c = c.select(&keep);
+            }
+            if let Col::Nodes(v) = &c.cols[to] {
+                for &r in v {
+                    if labels.len() == 1 || bx.has_labels(r, labels)? {
+                        bits[r as usize / 64] |= 1 << (r % 64);
+                    }
+                }
+            }
+        }
+        Ok(Some(bits))
+    }
+}
+
+/// Whether bit `r` is set.
+#[inline]
+fn bit(bits: &[u64], r: NodeRef) -> bool {
+    bits.get(r as usize / 64)
+        .is_some_and(|w| w & (1 << (r % 64)) != 0)
+}
+
+/// Paths through a chain of hops counted per row (see `Op::ExpandCount`).
 pub(in crate::batch) struct ExpandCount<'p> {
     pub(in crate::batch) input: BBox<'p>,
     pub(in crate::batch) from: usize,
-    pub(in crate::batch) types: &'p [String],
-    pub(in crate::batch) direction: Direction,
-    pub(in crate::batch) to_label: Option<&'p String>,
+    pub(in crate::batch) hops: Vec<CountStep<'p>>,
     pub(in crate::batch) slot: usize,
+    pub(in crate::batch) keep_zero: bool,
+    /// A filter on the count directly above, fused in: rows whose count fails it are dropped
+    /// before any value is made for them.
+    pub(in crate::batch) bound: Option<(crate::ast::BinaryOp, i64)>,
 }
 
-impl ExpandCount<'_> {
-    fn lists<'a>(&self, bx: &Bx<'a, '_>) -> Vec<CsrView<'a>> {
-        let types: Vec<&str> = if self.types.is_empty() {
-            bx.m.rel_types(self.direction)
-        } else {
-            self.types.iter().map(String::as_str).collect()
-        };
-        types
-            .into_iter()
-            .filter_map(|t| bx.m.adjacency(t, self.direction))
-            .collect()
+/// `count <op> k` for a comparison a fused filter makes (integers: never null).
+pub(in crate::batch) fn bound_passes(bound: Option<(crate::ast::BinaryOp, i64)>, n: u64) -> bool {
+    use crate::ast::BinaryOp::*;
+    let Some((op, k)) = bound else {
+        return true;
+    };
+    let n = i64::try_from(n).unwrap_or(i64::MAX);
+    match op {
+        Eq => n == k,
+        Ne => n != k,
+        Lt => n < k,
+        Le => n <= k,
+        Gt => n > k,
+        Ge => n >= k,
+        _ => true,
     }
+}
 
-    fn count(&self, bx: &Bx<'_, '_>, lists: &[CsrView<'_>], r: NodeRef) -> Result<u64, QueryError> {
-        if bx.exact(r) {
-            let label = self.to_label.map(std::slice::from_ref);
-            let view = self.to_label.and_then(|l| bx.label_view(l));
-            let mut n = 0u64;
-            for csr in lists {
-                let nb = csr.neighbours(r);
-                match label {
-                    None => n += nb.len() as u64,
-                    Some(l) => {
-                        for &x in nb {
-                            // Untouched base nodes: the label's bitmap; others: the snapshot.
-                            let has = match view {
-                                Some(v) if bx.exact(x) => v.contains(x),
-                                _ => bx.has_labels(x, l)?,
-                            };
-                            if has {
-                                n += 1;
+/// The number of relationships of node `r` in a last hop without filters: the CSR list
+/// lengths, or with a far label the neighbours carrying it; a touched node through the
+/// snapshot's counters.
+fn degree(
+    bx: &Bx<'_, '_>,
+    hop: &crate::plan::CountHop,
+    lists: &[CsrView<'_>],
+    view: Option<svc_engine::LabelView<'_>>,
+    r: NodeRef,
+) -> Result<u64, QueryError> {
+    let to_label = hop.to_labels.first();
+    if bx.exact(r) {
+        let mut n = 0u64;
+        for csr in lists {
+            let nb = csr.neighbours(r);
+            match (to_label, view) {
+                (None, _) => n += nb.len() as u64,
+                // Nothing touched: every neighbour is a base node, its label in the bitset.
+                (Some(_), Some(v)) if bx.m.untouched() => {
+                    n += nb.iter().filter(|x| v.contains(**x)).count() as u64
+                }
+                (Some(l), _) => {
+                    for &x in nb {
+                        // Untouched base nodes: the label's bitmap; others: the snapshot.
+                        let has = match view {
+                            Some(v) if bx.exact(x) => v.contains(x),
+                            _ => bx.has_labels(x, std::slice::from_ref(l))?,
+                        };
+                        if has {
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        return Ok(n);
+    }
+    let id = bx.node_id(r);
+    let g = bx.cx.g;
+    let label = to_label.map(String::as_str);
+    Ok(if hop.types.is_empty() {
+        g.count_adjacent(id, hop.direction, None, label)?
+    } else {
+        let mut n = 0;
+        for t in &hop.types {
+            n += g.count_adjacent(id, hop.direction, Some(t), label)?;
+        }
+        n
+    })
+}
+
+type Lists<'a> = Vec<(Direction, Vec<CsrView<'a>>)>;
+
+/// Adds to `counts` (per row of `ch`) the paths through `hops` from each `(row, node)` of
+/// `frontier`. Recursion: one level per hop (at most the plan's few).
+fn walk(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    hops: &mut [CountStep<'_>],
+    lists: &[Lists<'_>],
+    frontier: &[(u32, NodeRef)],
+    counts: &mut [u64],
+) -> Result<(), QueryError> {
+    let (Some((hop, rest)), Some((l, lrest))) = (hops.split_first_mut(), lists.split_first())
+    else {
+        for (row, _) in frontier {
+            counts[*row as usize] += 1;
+        }
+        return Ok(());
+    };
+    if rest.is_empty() && hop.filters.is_empty() && hop.hop.to_labels.len() <= 1 {
+        let csrs = l.first().map_or(&[][..], |(_, c)| c.as_slice());
+        let view = hop.hop.to_labels.first().and_then(|t| bx.label_view(t));
+        for &(row, n) in frontier {
+            counts[row as usize] += degree(bx, hop.hop, csrs, view, n)?;
+        }
+        return Ok(());
+    }
+    if hop.passing.is_none() && !hop.filters.is_empty() && hop.bits_possible(bx) {
+        let rows = hop
+            .hop
+            .to_labels
+            .first()
+            .and_then(|t| bx.label_view(t))
+            .map_or(0, |v| v.rows().len());
+        if hop.eager || hop.tested >= rows / 8 {
+            hop.passing = hop.build_bits(bx)?;
+        }
+    }
+    // Far nodes tested by bits (the filters' verdicts, or the labels' own bitsets) straight
+    // off the CSR lists.
+    let views: Option<Vec<svc_engine::LabelView<'_>>> = if hop.filters.is_empty() {
+        hop.hop.to_labels.iter().map(|t| bx.label_view(t)).collect()
+    } else {
+        None
+    };
+    if rest.is_empty() && bx.m.untouched() && hop.reverse.is_none() {
+        if let Some(bits) = &hop.passing {
+            hop.reverse = hop.build_reverse(bx, bits);
+        }
+    }
+    if let (Some(per), true) = (&hop.reverse, rest.is_empty() && bx.m.untouched()) {
+        for &(row, r) in frontier {
+            counts[row as usize] += u64::from(per.get(r as usize).copied().unwrap_or(0));
+        }
+        return Ok(());
+    }
+    if bx.m.untouched() && (hop.passing.is_some() || views.is_some()) {
+        let pass = |n: NodeRef| match (&hop.passing, &views) {
+            (Some(bits), _) => bit(bits, n),
+            (None, Some(v)) => v.iter().all(|v| v.contains(n)),
+            _ => false,
+        };
+        let last = rest.is_empty();
+        let mut next: Vec<(u32, NodeRef)> = Vec::new();
+        let mut slow: Vec<(u32, NodeRef)> = Vec::new();
+        for &(row, r) in frontier {
+            if !bx.exact(r) {
+                slow.push((row, r));
+                continue;
+            }
+            let mut k = 0u64;
+            for (_, csrs) in l {
+                for csr in csrs {
+                    for &n in csr.neighbours(r) {
+                        if pass(n) {
+                            if last {
+                                k += 1;
+                            } else {
+                                next.push((row, n));
                             }
                         }
                     }
                 }
             }
-            return Ok(n);
-        }
-        let id = bx.node_id(r);
-        let g = bx.cx.g;
-        let label = self.to_label.map(String::as_str);
-        Ok(if self.types.is_empty() {
-            g.count_adjacent(id, self.direction, None, label)?
-        } else {
-            let mut n = 0;
-            for t in self.types {
-                n += g.count_adjacent(id, self.direction, Some(t), label)?;
+            counts[row as usize] += k;
+            if next.len() >= CHUNK {
+                check_deadline(bx)?;
+                walk(bx, ch, rest, lrest, &next, counts)?;
+                next.clear();
             }
-            n
-        })
+        }
+        walk(bx, ch, rest, lrest, &next, counts)?;
+        if slow.is_empty() {
+            return Ok(());
+        }
+        return walk_by_step(bx, ch, hop, rest, lists, &slow, counts);
     }
+    walk_by_step(bx, ch, hop, rest, lists, frontier, counts)
+}
+
+/// `walk`'s general form for one hop: the hop's expansion (touched nodes through the
+/// snapshot), its filters evaluated per far node.
+fn walk_by_step(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    hop: &mut CountStep<'_>,
+    rest: &mut [CountStep<'_>],
+    lists: &[Lists<'_>],
+    frontier: &[(u32, NodeRef)],
+    counts: &mut [u64],
+) -> Result<(), QueryError> {
+    let (Some(l), lrest) = (lists.first(), lists.get(1..).unwrap_or(&[])) else {
+        return Ok(());
+    };
+    let mut next: Vec<(u32, NodeRef)> = Vec::new();
+    let (mut nodes, mut rels) = (Vec::new(), Vec::new());
+    for &(row, n) in frontier {
+        nodes.clear();
+        rels.clear();
+        hop.step
+            .step(bx, l, n, NULL, true, &|_| false, &mut nodes, &mut rels)?;
+        next.extend(nodes.iter().map(|x| (row, *x)));
+        if next.len() >= CHUNK {
+            flush(bx, ch, hop, rest, lrest, &mut next, counts)?;
+        }
+    }
+    flush(bx, ch, hop, rest, lrest, &mut next, counts)
+}
+
+/// The far nodes `next` of one hop through its filters (one after another, each on the rows
+/// the ones before passed, as filter operators would), then on through the rest of the chain.
+fn flush(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    hop: &mut CountStep<'_>,
+    rest: &mut [CountStep<'_>],
+    lists: &[Lists<'_>],
+    next: &mut Vec<(u32, NodeRef)>,
+    counts: &mut [u64],
+) -> Result<(), QueryError> {
+    check_deadline(bx)?;
+    if next.is_empty() {
+        return Ok(());
+    }
+    if !hop.filters.is_empty() {
+        hop.tested += next.len();
+        let rows: Vec<u32> = next.iter().map(|x| x.0).collect();
+        let mut c = Chunk::new(next.len(), bx.width);
+        for s in &hop.reads {
+            c.cols[*s] = ch.cols[*s].gather(&rows);
+        }
+        c.cols[hop.hop.to] = Col::Nodes(next.iter().map(|x| x.1).collect());
+        let mut pos: Vec<u32> = (0..next.len() as u32).collect();
+        for f in &mut hop.filters {
+            if c.len == 0 {
+                break;
+            }
+            let col = f.eval(bx, &c)?;
+            let keep = truth(bx, &col, c.len)?;
+            pos = pos
+                .iter()
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(p, _)| *p)
+                .collect();
+            c = c.select(&keep);
+        }
+        let kept: Vec<(u32, NodeRef)> = pos.iter().map(|p| next[*p as usize]).collect();
+        *next = kept;
+    }
+    walk(bx, ch, rest, lists, next, counts)?;
+    next.clear();
+    Ok(())
 }
 
 impl BOp for ExpandCount<'_> {
@@ -299,24 +592,32 @@ impl BOp for ExpandCount<'_> {
         while let Some(ch) = self.input.next(bx)? {
             check_deadline(bx)?;
             let from = node_refs(bx, &ch.cols[self.from], ch.len)?;
+            let lists: Vec<Lists<'_>> = self.hops.iter().map(|h| h.step.lists(bx)).collect();
+            let frontier: Vec<(u32, NodeRef)> = from
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| **r != NULL)
+                .map(|(i, r)| (i as u32, *r))
+                .collect();
+            let mut counts = vec![0u64; ch.len];
+            walk(bx, &ch, &mut self.hops, &lists, &frontier, &mut counts)?;
             let mut idx = Vec::new();
-            let mut counts = Vec::new();
-            let lists = self.lists(bx);
-            for (i, r) in from.iter().enumerate() {
-                if *r == NULL {
-                    continue;
-                }
-                let n = self.count(bx, &lists, *r)?;
-                if n > 0 {
+            let mut vals = Vec::new();
+            for (i, n) in counts.iter().enumerate() {
+                if (*n > 0 || self.keep_zero) && bound_passes(self.bound, *n) {
                     idx.push(i as u32);
-                    counts.push(Val::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+                    vals.push(Val::Int(i64::try_from(*n).unwrap_or(i64::MAX)));
                 }
             }
             if idx.is_empty() {
                 continue;
             }
-            let mut out = ch.gather(&idx);
-            out.cols[self.slot] = Col::Vals(counts);
+            let mut out = if idx.len() == ch.len {
+                ch
+            } else {
+                ch.gather(&idx)
+            };
+            out.cols[self.slot] = Col::Vals(vals);
             return Ok(Some(out));
         }
         Ok(None)

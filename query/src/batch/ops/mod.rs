@@ -156,8 +156,7 @@ pub(super) struct Filter<'p> {
 impl BOp for Filter<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
         while let Some(ch) = self.input.next(bx)? {
-            let c = self.predicate.eval(bx, &ch)?;
-            let keep = truth(bx, &c, ch.len)?;
+            let keep = self.predicate.keep(bx, &ch)?;
             let out = ch.select(&keep);
             if out.len > 0 {
                 return Ok(Some(out));
@@ -260,35 +259,65 @@ pub(super) struct Unwind<'p> {
     /// Slots nothing reads after this UNWIND (the list among them), left null in the rows it
     /// makes instead of copied into each.
     pub(super) dead: Vec<usize>,
+    /// The list's slot when the expression is a slot nothing reads afterwards: its lists
+    /// are moved out of the chunk, not copied.
+    pub(super) list_slot: Option<usize>,
+    /// Codes of the strings it hands on (one dictionary for every chunk, so grouping and
+    /// DISTINCT above key on codes).
+    pub(super) dict: Rc<super::chunk::Dict>,
 }
 
 impl BOp for Unwind<'_> {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
         while let Some(mut ch) = self.input.next(bx)? {
             check_deadline(bx)?;
-            let c = self.expr.eval(bx, &ch)?;
+            let c = match self.list_slot {
+                Some(s) => std::mem::replace(&mut ch.cols[s], Col::Null),
+                None => self.expr.eval(bx, &ch)?,
+            };
             for s in &self.dead {
                 ch.cols[*s] = Col::Null;
             }
+            let limit = bx.cx.limits.max_buffered_rows;
             let mut idx = Vec::new();
             let mut vals = Vec::new();
-            for i in 0..ch.len {
-                let items = match cell(bx, &c, i) {
+            let mut add = |i: usize, v: Val| -> Result<(), QueryError> {
+                let items = match v {
                     Val::List(items) => items,
                     Val::Null => Vec::new(),
                     other => vec![other],
                 };
-                if items.len() > bx.cx.limits.max_buffered_rows {
-                    return Err(QueryError::BufferLimit(bx.cx.limits.max_buffered_rows));
+                if items.len() > limit {
+                    return Err(QueryError::BufferLimit(limit));
                 }
                 idx.extend(std::iter::repeat_n(i as u32, items.len()));
                 vals.extend(items);
+                Ok(())
+            };
+            match c {
+                Col::Vals(v) => {
+                    for (i, x) in v.into_iter().enumerate() {
+                        add(i, x)?;
+                    }
+                }
+                other => {
+                    for i in 0..ch.len {
+                        add(i, cell(bx, &other, i))?;
+                    }
+                }
             }
             if idx.is_empty() {
                 continue;
             }
             let mut out = ch.gather(&idx);
-            out.cols[self.slot] = col_from_vals(bx, vals);
+            out.cols[self.slot] = if vals.iter().all(|v| matches!(v, Val::Str(_) | Val::Null)) {
+                Col::Dict {
+                    codes: vals.into_iter().map(|v| self.dict.code(v)).collect(),
+                    dict: Rc::clone(&self.dict),
+                }
+            } else {
+                col_from_vals(bx, vals)
+            };
             return Ok(Some(out));
         }
         Ok(None)

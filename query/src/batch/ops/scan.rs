@@ -109,11 +109,13 @@ const INDEX_ENTRY_COST: usize = 50;
 /// Rows sampled to estimate a range's selectivity.
 const SAMPLE: usize = 256;
 
-/// The nodes of an index range scan read from the model's column instead, when the range
-/// is not selective enough for the index to pay (estimated from an even sample of the
-/// column): every untouched base node of the label whose integer (or datetime) value lies
-/// in the range, in the index's order (value, then id). None: use the index.
+/// The nodes of an index range scan read from the model's column instead: every untouched
+/// base node of the label whose integer, datetime or float value lies in the range, in the
+/// index's order (value, then id). From the column's rows sorted by value (a slice found by
+/// binary search) when the model keeps them; else when the range is not selective enough for
+/// the index to pay (estimated from an even sample of the column). None: use the index.
 fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>> {
+    use std::ops::{Bound, RangeBounds};
     let ScanSource::Range {
         label,
         key,
@@ -129,50 +131,90 @@ fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>>
         return None;
     }
     let view = bx.m.label(label)?;
-    let Some(ColumnView::Integers {
-        values,
-        absent,
-        datetime,
-    }) = view.column(key)
-    else {
-        return None;
-    };
-    // The bounds as integers of the column's kind (another kind: the index decides).
-    let as_int = |b: &std::ops::Bound<Val>| -> Option<std::ops::Bound<i64>> {
-        use std::ops::Bound::*;
-        let v = |x: &Val| match (x, datetime) {
-            (Val::Int(i), false) | (Val::DateTime(i), true) => Some(*i),
-            _ => None,
-        };
-        Some(match b {
-            Included(x) => Included(v(x)?),
-            Excluded(x) => Excluded(v(x)?),
-            Unbounded => Unbounded,
-        })
-    };
-    let range = (as_int(lower)?, as_int(upper)?);
     let rows = view.rows();
-    let n = rows.len().min(values.len());
-    let inside = |i: usize| {
-        use std::ops::RangeBounds;
-        range.contains(&values[i]) && (absent.is_empty() || !absent.contains(i as u32))
-    };
-    // Cost: the index reads each match; the column reads each row.
-    if n > 0 {
-        let step = (n / SAMPLE).max(1);
-        let hits = (0..n).step_by(step).filter(|i| inside(*i)).count();
-        let sampled = n.div_ceil(step);
-        if hits * INDEX_ENTRY_COST < sampled {
-            return None;
-        }
+    // The bounds in the column's own kind (another kind: the index decides).
+    fn bound<T>(b: &Bound<Val>, v: impl Fn(&Val) -> Option<T>) -> Option<Bound<T>> {
+        Some(match b {
+            Bound::Included(x) => Bound::Included(v(x)?),
+            Bound::Excluded(x) => Bound::Excluded(v(x)?),
+            Bound::Unbounded => Bound::Unbounded,
+        })
     }
-    let mut found: Vec<(i64, NodeRef)> = (0..n)
-        .filter(|i| inside(*i))
-        .map(|i| (values[i], rows[i]))
-        .collect();
-    // Node references of the base follow node ids.
-    found.sort_unstable();
-    Some(found.into_iter().map(|(_, r)| r).collect())
+    match view.column(key)? {
+        ColumnView::Integers {
+            values,
+            absent,
+            datetime,
+        } => {
+            let v = |x: &Val| match (x, datetime) {
+                (Val::Int(i), false) | (Val::DateTime(i), true) => Some(*i),
+                _ => None,
+            };
+            let range = (bound(lower, v)?, bound(upper, v)?);
+            if let Some(sorted) = view.sorted(key) {
+                return Some(sorted_slice(sorted, rows, |r| values[r], &range));
+            }
+            let n = rows.len().min(values.len());
+            let inside = |i: usize| {
+                range.contains(&values[i]) && (absent.is_empty() || !absent.contains(i as u32))
+            };
+            // Cost: the index reads each match; the column reads each row.
+            if n > 0 {
+                let step = (n / SAMPLE).max(1);
+                let hits = (0..n).step_by(step).filter(|i| inside(*i)).count();
+                let sampled = n.div_ceil(step);
+                if hits * INDEX_ENTRY_COST < sampled {
+                    return None;
+                }
+            }
+            let mut found: Vec<(i64, NodeRef)> = (0..n)
+                .filter(|i| inside(*i))
+                .map(|i| (values[i], rows[i]))
+                .collect();
+            // Node references of the base follow node ids.
+            found.sort_unstable();
+            Some(found.into_iter().map(|(_, r)| r).collect())
+        }
+        ColumnView::Floats(values) => {
+            // Float bounds, and integers a float holds exactly (numbers compare by value).
+            let v = |x: &Val| match x {
+                Val::Float(f) if !f.is_nan() => Some(*f),
+                Val::Int(i) if i.unsigned_abs() <= 1 << 53 => Some(*i as f64),
+                _ => None,
+            };
+            let range = (bound(lower, v)?, bound(upper, v)?);
+            let sorted = view.sorted(key)?;
+            Some(sorted_slice(sorted, rows, |r| values[r], &range))
+        }
+        _ => None,
+    }
+}
+
+/// The rows of `sorted` (present rows by value, then row) whose value lies in `range`, as
+/// node references: two binary searches and one copy.
+fn sorted_slice<T: PartialOrd>(
+    sorted: &[u32],
+    rows: &[NodeRef],
+    value: impl Fn(usize) -> T,
+    range: &(std::ops::Bound<T>, std::ops::Bound<T>),
+) -> Vec<NodeRef> {
+    use std::ops::Bound;
+    let from = sorted.partition_point(|r| match &range.0 {
+        Bound::Included(lo) => value(*r as usize) < *lo,
+        Bound::Excluded(lo) => value(*r as usize) <= *lo,
+        Bound::Unbounded => false,
+    });
+    let to = sorted.partition_point(|r| match &range.1 {
+        Bound::Included(hi) => value(*r as usize) <= *hi,
+        Bound::Excluded(hi) => value(*r as usize) < *hi,
+        Bound::Unbounded => true,
+    });
+    sorted
+        .get(from..to.max(from))
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|r| rows.get(*r as usize).copied())
+        .collect()
 }
 
 impl BOp for Scan<'_> {
