@@ -463,7 +463,23 @@ pub(super) fn top_k(
             continue; // the keys were evaluated (their errors raised); no row is kept
         }
         let gs = guards(&sources);
-        let (cols, need) = key_cols(bx, keys, &sources, &gs, &ch, cut.as_deref(), keep)?;
+        let (cols, mut need) = key_cols(bx, keys, &sources, &gs, &ch, cut.as_deref(), keep)?;
+        // A chunk of values (not read in place) much larger than `keep`: only rows whose first
+        // key ties or beats the chunk's `keep`-th best can place, so the rest never become
+        // entries. Without it an input already in the wanted order (the newest events of a
+        // customer, `ORDER BY ts DESC` over rows created oldest first) beats the cut on every
+        // row: an entry and a compaction every few rows.
+        // Only before the first cut (later chunks have the cut as their bound, and selecting
+        // in every chunk costs more than it saves on inputs in no particular order).
+        if need.is_none()
+            && cut.is_none()
+            && ch.len >= 4 * high
+            && cols.first().is_some_and(|c| c.lazy.is_none())
+        {
+            need = cols
+                .first()
+                .and_then(|first| first_key_needed(first, desc[0], None, keep));
+        }
         let base = seq;
         seq += ch.len as u64;
         for i in 0..ch.len {
@@ -639,6 +655,11 @@ pub(in crate::batch) mod tests {
                 "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY s.w, o.k DESC, o.i SKIP 7 LIMIT 30",
                 "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY o.k LIMIT 40",
                 "MATCH (o:O)-[:AT]->(s:S) RETURN o.i ORDER BY s.w DESC LIMIT 3",
+                // Projected keys (values, not read in place), input already in the wanted
+                // order, ties on the first key kept in input order, SKIP.
+                "MATCH (o:O)-[:AT]->(s:S) WITH o.i AS i, o.a AS a RETURN i ORDER BY i DESC LIMIT 5",
+                "MATCH (o:O)-[:AT]->(s:S) WITH o.i AS i, o.a AS a RETURN i, a ORDER BY a DESC LIMIT 9",
+                "MATCH (o:O)-[:AT]->(s:S) WITH o.i AS i, o.k AS k RETURN i, k ORDER BY k, i DESC SKIP 3 LIMIT 6",
             ],
         );
     }
