@@ -14,7 +14,30 @@ pub(crate) struct Plan {
 
 impl Plan {
     /// The operator's inputs (an OPTIONAL MATCH's pattern and a model count's fallback among
-    /// them), mutably.
+    /// them).
+    pub(crate) fn inputs(&self) -> Vec<&Plan> {
+        match &self.op {
+            Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => Vec::new(),
+            Op::Scan { input, .. }
+            | Op::Expand { input, .. }
+            | Op::Filter { input, .. }
+            | Op::Project { input, .. }
+            | Op::Aggregate { input, .. }
+            | Op::Distinct { input, .. }
+            | Op::Sort { input, .. }
+            | Op::TopK { input, .. }
+            | Op::Skip { input, .. }
+            | Op::Limit { input, .. }
+            | Op::Unwind { input, .. }
+            | Op::ExpandCount { input, .. }
+            | Op::ScanFilter { input, .. } => vec![input],
+            Op::Optional { input, inner, .. } => vec![input, inner],
+            Op::CountWhere { fallback, .. } | Op::ReachCount { fallback, .. } => vec![fallback],
+            Op::Union { inputs, .. } => inputs.iter().map(|(p, _)| p).collect(),
+        }
+    }
+
+    /// [`Plan::inputs`], mutably.
     pub(crate) fn inputs_mut(&mut self) -> Vec<&mut Plan> {
         match &mut self.op {
             Op::Once | Op::Argument { .. } | Op::StageInput | Op::CountLabel { .. } => Vec::new(),
