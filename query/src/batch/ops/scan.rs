@@ -103,19 +103,12 @@ impl Scan<'_> {
     }
 }
 
-/// Index entries read per label row scanned at the same cost (an index entry is a RocksDB
-/// iterator step and a node lookup, about 100 ns; a column row about 2 ns).
-const INDEX_ENTRY_COST: usize = 50;
-/// Rows sampled to estimate a range's selectivity.
-const SAMPLE: usize = 256;
-
 /// The nodes of an index range scan read from the model's column instead: every untouched
 /// base node of the label whose integer, datetime or float value lies in the range, in the
-/// index's order (value, then id). From the column's rows sorted by value (a slice found by
-/// binary search) when the model keeps them; else when the range is not selective enough for
-/// the index to pay (estimated from an even sample of the column). None: use the index.
+/// index's order (value, then id): the slice of the column's rows sorted by value, found by
+/// two binary searches (the index would read each match from RocksDB). None: use the index.
 fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>> {
-    use std::ops::{Bound, RangeBounds};
+    use std::ops::Bound;
     let ScanSource::Range {
         label,
         key,
@@ -143,7 +136,7 @@ fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>>
     match view.column(key)? {
         ColumnView::Integers {
             values,
-            absent,
+            absent: _,
             datetime,
         } => {
             let v = |x: &Val| match (x, datetime) {
@@ -151,29 +144,8 @@ fn range_by_column(bx: &Bx<'_, '_>, source: &ScanSource) -> Option<Vec<NodeRef>>
                 _ => None,
             };
             let range = (bound(lower, v)?, bound(upper, v)?);
-            if let Some(sorted) = view.sorted(key) {
-                return Some(sorted_slice(sorted, rows, |r| values[r], &range));
-            }
-            let n = rows.len().min(values.len());
-            let inside = |i: usize| {
-                range.contains(&values[i]) && (absent.is_empty() || !absent.contains(i as u32))
-            };
-            // Cost: the index reads each match; the column reads each row.
-            if n > 0 {
-                let step = (n / SAMPLE).max(1);
-                let hits = (0..n).step_by(step).filter(|i| inside(*i)).count();
-                let sampled = n.div_ceil(step);
-                if hits * INDEX_ENTRY_COST < sampled {
-                    return None;
-                }
-            }
-            let mut found: Vec<(i64, NodeRef)> = (0..n)
-                .filter(|i| inside(*i))
-                .map(|i| (values[i], rows[i]))
-                .collect();
-            // Node references of the base follow node ids.
-            found.sort_unstable();
-            Some(found.into_iter().map(|(_, r)| r).collect())
+            let sorted = view.sorted(key)?;
+            Some(sorted_slice(sorted, rows, |r| values[r], &range))
         }
         ColumnView::Floats(values) => {
             // Float bounds, and integers a float holds exactly (numbers compare by value).
