@@ -382,6 +382,14 @@ pub(super) fn eval_cmp(
     Ok(Some(compare(op, a, b)))
 }
 
+/// One node's number property (no value built for it).
+#[derive(Clone, Copy)]
+enum One {
+    Null,
+    Int(i64),
+    Float(f64),
+}
+
 /// A node property's values for a chunk as one typed column; None when the chunk's values
 /// are not all integers or all floats (nulls aside).
 fn prop_col(
@@ -428,10 +436,10 @@ fn prop_col(
     let mut ints: Option<Vec<i64>> = None;
     let mut floats: Option<Vec<f64>> = None;
     let mut nulls = Vec::with_capacity(refs.len());
-    let mut last: Option<(NodeRef, Val)> = None;
+    let mut last: Option<(NodeRef, One)> = None;
     for (i, r) in refs.iter().enumerate() {
-        let v = match &last {
-            Some((lr, lv)) if lr == r => lv.clone(),
+        let v = match last {
+            Some((lr, lv)) if lr == *r => lv,
             _ => {
                 let v = match reader.locate(bx, *r) {
                     Found::Column(
@@ -444,25 +452,28 @@ fn prop_col(
                         row,
                     ) => match values.get(row) {
                         Some(x) if absent.is_empty() || !absent.contains(row as u32) => {
-                            Val::Int(*x)
+                            One::Int(*x)
                         }
-                        _ => Val::Null,
+                        _ => One::Null,
                     },
                     Found::Column(_, ColumnView::Floats(values), row) => match values.get(row) {
-                        Some(x) if !x.is_nan() => Val::Float(*x),
-                        _ => Val::Null,
+                        Some(x) if !x.is_nan() => One::Float(*x),
+                        _ => One::Null,
                     },
-                    Found::Absent => Val::Null,
-                    _ => reader.get(bx, *r)?,
+                    Found::Absent => One::Null,
+                    _ => match reader.get(bx, *r)? {
+                        Val::Null => One::Null,
+                        Val::Int(x) => One::Int(x),
+                        Val::Float(x) => One::Float(x),
+                        _ => return Ok(None),
+                    },
                 };
-                if matches!(v, Val::Null | Val::Int(_) | Val::Float(_)) {
-                    last = Some((*r, v.clone()));
-                }
+                last = Some((*r, v));
                 v
             }
         };
         match v {
-            Val::Null => {
+            One::Null => {
                 nulls.push(true);
                 if let Some(v) = ints.as_mut() {
                     v.push(0);
@@ -471,11 +482,11 @@ fn prop_col(
                     v.push(0.0);
                 }
             }
-            Val::Int(x) if floats.is_none() => {
+            One::Int(x) if floats.is_none() => {
                 nulls.push(false);
                 ints.get_or_insert_with(|| vec![0; i]).push(x);
             }
-            Val::Float(x) if ints.is_none() => {
+            One::Float(x) if ints.is_none() => {
                 nulls.push(false);
                 floats.get_or_insert_with(|| vec![0.0; i]).push(x);
             }
