@@ -212,42 +212,182 @@ pub(super) fn neg(a: TCol) -> Result<TCol, QueryError> {
     }
 }
 
-/// `a op b` row by row (a comparison): None is null.
-pub(super) fn compare(op: BinaryOp, a: TCol, b: TCol) -> Vec<Option<bool>> {
-    use std::cmp::Ordering::{self, *};
-    let verdict = |o: Ordering| match op {
-        BinaryOp::Eq => o == Equal,
-        BinaryOp::Ne => o != Equal,
-        BinaryOp::Lt => o == Less,
-        BinaryOp::Le => o != Greater,
-        BinaryOp::Gt => o == Greater,
-        _ => o != Less,
-    };
-    match (a, b) {
-        (TCol::Int(x, xn), TCol::Int(y, yn)) => x
-            .iter()
-            .zip(&y)
-            .zip(xn.iter().zip(&yn))
-            .map(|((x, y), (p, q))| (!(*p | *q)).then(|| verdict(x.cmp(y))))
-            .collect(),
-        (a, b) => {
-            let ((x, xn), (y, yn)) = (a.floats(), b.floats());
-            x.iter()
-                .zip(&y)
-                .zip(xn.iter().zip(&yn))
-                .map(|((x, y), (p, q))| {
-                    if *p | *q {
-                        return None;
-                    }
-                    Some(match x.partial_cmp(y) {
-                        Some(o) => verdict(o),
-                        // NaN: equal to nothing, and every ordering comparison is false.
-                        None => op == BinaryOp::Ne,
-                    })
-                })
-                .collect()
-        }
+/// A comparison's verdict for one row: null, false or true.
+pub(super) const T_NULL: u8 = 0;
+pub(super) const T_FALSE: u8 = 1;
+pub(super) const T_TRUE: u8 = 2;
+
+/// `op` with its operands swapped (`c < x` is `x > c`).
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Le => BinaryOp::Ge,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::Ge => BinaryOp::Le,
+        other => other,
     }
+}
+
+/// `conv(x) op conv(y)` for every pair (`T_FALSE` / `T_TRUE`; nulls are the caller's), one
+/// loop per operator so that each compiles to a branch-free vector loop. `PartialOrd` on
+/// floats is the evaluator's rule for NaN: every ordering comparison and `=` false, `<>` true.
+#[inline(always)]
+fn by_op<X: Copy, Y: Copy, T: PartialOrd + Copy>(
+    op: BinaryOp,
+    xs: &[X],
+    ys: impl Iterator<Item = Y>,
+    cx: impl Fn(X) -> T,
+    cy: impl Fn(Y) -> T,
+) -> Vec<u8> {
+    macro_rules! run {
+        ($f:expr) => {
+            xs.iter()
+                .zip(ys)
+                .map(|(x, y)| T_FALSE + u8::from($f(cx(*x), cy(y))))
+                .collect()
+        };
+    }
+    match op {
+        BinaryOp::Eq => run!(|a: T, b: T| a == b),
+        BinaryOp::Ne => run!(|a: T, b: T| a != b),
+        BinaryOp::Lt => run!(|a: T, b: T| a < b),
+        BinaryOp::Le => run!(|a: T, b: T| a <= b),
+        BinaryOp::Gt => run!(|a: T, b: T| a > b),
+        _ => run!(|a: T, b: T| a >= b),
+    }
+}
+
+/// Rows whose `nulls` is set become `T_NULL`.
+fn null_out(out: &mut [u8], nulls: &[bool]) {
+    for (o, n) in out.iter_mut().zip(nulls) {
+        *o = if *n { T_NULL } else { *o };
+    }
+}
+
+/// `a op b` row by row (a comparison).
+pub(super) fn compare(op: BinaryOp, a: TCol, b: TCol) -> Vec<u8> {
+    let mut out = match (&a, &b) {
+        (TCol::Int(x, _), TCol::Int(y, _)) => by_op(op, x, y.iter().copied(), |v| v, |v| v),
+        (TCol::Int(x, _), TCol::Float(y, _)) => {
+            by_op(op, x, y.iter().copied(), |v| v as f64, |v| v)
+        }
+        (TCol::Float(x, _), TCol::Int(y, _)) => {
+            by_op(op, x, y.iter().copied(), |v| v, |v| v as f64)
+        }
+        (TCol::Float(x, _), TCol::Float(y, _)) => by_op(op, x, y.iter().copied(), |v| v, |v| v),
+    };
+    null_out(&mut out, a.nulls());
+    null_out(&mut out, b.nulls());
+    out
+}
+
+/// `x op c` for every value of `x` (`c` an integer or a float), nulls aside.
+fn compare_const(op: BinaryOp, x: &TCol, c: &Val) -> Vec<u8> {
+    let rep = |n: usize| std::iter::repeat_n((), n);
+    let mut out = match (x, c) {
+        (TCol::Int(v, _), Val::Int(c)) => by_op(op, v, rep(v.len()), |v| v, |_| *c),
+        (TCol::Int(v, _), Val::Float(c)) => by_op(op, v, rep(v.len()), |v| v as f64, |_| *c),
+        (TCol::Float(v, _), Val::Int(c)) => by_op(op, v, rep(v.len()), |v| v, |_| *c as f64),
+        (TCol::Float(v, _), Val::Float(c)) => by_op(op, v, rep(v.len()), |v| v, |_| *c),
+        _ => vec![T_NULL; x.nulls().len()],
+    };
+    null_out(&mut out, x.nulls());
+    out
+}
+
+/// `x op c` (`c` a number or null constant) over a number property of a label scan's chunk,
+/// read in place: no copy of the column, no value per row. None: not such a chunk.
+fn compare_in_place(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    op: BinaryOp,
+    slot: usize,
+    key: &str,
+    c: &Val,
+) -> Option<Vec<u8>> {
+    let Some(Col::Nodes(refs)) = ch.cols.get(slot) else {
+        return None;
+    };
+    let (col, row0) = crate::batch::ops::column_in_place(bx, refs, key)?;
+    let end = row0 + refs.len();
+    let rep = std::iter::repeat_n((), refs.len());
+    match col {
+        ColumnView::Integers {
+            values,
+            absent,
+            datetime: false,
+        } => {
+            let v = values.get(row0..end)?;
+            let mut out = match c {
+                Val::Int(c) => by_op(op, v, rep, |v| v, |_| *c),
+                Val::Float(c) => by_op(op, v, rep, |v| v as f64, |_| *c),
+                _ => vec![T_NULL; v.len()],
+            };
+            if !absent.is_empty() {
+                for r in absent.range(row0 as u32..end as u32) {
+                    if let Some(o) = out.get_mut(r as usize - row0) {
+                        *o = T_NULL;
+                    }
+                }
+            }
+            Some(out)
+        }
+        ColumnView::Floats(values) => {
+            let v = values.get(row0..end)?;
+            let mut out = match c {
+                Val::Int(c) => by_op(op, v, rep, |v| v, |_| *c as f64),
+                Val::Float(c) => by_op(op, v, rep, |v| v, |_| *c),
+                _ => vec![T_NULL; v.len()],
+            };
+            // NaN marks an absent value in a model column.
+            for (o, x) in out.iter_mut().zip(v) {
+                *o = if x.is_nan() { T_NULL } else { *o };
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}
+
+/// A comparison's verdict per row (`T_NULL`, `T_FALSE`, `T_TRUE`); None: a chunk the kernels
+/// leave to the row evaluator.
+pub(super) fn eval_cmp(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    op: BinaryOp,
+    a: &Num,
+    b: &Num,
+) -> Result<Option<Vec<u8>>, QueryError> {
+    // A constant side: the other compared with it as a scalar (read in place when it can be).
+    let constant = match (a, b) {
+        (x, Num::Const(c)) => Some((op, x, c)),
+        (Num::Const(c), x) => Some((flip(op), x, c)),
+        _ => None,
+    };
+    if let Some((op, x, c)) = constant {
+        if let Num::Prop(slot, key) = x {
+            if let Some(out) = compare_in_place(bx, ch, op, *slot, key, c) {
+                return Ok(Some(out));
+            }
+        }
+        // (A computed side is still computed against a null constant: its errors stand.)
+        return Ok(eval_num(bx, ch, x)?.map(|x| compare_const(op, &x, c)));
+    }
+    let Some(a) = eval_num(bx, ch, a)? else {
+        return Ok(None);
+    };
+    let Some(b) = eval_num(bx, ch, b)? else {
+        return Ok(None);
+    };
+    Ok(Some(compare(op, a, b)))
+}
+
+/// One node's number property (no value built for it).
+#[derive(Clone, Copy)]
+enum One {
+    Null,
+    Int(i64),
+    Float(f64),
 }
 
 /// A node property's values for a chunk as one typed column; None when the chunk's values
@@ -289,14 +429,51 @@ fn prop_col(
             _ => {}
         }
     }
-    // Node by node; the type of the first value decides, another type gives up.
+    // Node by node; the type of the first value decides, another type gives up. A number in
+    // a model column is read as it is (no value built), and a node repeated from the row
+    // before (the one end of an expansion) is not looked up again.
     let mut reader = PropReader::new(key);
     let mut ints: Option<Vec<i64>> = None;
     let mut floats: Option<Vec<f64>> = None;
     let mut nulls = Vec::with_capacity(refs.len());
+    let mut last: Option<(NodeRef, One)> = None;
     for (i, r) in refs.iter().enumerate() {
-        match reader.get(bx, *r)? {
-            Val::Null => {
+        let v = match last {
+            Some((lr, lv)) if lr == *r => lv,
+            _ => {
+                let v = match reader.locate(bx, *r) {
+                    Found::Column(
+                        _,
+                        ColumnView::Integers {
+                            values,
+                            absent,
+                            datetime: false,
+                        },
+                        row,
+                    ) => match values.get(row) {
+                        Some(x) if absent.is_empty() || !absent.contains(row as u32) => {
+                            One::Int(*x)
+                        }
+                        _ => One::Null,
+                    },
+                    Found::Column(_, ColumnView::Floats(values), row) => match values.get(row) {
+                        Some(x) if !x.is_nan() => One::Float(*x),
+                        _ => One::Null,
+                    },
+                    Found::Absent => One::Null,
+                    _ => match reader.get(bx, *r)? {
+                        Val::Null => One::Null,
+                        Val::Int(x) => One::Int(x),
+                        Val::Float(x) => One::Float(x),
+                        _ => return Ok(None),
+                    },
+                };
+                last = Some((*r, v));
+                v
+            }
+        };
+        match v {
+            One::Null => {
                 nulls.push(true);
                 if let Some(v) = ints.as_mut() {
                     v.push(0);
@@ -305,11 +482,11 @@ fn prop_col(
                     v.push(0.0);
                 }
             }
-            Val::Int(x) if floats.is_none() => {
+            One::Int(x) if floats.is_none() => {
                 nulls.push(false);
                 ints.get_or_insert_with(|| vec![0; i]).push(x);
             }
-            Val::Float(x) if ints.is_none() => {
+            One::Float(x) if ints.is_none() => {
                 nulls.push(false);
                 floats.get_or_insert_with(|| vec![0.0; i]).push(x);
             }
@@ -387,17 +564,11 @@ pub(super) fn eval_typed(
             }))
         }
         Typed::Cmp(op, a, b) => {
-            let Some(a) = eval_num(bx, ch, a)? else {
-                return Ok(None);
-            };
-            let Some(b) = eval_num(bx, ch, b)? else {
+            let Some(t) = eval_cmp(bx, ch, *op, a, b)? else {
                 return Ok(None);
             };
             let codes = codes();
-            let codes = compare(*op, a, b)
-                .into_iter()
-                .map(|v| codes[v.map_or(0, |b| 1 + usize::from(b))])
-                .collect();
+            let codes = t.iter().map(|v| codes[usize::from(*v)]).collect();
             Ok(Some(Col::Dict {
                 codes,
                 dict: Rc::clone(dict),
@@ -419,6 +590,13 @@ mod tests {
     }
 
     use crate::batch::tests::same_result as same;
+
+    fn tri_val(t: u8) -> Val {
+        match t {
+            T_NULL => Val::Null,
+            t => Val::Bool(t == T_TRUE),
+        }
+    }
 
     fn values() -> Vec<Val> {
         let mut v: Vec<Val> = [
@@ -477,11 +655,16 @@ mod tests {
             for a in &vals {
                 for b in &vals {
                     let theirs = crate::eval::binary(op, a.clone(), b.clone());
-                    let ours = Ok(compare(op, one(a), one(b))[0].map_or(Val::Null, Val::Bool));
+                    let ours = Ok(tri_val(compare(op, one(a), one(b))[0]));
                     assert!(
                         same(&ours, &theirs),
                         "{a:?} {op:?} {b:?}: {ours:?} vs {theirs:?}"
                     );
+                    // Against a constant, on either side.
+                    let ours = Ok(tri_val(compare_const(op, &one(a), b)[0]));
+                    assert!(same(&ours, &theirs), "{a:?} {op:?} const {b:?}: {ours:?}");
+                    let ours = Ok(tri_val(compare_const(flip(op), &one(b), a)[0]));
+                    assert!(same(&ours, &theirs), "const {a:?} {op:?} {b:?}: {ours:?}");
                 }
             }
         }

@@ -82,13 +82,14 @@ impl CaseK {
             if open == 0 {
                 break;
             }
-            let c = cond.eval(bx, ch)?;
-            let holds = exactly_true(&c, n);
-            for (b, h) in branch.iter_mut().zip(holds) {
-                if h && *b as usize == whens {
-                    *b = j as u32;
-                    open -= 1;
-                }
+            let holds = cond.holds(bx, ch)?;
+            // Branch-free: a row still on the ELSE whose condition holds takes branch `j`.
+            let (j, whens) = (j as u32, whens as u32);
+            for (b, h) in branch.iter_mut().zip(&holds) {
+                *b = if *h & (*b == whens) { j } else { *b };
+            }
+            if j + 1 < whens {
+                open = branch.iter().filter(|b| **b == whens).count();
             }
         }
         if let Some(consts) = &self.consts {
@@ -118,7 +119,7 @@ impl CaseK {
 }
 
 /// Per row: whether the value is exactly `true` (null, false and non-booleans are not).
-fn exactly_true(c: &Col, n: usize) -> Vec<bool> {
+pub(super) fn exactly_true(c: &Col, n: usize) -> Vec<bool> {
     match c {
         Col::Null | Col::Nodes(_) | Col::Rels(_) => vec![false; n],
         Col::Dict { codes, dict } => {

@@ -419,8 +419,42 @@ impl BExpr {
                 return Ok(keep);
             }
         }
+        if let Some(t) = self.typed_verdicts(bx, ch)? {
+            return Ok(t.iter().map(|v| *v == arith::T_TRUE).collect());
+        }
         let c = self.eval(bx, ch)?;
         truth(bx, &c, ch.len)
+    }
+
+    /// Per row, whether the expression is exactly `true` (null, false and anything else are
+    /// not: a CASE branch's condition). Never fails on a non-boolean.
+    pub(super) fn holds(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Vec<bool>, QueryError> {
+        if let Some(t) = self.typed_verdicts(bx, ch)? {
+            return Ok(t.iter().map(|v| *v == arith::T_TRUE).collect());
+        }
+        let c = self.eval(bx, ch)?;
+        Ok(case::exactly_true(&c, ch.len))
+    }
+
+    /// A typed comparison's verdicts (`arith::T_*`) per row, when the expression is one and
+    /// the chunk's values allow; no dictionary codes built.
+    fn typed_verdicts(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        ch: &Chunk,
+    ) -> Result<Option<Vec<u8>>, QueryError> {
+        let Some(arith::Typed::Cmp(op, a, b)) = &self.typed else {
+            return Ok(None);
+        };
+        if let Kind::Single { slot, .. } = &self.kind {
+            // A string column: the per-string memo answers (the kernel would give up).
+            if let Some(Col::Nodes(refs)) = ch.cols.get(*slot) {
+                if self.strings_first(bx, refs) {
+                    return Ok(None);
+                }
+            }
+        }
+        arith::eval_cmp(bx, ch, *op, a, b)
     }
 
     /// The expression's value for every row of `ch`.

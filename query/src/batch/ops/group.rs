@@ -374,14 +374,17 @@ impl Aggregate<'_> {
             if let (false, Col::Vals(vals)) = (spec.distinct, &c) {
                 // Computed values (`o.amount * s.progress`): numbers added typed, no clone.
                 for (v, g) in vals.iter().zip(group_of) {
-                    let state = groups.state(*g, a);
-                    match v {
-                        Val::Null => {}
-                        Val::Int(x) => add_int(state, spec.kind, *x, false)?,
-                        Val::DateTime(x) => add_int(state, spec.kind, *x, true)?,
-                        Val::Float(x) if !x.is_nan() => add_float(state, spec.kind, *x)?,
-                        other => state.add(spec.kind, other.clone())?,
-                    }
+                    add_val(groups.state(*g, a), spec.kind, v)?;
+                }
+                continue;
+            }
+            if let (false, Col::Dict { codes, dict }) = (spec.distinct, &c) {
+                // Codes (a CASE's constant results, `sum(CASE ... THEN 1 ELSE 0 END)`): the
+                // same, each code's value borrowed from the dictionary.
+                let vals = dict.vals();
+                for (code, g) in codes.iter().zip(group_of) {
+                    let v = vals.get(*code as usize).unwrap_or(&Val::Null);
+                    add_val(groups.state(*g, a), spec.kind, v)?;
                 }
                 continue;
             }
@@ -433,6 +436,18 @@ impl Aggregate<'_> {
             out.push(ch);
         }
         out
+    }
+}
+
+/// Adds one value (not DISTINCT) to a group's state: numbers typed, nothing cloned for them.
+#[inline]
+fn add_val(state: &mut AggState, kind: AggKind, v: &Val) -> Result<(), QueryError> {
+    match v {
+        Val::Null => Ok(()),
+        Val::Int(x) => add_int(state, kind, *x, false),
+        Val::DateTime(x) => add_int(state, kind, *x, true),
+        Val::Float(x) if !x.is_nan() => add_float(state, kind, *x),
+        other => state.add(kind, other.clone()),
     }
 }
 
