@@ -88,6 +88,11 @@ fn random_queries(n: usize) -> Vec<String> {
         "(b:Campaign)<-[*2..2]-(a)",
         "(a)-[r:REFERRED*0..2]-(b)",
         "(a:Customer)-[:REFERRED*2..3]-(b:Customer)",
+        // A node's property equal to a value of the row before (looked up, not filtered).
+        "(b:Customer) MATCH (a:Customer {city: b.city})",
+        "(b:Touchpoint) UNWIND ['web', 'email', null, 'web', 1] AS ch MATCH (a:Touchpoint {channel: ch})",
+        "(b:Opportunity) MATCH (a:Opportunity {progress: b.progress})",
+        "(b:Campaign) UNWIND [1000, 2500.0, null, '1000'] AS x MATCH (a:Campaign {budget: x})",
     ];
     let a_props = [
         "name", "score", "city", "channel", "action", "amount", "ts", "email",
@@ -263,8 +268,12 @@ fn all_queries() -> Vec<(String, Statement, Params)> {
         "the corpus has {} queries",
         corpus.len()
     );
-    // The holdout corpus: queries written without tuning for them (benches/corpus/holdout.txt).
-    for (name, q, params) in corpus.into_iter().chain(corpus_queries("holdout")) {
+    // The holdout corpora: queries written without tuning for them (benches/corpus/holdout.txt,
+    // holdout2.txt).
+    let holdouts = corpus_queries("holdout")
+        .into_iter()
+        .chain(corpus_queries("holdout2"));
+    for (name, q, params) in corpus.into_iter().chain(holdouts) {
         let s = parse(&q).unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
         out.push((name, s, params));
     }

@@ -161,6 +161,8 @@ impl<'p> Compiler<'p> {
                     eager,
                     tested: 0,
                     reverse: None,
+                    walked: 0,
+                    retry_at: 0,
                 }
             })
             .collect();
@@ -319,6 +321,45 @@ impl<'p> Compiler<'p> {
             } if count_bound(predicate, i).is_some() => {
                 self.heavy = true;
                 return self.expand_count(i, level, arg, count_bound(predicate, i));
+            }
+            Op::Filter {
+                input: i,
+                predicate,
+            } if eq_scan_shape(predicate, i).is_some() => {
+                let (below, slot, label, check_labels, key, value) = eq_scan_shape(predicate, i)?;
+                self.heavy = true;
+                // The scan and the filter themselves, for chunks the model cannot decide.
+                let arg: ArgChunk = Rc::new(RefCell::new(None));
+                let Op::Scan { source, .. } = &i.op else {
+                    return None;
+                };
+                let generic = Box::new(Filter {
+                    input: Box::new(Scan {
+                        input: Box::new(Argument {
+                            chunk: Rc::clone(&arg),
+                        }),
+                        slot,
+                        source,
+                        label: Some(label),
+                        check_labels,
+                        candidates: None,
+                        at: None,
+                    }),
+                    predicate: BExpr::new(predicate, w),
+                });
+                Box::new(ScanEq {
+                    input: input(self, below)?,
+                    slot,
+                    label,
+                    key,
+                    check_labels,
+                    value: BExpr::new(value, w),
+                    generic,
+                    arg,
+                    generic_on: false,
+                    strings: None,
+                    at: None,
+                })
             }
             Op::Filter {
                 input: i,

@@ -23,6 +23,8 @@ mod group;
 mod keys;
 mod order;
 mod scan;
+#[cfg(test)]
+mod tests;
 mod topk;
 mod varlen;
 
