@@ -28,8 +28,11 @@ impl Reset for Once {
 
 impl Reset for Argument {
     fn reset(&mut self) -> bool {
-        // Only inside an OPTIONAL MATCH's inner pipeline, which is compiled per chunk.
-        false
+        // The chunk its owner (`ScanEq`) hands it; an OPTIONAL MATCH's inner pipeline, which
+        // holds one too, is compiled per chunk and never reset.
+        let Argument { chunk } = self;
+        *chunk.borrow_mut() = None;
+        true
     }
 }
 
@@ -81,6 +84,31 @@ impl Reset for Unwind<'_> {
         expr.reset();
         *dict = Default::default();
         input.reset()
+    }
+}
+
+impl Reset for ScanEq<'_> {
+    fn reset(&mut self) -> bool {
+        let ScanEq {
+            input,
+            slot: _,
+            label: _,
+            key: _,
+            check_labels: _,
+            value,
+            generic,
+            arg,
+            generic_on,
+            strings,
+            at,
+        } = self;
+        value.reset();
+        *arg.borrow_mut() = None;
+        *generic_on = false;
+        // Grouped by the codes of one model version.
+        *strings = None;
+        *at = None;
+        generic.reset() && input.reset()
     }
 }
 
@@ -161,6 +189,8 @@ impl Reset for ExpandCount<'_> {
                 eager: _,
                 tested,
                 reverse,
+                walked,
+                retry_at,
             } = h;
             // The step's input is an inert `Once`, compiled done: left as it is.
             reset_expand(step);
@@ -168,6 +198,8 @@ impl Reset for ExpandCount<'_> {
             *passing = None;
             *tested = 0;
             *reverse = None;
+            *walked = 0;
+            *retry_at = 0;
         }
         input.reset()
     }
