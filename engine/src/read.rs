@@ -379,7 +379,7 @@ pub fn model_node_property(m: &ModelView, id: NodeId, key: &str) -> Option<Optio
     if m.is_touched(d) {
         return None;
     }
-    let (_, label) = m.labels().find(|(_, l)| l.contains(d))?;
+    let label = m.label_of(d)?;
     let row = label.row_of(d)?;
     Some(label.column(key).and_then(|c| c.get(row)))
 }

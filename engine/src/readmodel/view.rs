@@ -121,6 +121,17 @@ impl ModelView {
         Some(LabelView { rows, members })
     }
 
+    /// A label of base node `d`, None when it has none (any of its labels: each one's columns
+    /// hold all its properties). One map lookup, not one per label as `labels` makes.
+    pub fn label_of(&self, d: u32) -> Option<LabelView<'_>> {
+        let (label, members) = self.base.members.iter().find(|(_, bits)| {
+            bits.get(d as usize / 64)
+                .is_some_and(|w| w & (1 << (d % 64)) != 0)
+        })?;
+        let rows = self.base.labels.get(label)?;
+        Some(LabelView { rows, members })
+    }
+
     /// Every label of the base.
     pub fn labels(&self) -> impl Iterator<Item = (&str, LabelView<'_>)> {
         self.base.labels.iter().filter_map(|(l, rows)| {
