@@ -27,6 +27,16 @@ pub(super) struct Conj {
 }
 
 impl Conj {
+    /// Forgets the verdicts of the last run (they are per model column).
+    pub(super) fn reset(&mut self) {
+        let Conj {
+            slot: _,
+            tests: _,
+            pass,
+        } = self;
+        pass.iter_mut().for_each(Vec::clear);
+    }
+
     /// `e` as a conjunction of such tests, None when it is anything else.
     pub(super) fn of(e: &CExpr) -> Option<Conj> {
         fn walk(e: &CExpr, slot: &mut Option<usize>, out: &mut Vec<(String, Short)>) -> bool {
