@@ -24,7 +24,9 @@
 //!   over chains of distinct-type hops, ask the engine's in-memory read model first
 //!   (`CountWhere`, `ReachCount`, see `readmodel`) and keep the ordinary plan as a fallback.
 //! - Labels otherwise come from the label bitmaps (the smallest label is scanned).
-//! - Filters run as soon as every variable they mention is bound.
+//! - Filters run as soon as every variable they mention is bound; over a label scan that
+//!   crosses input rows, an equality of the node's property with the row's value runs first
+//!   (the batch executor looks the value up, `batch::ops::scan::ScanEq`).
 
 use std::ops::Bound;
 use std::time::Instant;

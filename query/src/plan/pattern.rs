@@ -383,6 +383,16 @@ impl Planner<'_> {
                 Op::Scan { input, .. } => matches!(input.op, Op::Once),
                 _ => false,
             };
+            let label_scan = matches!(
+                &plan.op,
+                Op::Scan {
+                    source: ScanSource::Label(_),
+                    ..
+                }
+            );
+            if !leaf && label_scan {
+                equality_first(&mut conjuncts, slot, &bound);
+            }
             plan = self.apply_ready(plan, &mut conjuncts, &bound, &covered);
             if leaf {
                 plan = self.fuse_scan_filters(plan);
@@ -534,6 +544,25 @@ impl Planner<'_> {
             }
         }
         plan
+    }
+}
+
+/// Over a label scan that crosses input rows, the first ready `n.key = value` (the value read
+/// from the row) runs before the other ready conjuncts: the batch executor then looks each
+/// row's value up among the label's nodes instead of testing every pair (`ScanEq`). Filters
+/// commute; only which of two failing conjuncts reports its error first can change, and the
+/// batch and row paths follow the same order.
+fn equality_first(conjuncts: &mut Vec<Conjunct>, slot: usize, bound: &[usize]) {
+    let ready = |c: &Conjunct| !c.applied && c.slots.iter().all(|s| bound.contains(s));
+    let Some(first) = conjuncts.iter().position(ready) else {
+        return;
+    };
+    let eq = conjuncts
+        .iter()
+        .position(|c| ready(c) && super::scan::equality_on(&c.expr, slot).is_some());
+    if let Some(j) = eq.filter(|j| *j > first) {
+        let c = conjuncts.remove(j);
+        conjuncts.insert(first, c);
     }
 }
 

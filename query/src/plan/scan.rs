@@ -348,7 +348,7 @@ fn id_equality_on(e: &CExpr, slot: usize) -> Option<&CExpr> {
 }
 
 /// `n.key = value` (either way round) where n is in `slot`.
-fn equality_on(e: &CExpr, slot: usize) -> Option<(&str, &CExpr)> {
+pub(super) fn equality_on(e: &CExpr, slot: usize) -> Option<(&str, &CExpr)> {
     let CExpr::Bin(BinaryOp::Eq, a, b) = e else {
         return None;
     };

@@ -75,6 +75,17 @@ fn values_are_looked_up_and_chains_counted_backwards() {
         &m,
         "MATCH (q:Q) MATCH (p:P {g: q.j}) RETURN q.j, count(p), min(p.i)",
     );
+    // Looked up before a filter written first.
+    let looked_up = EQ_CHUNKS.with(|c| c.get()).0;
+    same(
+        &g,
+        &m,
+        "UNWIND ['v1', 'v2'] AS s MATCH (p:P) WHERE p.i < 300 AND p.s = s RETURN s, p.i",
+    );
+    assert!(
+        EQ_CHUNKS.with(|c| c.get()).0 > looked_up,
+        "the equality ran later"
+    );
     let after = EQ_CHUNKS.with(|c| c.get());
     assert!(after.0 > before.0, "no chunk was looked up");
     assert_eq!(
