@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::functions::Func;
 
 /// `n.key <op> constant` (or `constant <op> n.key`) and `n.key IS [NOT] NULL`: what they
 /// compute from the property's value, as the evaluator does (`eval::binary`).
@@ -15,6 +16,43 @@ pub(super) enum Short {
         flipped: bool,
     },
     IsNull(bool),
+    /// `f(n.key) <op> constant` (or IS [NOT] NULL) for a string function `f` that maps a
+    /// string to a string (`toLower`, `toUpper`, `trim`, `lTrim`, `rTrim`): `f`, then the test.
+    Folded(Func, Box<Short>),
+}
+
+/// The string function of `x` when `x` is one of `Short::Folded`'s over a node property.
+fn folded(x: &CExpr) -> Option<Func> {
+    match x {
+        CExpr::Func(
+            f @ (Func::ToLower | Func::ToUpper | Func::Trim | Func::LTrim | Func::RTrim),
+            args,
+        ) if matches!(args.as_slice(), [CExpr::Prop(b, _)] if matches!(**b, CExpr::Slot(_))) => {
+            Some(*f)
+        }
+        _ => None,
+    }
+}
+
+/// `f(s)` for a `folded` function, as `functions::call_pure` gives it (borrowed when the
+/// string is its own result: an ASCII string already in the wanted case, nothing to trim).
+fn fold_str(f: Func, s: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    match f {
+        Func::ToLower if s.is_ascii() => match s.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => Cow::Owned(s.to_ascii_lowercase()),
+            false => Cow::Borrowed(s),
+        },
+        Func::ToLower => Cow::Owned(s.to_lowercase()),
+        Func::ToUpper if s.is_ascii() => match s.bytes().any(|b| b.is_ascii_lowercase()) {
+            true => Cow::Owned(s.to_ascii_uppercase()),
+            false => Cow::Borrowed(s),
+        },
+        Func::ToUpper => Cow::Owned(s.to_uppercase()),
+        Func::Trim => Cow::Borrowed(s.trim()),
+        Func::LTrim => Cow::Borrowed(s.trim_start()),
+        _ => Cow::Borrowed(s.trim_end()),
+    }
 }
 
 impl Short {
@@ -22,6 +60,9 @@ impl Short {
         let is_prop = |x: &CExpr| matches!(x, CExpr::Prop(b, _) if matches!(**b, CExpr::Slot(_)));
         match e {
             CExpr::IsNull(x, neg) if is_prop(x) => Some(Short::IsNull(*neg)),
+            CExpr::IsNull(x, neg) => {
+                folded(x).map(|f| Short::Folded(f, Box::new(Short::IsNull(*neg))))
+            }
             CExpr::Bin(op, a, b) => match (&**a, &**b) {
                 (x, CExpr::Const(c)) if is_prop(x) => Some(Short::Bin {
                     op: *op,
@@ -32,6 +73,17 @@ impl Short {
                     op: *op,
                     c: c.clone(),
                     flipped: true,
+                }),
+                (x, CExpr::Const(c)) | (CExpr::Const(c), x) => folded(x).map(|f| {
+                    let flipped = matches!(&**a, CExpr::Const(_));
+                    Short::Folded(
+                        f,
+                        Box::new(Short::Bin {
+                            op: *op,
+                            c: c.clone(),
+                            flipped,
+                        }),
+                    )
                 }),
                 _ => None,
             },
@@ -47,6 +99,9 @@ impl Short {
         // A string is not null, whatever it says.
         if let Short::IsNull(neg) = self {
             return Some(*neg);
+        }
+        if let Short::Folded(f, inner) = self {
+            return inner.apply_str(&fold_str(*f, s));
         }
         let Short::Bin {
             op,
@@ -65,6 +120,13 @@ impl Short {
             BinaryOp::StartsWith => x.starts_with(y),
             BinaryOp::EndsWith => x.ends_with(y),
             BinaryOp::Contains => x.contains(y),
+            // Two strings: equal by their text, ordered by their bytes (`value::compare`).
+            BinaryOp::Eq => x == y,
+            BinaryOp::Ne => x != y,
+            BinaryOp::Lt => x < y,
+            BinaryOp::Le => x <= y,
+            BinaryOp::Gt => x > y,
+            BinaryOp::Ge => x >= y,
             _ => return None,
         })
     }
@@ -73,6 +135,9 @@ impl Short {
     pub(super) fn apply(&self, v: Val) -> Result<Val, QueryError> {
         match self {
             Short::IsNull(neg) => Ok(Val::Bool(v.is_null() != *neg)),
+            // Null in, null out (as the evaluator calls these functions).
+            Short::Folded(_, inner) if v.is_null() => inner.apply(v),
+            Short::Folded(f, inner) => inner.apply(crate::functions::call_pure(*f, vec![v])?),
             Short::Bin { op, c, flipped } => {
                 if *flipped {
                     crate::eval::binary(*op, c.clone(), v)
