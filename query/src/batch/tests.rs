@@ -156,6 +156,11 @@ fn string_functions_of_a_property_run_per_distinct_string() {
         "MATCH (c:Customer) RETURN toLower(c.city) ENDS WITH 's' AS e, count(*) ORDER BY e",
         "MATCH (c:Customer) WHERE c.name < 'C' RETURN c.name ORDER BY c.name",
         "MATCH (c:Customer) WHERE trim(c.name) >= 'Cat' AND c.city IS NOT NULL RETURN c.name ORDER BY c.name",
+        // Logic over tests of the one property.
+        "MATCH (c:Customer) WHERE c.name STARTS WITH 'A' OR c.name STARTS WITH 'C' RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) WHERE NOT (c.city = 'Paris' XOR c.city IS NULL) RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) RETURN c.city STARTS WITH 'P' OR c.city ENDS WITH 'e' AS k, count(*) ORDER BY k",
+        "MATCH (c:Customer) RETURN NOT c.city CONTAINS 'a' AND c.city <> 'Rome' AS k, count(*) ORDER BY k",
     ] {
         batch(q);
     }

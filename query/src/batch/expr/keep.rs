@@ -99,7 +99,7 @@ impl Conj {
             return None;
         }
         let compares_only = tests.iter().all(|(_, t)| match t {
-            Short::IsNull(_) | Short::Folded(..) => false,
+            Short::IsNull(_) | Short::Folded(..) | Short::Not(_) | Short::Logic(..) => false,
             Short::Bin { op, .. } => ordering_test(*op).is_some(),
         });
         if compares_only {

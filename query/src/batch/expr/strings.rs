@@ -19,7 +19,21 @@ pub(super) enum Short {
     /// `f(n.key) <op> constant` (or IS [NOT] NULL) for a string function `f` that maps a
     /// string to a string (`toLower`, `toUpper`, `trim`, `lTrim`, `rTrim`): `f`, then the test.
     Folded(Func, Box<Short>),
+    /// NOT, AND, OR, XOR of tests that give a boolean or null (`n.name STARTS WITH 'A' OR
+    /// n.name STARTS WITH 'B'`): on a string, plain boolean logic over the tests' answers.
+    Not(Box<Short>),
+    Logic(Logic, Box<Short>, Box<Short>),
 }
+
+#[derive(Clone, Copy)]
+pub(super) enum Logic {
+    And,
+    Or,
+    Xor,
+}
+
+/// Deepest NOT / AND / OR / XOR nesting compiled (deeper ones go to the evaluator).
+const MAX_LOGIC_DEPTH: usize = 16;
 
 /// The string function of `x` when `x` is one of `Short::Folded`'s over a node property.
 fn folded(x: &CExpr) -> Option<Func> {
@@ -57,6 +71,46 @@ fn fold_str(f: Func, s: &str) -> std::borrow::Cow<'_, str> {
 
 impl Short {
     pub(super) fn of(e: &CExpr) -> Option<Short> {
+        Short::of_at(e, 0)
+    }
+
+    /// `of` for a test that gives a boolean or null (a null test, a string predicate or a
+    /// comparison, and their logic), as an operand of NOT / AND / OR / XOR.
+    fn boolean(e: &CExpr, depth: usize) -> Option<Short> {
+        use crate::ast::BinaryOp::*;
+        let sh = Short::of_at(e, depth)?;
+        let ok = |s: &Short| match s {
+            Short::Bin { op, .. } => matches!(
+                op,
+                StartsWith | EndsWith | Contains | Eq | Ne | Lt | Le | Gt | Ge
+            ),
+            _ => true,
+        };
+        let fine = match &sh {
+            Short::Folded(_, inner) => ok(inner),
+            other => ok(other),
+        };
+        fine.then_some(sh)
+    }
+
+    fn of_at(e: &CExpr, depth: usize) -> Option<Short> {
+        if depth > MAX_LOGIC_DEPTH {
+            return None;
+        }
+        let logic = |l: Logic, a: &CExpr, b: &CExpr| {
+            Some(Short::Logic(
+                l,
+                Box::new(Short::boolean(a, depth + 1)?),
+                Box::new(Short::boolean(b, depth + 1)?),
+            ))
+        };
+        match e {
+            CExpr::Not(x) => return Some(Short::Not(Box::new(Short::boolean(x, depth + 1)?))),
+            CExpr::And(a, b) => return logic(Logic::And, a, b),
+            CExpr::Or(a, b) => return logic(Logic::Or, a, b),
+            CExpr::Xor(a, b) => return logic(Logic::Xor, a, b),
+            _ => {}
+        }
         let is_prop = |x: &CExpr| matches!(x, CExpr::Prop(b, _) if matches!(**b, CExpr::Slot(_)));
         match e {
             CExpr::IsNull(x, neg) if is_prop(x) => Some(Short::IsNull(*neg)),
@@ -100,8 +154,19 @@ impl Short {
         if let Short::IsNull(neg) = self {
             return Some(*neg);
         }
-        if let Short::Folded(f, inner) = self {
-            return inner.apply_str(&fold_str(*f, s));
+        match self {
+            Short::Folded(f, inner) => return inner.apply_str(&fold_str(*f, s)),
+            // Every operand answers true or false on a string (or the evaluator decides).
+            Short::Not(x) => return x.apply_str(s).map(|b| !b),
+            Short::Logic(l, a, b) => {
+                let (a, b) = (a.apply_str(s)?, b.apply_str(s)?);
+                return Some(match l {
+                    Logic::And => a && b,
+                    Logic::Or => a || b,
+                    Logic::Xor => a != b,
+                });
+            }
+            _ => {}
         }
         let Short::Bin {
             op,
@@ -138,6 +203,27 @@ impl Short {
             // Null in, null out (as the evaluator calls these functions).
             Short::Folded(_, inner) if v.is_null() => inner.apply(v),
             Short::Folded(f, inner) => inner.apply(crate::functions::call_pure(*f, vec![v])?),
+            // The evaluator's three-valued logic, in its order (a left operand that decides
+            // leaves the right one unevaluated).
+            Short::Not(x) => Ok(match x.apply(v)?.truthy()? {
+                Some(b) => Val::Bool(!b),
+                None => Val::Null,
+            }),
+            Short::Logic(l, a, b) => {
+                let x = a.apply(v.clone())?.truthy()?;
+                Ok(match (l, x) {
+                    (Logic::And, Some(false)) => Val::Bool(false),
+                    (Logic::Or, Some(true)) => Val::Bool(true),
+                    _ => match (l, x, b.apply(v)?.truthy()?) {
+                        (Logic::And, _, Some(false)) => Val::Bool(false),
+                        (Logic::And, Some(true), Some(true)) => Val::Bool(true),
+                        (Logic::Or, _, Some(true)) => Val::Bool(true),
+                        (Logic::Or, Some(false), Some(false)) => Val::Bool(false),
+                        (Logic::Xor, Some(x), Some(y)) => Val::Bool(x != y),
+                        _ => Val::Null,
+                    },
+                })
+            }
             Short::Bin { op, c, flipped } => {
                 if *flipped {
                     crate::eval::binary(*op, c.clone(), v)
