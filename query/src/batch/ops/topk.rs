@@ -575,15 +575,6 @@ pub(super) fn top_k(
                     .map(|e| e.keys.clone());
             }
         }
-        if cut.is_none() && entries.len() >= keep {
-            // Enough rows for a cut (a chunk's selection may have kept fewer than `high`): the
-            // next chunks meet it instead of selecting again.
-            cut_back(&mut entries, &desc, keep);
-            cut = entries
-                .iter()
-                .max_by(|a, b| cmp_entry(a, b, &desc))
-                .map(|e| e.keys.clone());
-        }
         drop(cols);
         drop(gs);
         held = Some(settle(held, &ch, &mut entries, &node));
