@@ -145,6 +145,27 @@ fn case_runs_branch_by_branch_on_the_batch_path() {
     );
 }
 
+#[test]
+fn string_functions_of_a_property_run_per_distinct_string() {
+    for q in [
+        "MATCH (c:Customer) WHERE toLower(c.name) STARTS WITH 'a' RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) WHERE toUpper(c.city) = 'PARIS' RETURN count(*)",
+        "MATCH (c:Customer) WHERE 'paris' = toLower(c.city) RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) WHERE toLower(c.email) ENDS WITH '@EXAMPLE.COM' RETURN count(*)",
+        "MATCH (c:Customer) WHERE toLower(c.city) IS NULL RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) RETURN toLower(c.city) ENDS WITH 's' AS e, count(*) ORDER BY e",
+        "MATCH (c:Customer) WHERE c.name < 'C' RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) WHERE trim(c.name) >= 'Cat' AND c.city IS NOT NULL RETURN c.name ORDER BY c.name",
+        // Logic over tests of the one property.
+        "MATCH (c:Customer) WHERE c.name STARTS WITH 'A' OR c.name STARTS WITH 'C' RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) WHERE NOT (c.city = 'Paris' XOR c.city IS NULL) RETURN c.name ORDER BY c.name",
+        "MATCH (c:Customer) RETURN c.city STARTS WITH 'P' OR c.city ENDS WITH 'e' AS k, count(*) ORDER BY k",
+        "MATCH (c:Customer) RETURN NOT c.city CONTAINS 'a' AND c.city <> 'Rome' AS k, count(*) ORDER BY k",
+    ] {
+        batch(q);
+    }
+}
+
 /// Two outcomes are the same: the same value (floats bit for bit) or the same error text.
 pub(super) fn same_result(
     a: &Result<crate::value::Val, crate::error::QueryError>,

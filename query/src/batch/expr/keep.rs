@@ -13,7 +13,10 @@
 //!   `CONTAINS` by one vectorised search over the whole dictionary), then each row is a load.
 //! - A comparison of an integer or float column with a constant of its kind compares in place.
 //!
-//! None of these predicates can fail on any value (a non-string or an incomparable value is
+//! A string function of the property tested so (`toLower(n.email) ENDS WITH '.org'`) may
+//! fail on a number: it qualifies alone only.
+//!
+//! None of the others can fail on any value (a non-string or an incomparable value is
 //! null, never an error), so the conjunction's verdict is the row evaluator's whatever the
 //! order of evaluation.
 
@@ -105,6 +108,17 @@ impl Conj {
                 },
                 _ => return false,
             };
+            // `toLower(n.key) ENDS WITH 'x'` and the like: a test of the property too (not a
+            // null test of it: an absent value passes that one, which the tables here do not
+            // give).
+            let x = match (x, &short) {
+                (CExpr::Func(_, args), Some(Short::Folded(_, t)))
+                    if matches!(**t, Short::Bin { .. }) =>
+                {
+                    args.first().unwrap_or(x)
+                }
+                _ => x,
+            };
             let (CExpr::Prop(base, key), Some(short)) = (x, short) else {
                 return false;
             };
@@ -124,8 +138,13 @@ impl Conj {
         if !walk(e, &mut slot, &mut tests, &mut clauses) || tests.len() > 16 {
             return None;
         }
+        // A string function fails on a number (the others never fail), and a conjunction
+        // skips rows an earlier test failed: alone only, so that every row meets it.
+        if tests.len() > 1 && tests.iter().any(|(_, t)| matches!(t, Short::Folded(..))) {
+            return None;
+        }
         let compares_only = tests.iter().all(|(_, t)| match t {
-            Short::IsNull(_) => false,
+            Short::IsNull(_) | Short::Folded(..) | Short::Not(_) | Short::Logic(..) => false,
             Short::Bin { op, .. } => ordering_test(*op).is_some(),
         });
         if compares_only && clauses.iter().all(|c| c.len() == 1) {

@@ -4,6 +4,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use crate::functions::Func;
 
 /// `n.key <op> constant` (or `constant <op> n.key`) and `n.key IS [NOT] NULL`: what they
 /// compute from the property's value, as the evaluator does (`eval::binary`).
@@ -15,13 +16,107 @@ pub(super) enum Short {
         flipped: bool,
     },
     IsNull(bool),
+    /// `f(n.key) <op> constant` (or IS [NOT] NULL) for a string function `f` that maps a
+    /// string to a string (`toLower`, `toUpper`, `trim`, `lTrim`, `rTrim`): `f`, then the test.
+    Folded(Func, Box<Short>),
+    /// NOT, AND, OR, XOR of tests that give a boolean or null (`n.name STARTS WITH 'A' OR
+    /// n.name STARTS WITH 'B'`): on a string, plain boolean logic over the tests' answers.
+    Not(Box<Short>),
+    Logic(Logic, Box<Short>, Box<Short>),
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Logic {
+    And,
+    Or,
+    Xor,
+}
+
+/// Deepest NOT / AND / OR / XOR nesting compiled (deeper ones go to the evaluator).
+const MAX_LOGIC_DEPTH: usize = 16;
+
+/// The string function of `x` when `x` is one of `Short::Folded`'s over a node property.
+fn folded(x: &CExpr) -> Option<Func> {
+    match x {
+        CExpr::Func(
+            f @ (Func::ToLower | Func::ToUpper | Func::Trim | Func::LTrim | Func::RTrim),
+            args,
+        ) if matches!(args.as_slice(), [CExpr::Prop(b, _)] if matches!(**b, CExpr::Slot(_))) => {
+            Some(*f)
+        }
+        _ => None,
+    }
+}
+
+/// `f(s)` for a `folded` function, as `functions::call_pure` gives it (borrowed when the
+/// string is its own result: an ASCII string already in the wanted case, nothing to trim).
+fn fold_str(f: Func, s: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    match f {
+        Func::ToLower if s.is_ascii() => match s.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => Cow::Owned(s.to_ascii_lowercase()),
+            false => Cow::Borrowed(s),
+        },
+        Func::ToLower => Cow::Owned(s.to_lowercase()),
+        Func::ToUpper if s.is_ascii() => match s.bytes().any(|b| b.is_ascii_lowercase()) {
+            true => Cow::Owned(s.to_ascii_uppercase()),
+            false => Cow::Borrowed(s),
+        },
+        Func::ToUpper => Cow::Owned(s.to_uppercase()),
+        Func::Trim => Cow::Borrowed(s.trim()),
+        Func::LTrim => Cow::Borrowed(s.trim_start()),
+        _ => Cow::Borrowed(s.trim_end()),
+    }
 }
 
 impl Short {
     pub(super) fn of(e: &CExpr) -> Option<Short> {
+        Short::of_at(e, 0)
+    }
+
+    /// `of` for a test that gives a boolean or null (a null test, a string predicate or a
+    /// comparison, and their logic), as an operand of NOT / AND / OR / XOR.
+    fn boolean(e: &CExpr, depth: usize) -> Option<Short> {
+        use crate::ast::BinaryOp::*;
+        let sh = Short::of_at(e, depth)?;
+        let ok = |s: &Short| match s {
+            Short::Bin { op, .. } => matches!(
+                op,
+                StartsWith | EndsWith | Contains | Eq | Ne | Lt | Le | Gt | Ge
+            ),
+            _ => true,
+        };
+        let fine = match &sh {
+            Short::Folded(_, inner) => ok(inner),
+            other => ok(other),
+        };
+        fine.then_some(sh)
+    }
+
+    fn of_at(e: &CExpr, depth: usize) -> Option<Short> {
+        if depth > MAX_LOGIC_DEPTH {
+            return None;
+        }
+        let logic = |l: Logic, a: &CExpr, b: &CExpr| {
+            Some(Short::Logic(
+                l,
+                Box::new(Short::boolean(a, depth + 1)?),
+                Box::new(Short::boolean(b, depth + 1)?),
+            ))
+        };
+        match e {
+            CExpr::Not(x) => return Some(Short::Not(Box::new(Short::boolean(x, depth + 1)?))),
+            CExpr::And(a, b) => return logic(Logic::And, a, b),
+            CExpr::Or(a, b) => return logic(Logic::Or, a, b),
+            CExpr::Xor(a, b) => return logic(Logic::Xor, a, b),
+            _ => {}
+        }
         let is_prop = |x: &CExpr| matches!(x, CExpr::Prop(b, _) if matches!(**b, CExpr::Slot(_)));
         match e {
             CExpr::IsNull(x, neg) if is_prop(x) => Some(Short::IsNull(*neg)),
+            CExpr::IsNull(x, neg) => {
+                folded(x).map(|f| Short::Folded(f, Box::new(Short::IsNull(*neg))))
+            }
             CExpr::Bin(op, a, b) => match (&**a, &**b) {
                 (x, CExpr::Const(c)) if is_prop(x) => Some(Short::Bin {
                     op: *op,
@@ -32,6 +127,17 @@ impl Short {
                     op: *op,
                     c: c.clone(),
                     flipped: true,
+                }),
+                (x, CExpr::Const(c)) | (CExpr::Const(c), x) => folded(x).map(|f| {
+                    let flipped = matches!(&**a, CExpr::Const(_));
+                    Short::Folded(
+                        f,
+                        Box::new(Short::Bin {
+                            op: *op,
+                            c: c.clone(),
+                            flipped,
+                        }),
+                    )
                 }),
                 _ => None,
             },
@@ -47,6 +153,20 @@ impl Short {
         // A string is not null, whatever it says.
         if let Short::IsNull(neg) = self {
             return Some(*neg);
+        }
+        match self {
+            Short::Folded(f, inner) => return inner.apply_str(&fold_str(*f, s)),
+            // Every operand answers true or false on a string (or the evaluator decides).
+            Short::Not(x) => return x.apply_str(s).map(|b| !b),
+            Short::Logic(l, a, b) => {
+                let (a, b) = (a.apply_str(s)?, b.apply_str(s)?);
+                return Some(match l {
+                    Logic::And => a && b,
+                    Logic::Or => a || b,
+                    Logic::Xor => a != b,
+                });
+            }
+            _ => {}
         }
         let Short::Bin {
             op,
@@ -65,6 +185,13 @@ impl Short {
             BinaryOp::StartsWith => x.starts_with(y),
             BinaryOp::EndsWith => x.ends_with(y),
             BinaryOp::Contains => x.contains(y),
+            // Two strings: equal by their text, ordered by their bytes (`value::compare`).
+            BinaryOp::Eq => x == y,
+            BinaryOp::Ne => x != y,
+            BinaryOp::Lt => x < y,
+            BinaryOp::Le => x <= y,
+            BinaryOp::Gt => x > y,
+            BinaryOp::Ge => x >= y,
             _ => return None,
         })
     }
@@ -73,6 +200,30 @@ impl Short {
     pub(super) fn apply(&self, v: Val) -> Result<Val, QueryError> {
         match self {
             Short::IsNull(neg) => Ok(Val::Bool(v.is_null() != *neg)),
+            // Null in, null out (as the evaluator calls these functions).
+            Short::Folded(_, inner) if v.is_null() => inner.apply(v),
+            Short::Folded(f, inner) => inner.apply(crate::functions::call_pure(*f, vec![v])?),
+            // The evaluator's three-valued logic, in its order (a left operand that decides
+            // leaves the right one unevaluated).
+            Short::Not(x) => Ok(match x.apply(v)?.truthy()? {
+                Some(b) => Val::Bool(!b),
+                None => Val::Null,
+            }),
+            Short::Logic(l, a, b) => {
+                let x = a.apply(v.clone())?.truthy()?;
+                Ok(match (l, x) {
+                    (Logic::And, Some(false)) => Val::Bool(false),
+                    (Logic::Or, Some(true)) => Val::Bool(true),
+                    _ => match (l, x, b.apply(v)?.truthy()?) {
+                        (Logic::And, _, Some(false)) => Val::Bool(false),
+                        (Logic::And, Some(true), Some(true)) => Val::Bool(true),
+                        (Logic::Or, _, Some(true)) => Val::Bool(true),
+                        (Logic::Or, Some(false), Some(false)) => Val::Bool(false),
+                        (Logic::Xor, Some(x), Some(y)) => Val::Bool(x != y),
+                        _ => Val::Null,
+                    },
+                })
+            }
             Short::Bin { op, c, flipped } => {
                 if *flipped {
                     crate::eval::binary(*op, c.clone(), v)

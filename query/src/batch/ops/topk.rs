@@ -328,6 +328,23 @@ fn first_key_needed(
     keep: usize,
 ) -> Option<Vec<bool>> {
     let len = first.len;
+    if cut.is_none() && keep > 0 && keep < len {
+        if let Some(p) = str_prefixes(first) {
+            // Strings: the selection on their first 16 bytes (a row whose prefix sorts after
+            // the keep-th best prefix sorts after at least `keep` rows).
+            let mut s = p.clone();
+            let t = if desc {
+                *s.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a)).1
+            } else {
+                *s.select_nth_unstable(keep - 1).1
+            };
+            return Some(
+                p.iter()
+                    .map(|x| if desc { *x >= t } else { *x <= t })
+                    .collect(),
+            );
+        }
+    }
     let dir = |o: Ordering| if desc { o.reverse() } else { o };
     // Once there is a cut it is the stricter bound, mostly: no need to select.
     let by_chunk = (cut.is_none() && keep > 0 && keep < len).then(|| {
@@ -349,6 +366,50 @@ fn first_key_needed(
             })
             .collect(),
     )
+}
+
+/// A string's first 16 bytes as a number, zero-padded: `a < b` gives `prefix(a) <= prefix(b)`,
+/// so a strictly smaller prefix is a strictly smaller string.
+#[inline]
+fn prefix16(s: &str) -> u128 {
+    let s = s.as_bytes();
+    if let Some(head) = s.first_chunk::<16>() {
+        return u128::from_be_bytes(*head);
+    }
+    let mut b = [0u8; 16];
+    for (d, c) in b.iter_mut().zip(s) {
+        *d = *c;
+    }
+    u128::from_be_bytes(b)
+}
+
+/// Per row of a key column of strings (and nulls), the string's `prefix16`; null (after every
+/// string) is `u128::MAX`, which no UTF-8 prefix reaches (0xFF is never in UTF-8). None: a
+/// value of another type.
+fn str_prefixes(first: &KeyCol<'_>) -> Option<Vec<u128>> {
+    let mut out = Vec::with_capacity(first.len);
+    if let Some(Lazy {
+        col: ColumnView::Strings { codes, dict },
+        row0,
+        ..
+    }) = &first.lazy
+    {
+        for c in codes.get(*row0..row0 + first.len)? {
+            out.push(match dict.get(*c as usize) {
+                Some(s) => prefix16(s),
+                None => u128::MAX, // NO_CODE: absent
+            });
+        }
+        return Some(out);
+    }
+    for i in 0..first.len {
+        out.push(match first.key(i) {
+            K::Str(s) => prefix16(s),
+            K::Null => u128::MAX,
+            _ => return None,
+        });
+    }
+    Some(out)
 }
 
 /// The dictionaries the key columns borrow from, held for one chunk.
@@ -464,7 +525,7 @@ pub(super) fn top_k(
         }
         let gs = guards(&sources);
         let (cols, mut need) = key_cols(bx, keys, &sources, &gs, &ch, cut.as_deref(), keep)?;
-        // A chunk of values (not read in place) much larger than `keep`: only rows whose first
+        // A chunk of values (not read in place, or strings) much larger than `keep`: only rows whose first
         // key ties or beats the chunk's `keep`-th best can place, so the rest never become
         // entries. Without it an input already in the wanted order (the newest events of a
         // customer, `ORDER BY ts DESC` over rows created oldest first) beats the cut on every
@@ -474,7 +535,12 @@ pub(super) fn top_k(
         if need.is_none()
             && cut.is_none()
             && ch.len >= 4 * high
-            && cols.first().is_some_and(|c| c.lazy.is_none())
+            && cols.first().is_some_and(|c| {
+                // Read in place: strings only (their selection is on prefixes, cheap).
+                c.lazy
+                    .as_ref()
+                    .is_none_or(|l| matches!(l.col, ColumnView::Strings { .. }))
+            })
         {
             need = cols
                 .first()
@@ -578,7 +644,9 @@ pub(in crate::batch) mod tests {
              s: CASE WHEN i % 13 = 0 THEN null ELSE 'n' + toString((i * 17) % 101) END, \
              t: CASE WHEN i % 5 = 0 THEN null ELSE datetime('2024-05-0' + toString(1 + (i * 7) % 9) + 'T10:00:00Z') END, \
              m: CASE i % 4 WHEN 0 THEN i WHEN 1 THEN toString(i) WHEN 2 THEN toFloat(i) / 2 \
-                ELSE null END})";
+                ELSE null END, \
+             l: CASE WHEN i % 17 = 0 THEN null \
+                ELSE 'a shared prefix past 16 bytes ' + toString((i * 29) % 211) END})";
         made_by(create)
     }
 
@@ -632,6 +700,10 @@ pub(in crate::batch) mod tests {
             "MATCH (n:N) RETURN n.i, n.a * 2 + n.f AS e ORDER BY e DESC, n.i LIMIT 10",
             "MATCH (n:N) RETURN n.i ORDER BY n.a, n.f, n.s LIMIT 5000",
             "MATCH (n:N) RETURN n.i ORDER BY n.a LIMIT 0",
+            // Strings tied on their first 16 bytes, nulls, both directions.
+            "MATCH (n:N) RETURN n.i, n.l ORDER BY n.l LIMIT 20",
+            "MATCH (n:N) RETURN n.i, n.l ORDER BY n.l DESC, n.i SKIP 10 LIMIT 15",
+            "MATCH (n:N) RETURN n.i, n.s ORDER BY n.s DESC LIMIT 7",
             "MATCH (n:N) WHERE n.i % 3 = 0 RETURN n.a AS a, count(*) AS k ORDER BY k DESC, a LIMIT 4",
         ]);
     }
