@@ -28,11 +28,8 @@ impl Reset for Once {
 
 impl Reset for Argument {
     fn reset(&mut self) -> bool {
-        // The chunk its owner (`ScanEq`) hands it; an OPTIONAL MATCH's inner pipeline, which
-        // holds one too, is compiled per chunk and never reset.
-        let Argument { chunk } = self;
-        *chunk.borrow_mut() = None;
-        true
+        // Only inside an OPTIONAL MATCH's inner pipeline, which is compiled per chunk.
+        false
     }
 }
 
@@ -126,30 +123,6 @@ impl Reset for Scan<'_> {
         *candidates = None;
         *at = None;
         input.reset()
-    }
-}
-
-impl Reset for ScanEq<'_> {
-    fn reset(&mut self) -> bool {
-        let ScanEq {
-            input,
-            slot: _,
-            label: _,
-            key: _,
-            check_labels: _,
-            value,
-            generic,
-            arg,
-            generic_on,
-            strings,
-            at,
-        } = self;
-        value.reset();
-        *arg.borrow_mut() = None;
-        *generic_on = false;
-        *strings = None;
-        *at = None;
-        generic.reset() && input.reset()
     }
 }
 
