@@ -378,6 +378,15 @@ fn batch_matches_rows_after_writes_that_followed_the_model() {
     engine_batch_vs_rows(&graph, WS, &queries);
 }
 
+/// Unwound values looked up among a label's nodes by property (string, integer, mixed).
+const VALUE_JOINS: &[&str] = &[
+    "UNWIND ['Paris', 'Oslo', 'Berlin', 'Rome', null] AS city MATCH (c:Customer {city: city}) \
+     RETURN city, c.name AS name ORDER BY city, name",
+    "UNWIND [90, 75, 99, 5, 40] AS s MATCH (c:Customer) WHERE c.score = s RETURN s, count(c) AS n ORDER BY s",
+    "UNWIND ['web', 'email', 'phone', 'web'] AS ch MATCH (t:Touchpoint {channel: ch}) \
+     RETURN ch, count(t) AS n ORDER BY ch",
+];
+
 /// A cached plan keeps its compiled batch tree between runs (per thread, reset after each):
 /// every query of every source, run twice per round through one `PlanCache`, answers as the
 /// row path on the model the trees were compiled over, on it after writes, on a rebuilt model,
@@ -387,6 +396,13 @@ fn cached_plans_answer_as_the_row_path_run_after_run() {
     let mut texts = case_queries();
     texts.extend(corpus_queries("queries"));
     texts.extend(corpus_queries("holdout"));
+    texts.extend(corpus_queries("holdout2"));
+    // Value joins (`ScanEq`): the string column's grouping is built per run, on that run's model.
+    texts.extend(
+        VALUE_JOINS
+            .iter()
+            .map(|q| (q.to_string(), q.to_string(), Params::new())),
+    );
     texts.extend(
         random_queries(150)
             .into_iter()

@@ -28,8 +28,36 @@ impl Reset for Once {
 
 impl Reset for Argument {
     fn reset(&mut self) -> bool {
-        // Only inside an OPTIONAL MATCH's inner pipeline, which is compiled per chunk.
-        false
+        // Inside an OPTIONAL MATCH's inner pipeline (compiled per chunk, never reset) and under
+        // `ScanEq`'s scan and filter: its state is the chunk handed in.
+        let Argument { chunk } = self;
+        *chunk.borrow_mut() = None;
+        true
+    }
+}
+
+impl Reset for ScanEq<'_> {
+    fn reset(&mut self) -> bool {
+        let ScanEq {
+            input,
+            slot: _,
+            label: _,
+            key: _,
+            check_labels: _,
+            value,
+            generic,
+            arg,
+            generic_on,
+            strings,
+            at,
+        } = self;
+        value.reset();
+        *arg.borrow_mut() = None;
+        *generic_on = false;
+        // Built from the model's column at the first lookup: that run's model version.
+        *strings = None;
+        *at = None;
+        generic.reset() && input.reset()
     }
 }
 
