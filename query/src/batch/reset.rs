@@ -129,38 +129,6 @@ impl Reset for Scan<'_> {
     }
 }
 
-impl Reset for ScanEq<'_> {
-    fn reset(&mut self) -> bool {
-        let ScanEq {
-            input,
-            slot: _,
-            label: _,
-            key: _,
-            check_labels: _,
-            value,
-            generic,
-            arg,
-            generic_on,
-            strings,
-            at,
-        } = self;
-        value.reset();
-        *arg.borrow_mut() = None;
-        *generic_on = false;
-        *strings = None;
-        *at = None;
-        generic.reset() && input.reset()
-    }
-}
-
-impl Reset for Fed {
-    fn reset(&mut self) -> bool {
-        let Fed { chunk } = self;
-        *chunk.borrow_mut() = None;
-        true
-    }
-}
-
 /// An expansion's run state (its input is reset by the caller, when it has a real one).
 fn reset_expand(e: &mut Expand<'_>) {
     let Expand {
