@@ -335,7 +335,7 @@ impl<'p> Compiler<'p> {
                 };
                 let generic = Box::new(Filter {
                     input: Box::new(Scan {
-                        input: Box::new(Fed {
+                        input: Box::new(Argument {
                             chunk: Rc::clone(&arg),
                         }),
                         slot,

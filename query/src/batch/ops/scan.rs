@@ -311,17 +311,6 @@ pub(in crate::batch) struct ScanEq<'p> {
     pub(in crate::batch) at: Option<EqAt>,
 }
 
-/// The chunk `ScanEq` hands its own scan and filter (`generic`), one at a time.
-pub(in crate::batch) struct Fed {
-    pub(in crate::batch) chunk: ArgChunk,
-}
-
-impl BOp for Fed {
-    fn next(&mut self, _bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError> {
-        Ok(self.chunk.borrow_mut().take())
-    }
-}
-
 #[cfg(test)]
 thread_local! {
     /// (input chunks looked up, input chunks through the scan and filter), for tests that
