@@ -28,8 +28,11 @@ impl Reset for Once {
 
 impl Reset for Argument {
     fn reset(&mut self) -> bool {
-        // Only inside an OPTIONAL MATCH's inner pipeline, which is compiled per chunk.
-        false
+        // The chunk its owner (`ScanEq`) hands it; an OPTIONAL MATCH's inner pipeline, which
+        // holds one too, is compiled per chunk and never reset.
+        let Argument { chunk } = self;
+        *chunk.borrow_mut() = None;
+        true
     }
 }
 
@@ -123,14 +126,6 @@ impl Reset for Scan<'_> {
         *candidates = None;
         *at = None;
         input.reset()
-    }
-}
-
-impl Reset for Fed {
-    fn reset(&mut self) -> bool {
-        let Fed { chunk } = self;
-        *chunk.borrow_mut() = None;
-        true
     }
 }
 
