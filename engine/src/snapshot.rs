@@ -435,6 +435,9 @@ impl GraphRead for Snapshot<'_> {
         property: &str,
         value: &Value,
     ) -> Result<Option<Vec<NodeId>>, EngineError> {
+        if let Some(ids) = self.model_seek(label, property, value) {
+            return Ok(Some(ids));
+        }
         self.view().index_seek(label, property, value)
     }
     fn index_range(
@@ -457,6 +460,30 @@ impl Snapshot<'_> {
         self.view
             .get_or_init(|| self.model().map(Version::view))
             .as_ref()
+    }
+
+    /// An equality seek answered by the read model, when it is exact for this snapshot (no
+    /// node touched since its base was taken) and the index exists: the same nodes, in the
+    /// same (ascending id) order, as the index would give, without a RocksDB seek. None: read
+    /// the index.
+    pub(crate) fn model_seek(
+        &self,
+        label: &str,
+        property: &str,
+        value: &Value,
+    ) -> Option<Vec<NodeId>> {
+        // Without a model, no build is asked for here: a point read is not worth one.
+        self.model.as_ref()?;
+        let m = self.model_view_ref()?;
+        if !m.untouched() || self.index_kind(label, property).is_none() {
+            return None;
+        }
+        let Some(rows) = m.label(label) else {
+            // No node of the base carries the label, and no commit since added one.
+            return Some(Vec::new());
+        };
+        let dense = rows.seek(property, value)?;
+        Some(dense.into_iter().map(|d| m.id(d)).collect())
     }
 
     /// One counter of `Cf::Counts` (0 when absent).
@@ -569,5 +596,114 @@ mod tests {
         // The older snapshot keeps its moment.
         assert_eq!(prop(&s1, ann, "name"), string("Ann"));
         assert!(exists(&s1, bob));
+    }
+
+    #[test]
+    fn equality_seeks_from_the_model_are_the_index_seeks() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let g = Graph::open(dir.path(), GraphOptions::default()).expect("open");
+        let first = g
+            .write(|t| -> Result<_, EngineError> {
+                let mut first = None;
+                for i in 0..90u32 {
+                    let mut p = Properties::new();
+                    // phone: strings only; score: integers only; externalId: floats only;
+                    // email: strings and integers (a column the model does not answer).
+                    if i % 5 != 0 {
+                        p.insert(
+                            "phone".into(),
+                            Value::String(["a", "b", "c", ""][i as usize % 4].into()),
+                        );
+                    }
+                    if i % 7 != 0 {
+                        p.insert("score".into(), Value::Int(i64::from(i % 5) - 2));
+                    }
+                    if i % 3 != 0 {
+                        p.insert(
+                            "externalId".into(),
+                            Value::Float([-0.0, 0.0, 0.5, 1.0, 2.0][i as usize % 5]),
+                        );
+                    }
+                    p.insert(
+                        "email".into(),
+                        if i % 2 == 0 {
+                            Value::Int(1)
+                        } else {
+                            Value::String("a".into())
+                        },
+                    );
+                    let labels: &[&str] = if i % 11 == 0 {
+                        &["Lead"]
+                    } else {
+                        &["Customer"]
+                    };
+                    let id = t.workspace(WS).create_node(labels, p.clone())?;
+                    if i % 11 != 0 {
+                        first.get_or_insert(id);
+                    }
+                    t.workspace(WorkspaceId(6)).create_node(&["Customer"], p)?;
+                }
+                Ok(first.expect("created"))
+            })
+            .expect("write");
+        assert!(g.prepare_read_model(WS).expect("model").is_some());
+        let queries = [
+            Value::String("a".into()),
+            Value::String("b".into()),
+            Value::String(String::new()),
+            Value::String("zz".into()),
+            Value::Int(1),
+            Value::Int(0),
+            Value::Int(-2),
+            Value::Float(1.0),
+            Value::Float(-0.0),
+            Value::Float(0.5),
+            Value::Float(f64::NAN),
+            Value::Bool(true),
+            Value::Null,
+        ];
+        let check = |s: &crate::Snapshot<'_>, answered: bool| {
+            for key in ["phone", "score", "externalId", "email"] {
+                for q in &queries {
+                    let want = s.view().index_seek("Customer", key, q).expect("index");
+                    let got = s.index_seek("Customer", key, q).expect("seek");
+                    assert_eq!(got, want, "{key} = {q:?}");
+                    let numeric = matches!(q, Value::Int(_) | Value::Float(_));
+                    let typed = matches!(q, Value::String(_))
+                        || (numeric && !matches!(q, Value::Float(f) if f.is_nan()));
+                    if answered && key != "email" && typed {
+                        assert_eq!(s.model_seek("Customer", key, q), want, "{key} = {q:?}");
+                    }
+                }
+            }
+            // No index on the property: neither answers.
+            assert_eq!(s.model_seek("Customer", "nope", &queries[0]), None);
+            assert_eq!(
+                s.index_seek("Customer", "nope", &queries[0]).expect("seek"),
+                None
+            );
+        };
+        let s1 = g.snapshot(WS);
+        check(&s1, true);
+        assert!(!s1
+            .index_seek("Customer", "phone", &queries[0])
+            .expect("seek")
+            .expect("indexed")
+            .is_empty());
+        g.write(move |t| -> Result<_, EngineError> {
+            t.workspace(WS)
+                .set_node_property(first, "phone", Value::String("zz".into()))
+        })
+        .expect("write");
+        // Touched since the model: the index answers (and sees the write).
+        let s2 = g.snapshot(WS);
+        assert_eq!(s2.model_seek("Customer", "phone", &queries[3]), None);
+        check(&s2, false);
+        assert_eq!(
+            s2.index_seek("Customer", "phone", &queries[3])
+                .expect("seek"),
+            Some(vec![first])
+        );
+        check(&s1, true);
     }
 }

@@ -196,33 +196,42 @@ pub fn run_read<G: GraphRead>(
     if stmt.mode == Mode::Explain {
         return Ok(explained(&planned));
     }
-    execute_read(g, &planned, None, limits, start, stmt.mode == Mode::Profile)
+    execute_read(
+        g,
+        &planned,
+        None,
+        limits,
+        start,
+        stmt.mode == Mode::Profile,
+        None,
+    )
 }
 
 /// Runs a planned read statement whose time budget started at `start`; `analysis` is the
-/// plan's (`exec::analyse`) and its batch memo, made now when None.
-fn execute_read(
+/// plan's (`exec::analyse`) and its batch memo, made now when None; `tree` the plan's batch
+/// tree when the caller compiled it (`batch::compile_tree`).
+fn execute_read<'p>(
     g: &dyn GraphRead,
-    planned: &plan::Planned,
-    analysis: Option<(&batch::Analysis, &exec::BatchMemo)>,
+    planned: &'p plan::Planned,
+    analysis: Option<(&'p batch::Analysis, &'p exec::BatchMemo)>,
     limits: &Limits,
     start: Instant,
     profile: bool,
+    tree: Option<&mut batch::Tree<'p>>,
 ) -> Result<QueryResult, QueryError> {
     let deadline = start + limits.time;
     let cx = eval::Cx::new(g, limits, deadline, planned.operators, profile);
     let rows = match planned.stages.as_slice() {
         [plan::Stage::Read(p)] => {
-            let own;
-            let analysis = match analysis {
-                Some((a, memo)) => (a, Some(memo)),
+            let (w, out) = (planned.width, &planned.out_slots);
+            match analysis {
+                Some((a, memo)) => exec::produce(p, w, out, (a, Some(memo)), &cx, profile, tree),
                 None => {
-                    own = exec::analyse(p, planned.width, &planned.out_slots);
-                    (&own, None)
+                    let own = exec::analyse(p, w, out);
+                    exec::produce(p, w, out, (&own, None), &cx, profile, None)
                 }
-            };
-            exec::produce(p, planned.width, &planned.out_slots, analysis, &cx, profile)
-                .map_err(|e| shown_ids(e, &limits.ids))?
+            }
+            .map_err(|e| shown_ids(e, &limits.ids))?
         }
         _ => return Err(QueryError::WriteNotAllowed { clause: "write" }),
     };

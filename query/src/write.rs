@@ -46,6 +46,7 @@ pub(crate) fn run_stages<G: GraphWrite>(
                         (&analysis, None),
                         &cx,
                         profile,
+                        None,
                     )?;
                 } else {
                     rows = collect(plan, planned.width, &cx, profile)?;

@@ -14,7 +14,7 @@ mod common;
 use common::*;
 use svc_engine::{Graph, WorkspaceId};
 use svc_query::fuzzing::{check_batch_vs_rows, same_outcome};
-use svc_query::{parse, run_read, Limits, ModelSwitch, Params, Statement};
+use svc_query::{parse, run_read, Limits, ModelSwitch, Params, PlanCache, Statement};
 
 /// (file and name, query, params) of every case.
 fn case_queries() -> Vec<(String, String, Params)> {
@@ -88,6 +88,11 @@ fn random_queries(n: usize) -> Vec<String> {
         "(b:Campaign)<-[*2..2]-(a)",
         "(a)-[r:REFERRED*0..2]-(b)",
         "(a:Customer)-[:REFERRED*2..3]-(b:Customer)",
+        // A node's property equal to a value of the row before (looked up, not filtered).
+        "(b:Customer) MATCH (a:Customer {city: b.city})",
+        "(b:Touchpoint) UNWIND ['web', 'email', null, 'web', 1] AS ch MATCH (a:Touchpoint {channel: ch})",
+        "(b:Opportunity) MATCH (a:Opportunity {progress: b.progress})",
+        "(b:Campaign) UNWIND [1000, 2500.0, null, '1000'] AS x MATCH (a:Campaign {budget: x})",
     ];
     let a_props = [
         "name", "score", "city", "channel", "action", "amount", "ts", "email",
@@ -272,8 +277,12 @@ fn all_queries() -> Vec<(String, Statement, Params)> {
         "the corpus has {} queries",
         corpus.len()
     );
-    // The holdout corpus: queries written without tuning for them (benches/corpus/holdout.txt).
-    for (name, q, params) in corpus.into_iter().chain(corpus_queries("holdout")) {
+    // The holdout corpora: queries written without tuning for them (benches/corpus/holdout.txt,
+    // holdout2.txt).
+    let holdouts = corpus_queries("holdout")
+        .into_iter()
+        .chain(corpus_queries("holdout2"));
+    for (name, q, params) in corpus.into_iter().chain(holdouts) {
         let s = parse(&q).unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
         out.push((name, s, params));
     }
@@ -351,28 +360,101 @@ fn batch_matches_rows_and_the_model_graph_on_the_engine() {
     }
 }
 
+/// Writes after the model's build: changed properties and labels, new and deleted nodes and
+/// relationships.
+const WRITES: &[&str] = &[
+    "MATCH (c:Customer {name: 'Bob'}) SET c.score = 99, c.city = 'Oslo'",
+    "MATCH (c:Customer {name: 'Dan'}) SET c.city = 'Paris', c.name = 'Dana'",
+    "CREATE (:Customer {name: 'Zed', score: 5, city: 'Paris', email: 'zed@example.org'})",
+    "MATCH (z:Customer {name: 'Zed'}), (t:Touchpoint {action: 'call'}) CREATE (z)-[:HAS_TOUCHPOINT]->(t)",
+    "MATCH (z:Customer {name: 'Zed'}), (c:Campaign {name: 'Dormant'}) CREATE (t:Touchpoint {action: 'visit', channel: 'web'}), (z)-[:HAS_TOUCHPOINT]->(t), (t)-[:INFLUENCED_BY]->(c)",
+    "MATCH (:Customer {name: 'Cat'})-[r:HAS_TOUCHPOINT]->() DELETE r",
+    "MATCH (e:Customer {name: 'Eve'}) REMOVE e:Lead SET e:Lead2",
+    "MATCH (t:Touchpoint {action: 'signup'}) DETACH DELETE t",
+    "MATCH (a:Customer {name: 'Ann'}) SET a.score = 'ninety'",
+];
+
 #[test]
 fn batch_matches_rows_after_writes_that_followed_the_model() {
     let queries = all_queries();
     let (_dir, graph) = engine();
     load_engine_fixture(&graph, WS);
     graph.prepare_read_model(WS).expect("build").expect("fits");
-    let writes = [
-        "MATCH (c:Customer {name: 'Bob'}) SET c.score = 99, c.city = 'Oslo'",
-        "MATCH (c:Customer {name: 'Dan'}) SET c.city = 'Paris', c.name = 'Dana'",
-        "CREATE (:Customer {name: 'Zed', score: 5, city: 'Paris', email: 'zed@example.org'})",
-        "MATCH (z:Customer {name: 'Zed'}), (t:Touchpoint {action: 'call'}) CREATE (z)-[:HAS_TOUCHPOINT]->(t)",
-        "MATCH (z:Customer {name: 'Zed'}), (c:Campaign {name: 'Dormant'}) CREATE (t:Touchpoint {action: 'visit', channel: 'web'}), (z)-[:HAS_TOUCHPOINT]->(t), (t)-[:INFLUENCED_BY]->(c)",
-        "MATCH (:Customer {name: 'Cat'})-[r:HAS_TOUCHPOINT]->() DELETE r",
-        "MATCH (e:Customer {name: 'Eve'}) REMOVE e:Lead SET e:Lead2",
-        "MATCH (t:Touchpoint {action: 'signup'}) DETACH DELETE t",
-        "MATCH (a:Customer {name: 'Ann'}) SET a.score = 'ninety'",
-    ];
-    for w in writes {
+    for w in WRITES {
         let stmt = parse(w).expect("write parses");
         engine_write(&graph, WS, &stmt, &Params::new()).expect("write runs");
     }
     engine_batch_vs_rows(&graph, WS, &queries);
+}
+
+/// Unwound values looked up among a label's nodes by property (string, integer, mixed).
+const VALUE_JOINS: &[&str] = &[
+    "UNWIND ['Paris', 'Oslo', 'Berlin', 'Rome', null] AS city MATCH (c:Customer {city: city}) \
+     RETURN city, c.name AS name ORDER BY city, name",
+    "UNWIND [90, 75, 99, 5, 40] AS s MATCH (c:Customer) WHERE c.score = s RETURN s, count(c) AS n ORDER BY s",
+    "UNWIND ['web', 'email', 'phone', 'web'] AS ch MATCH (t:Touchpoint {channel: ch}) \
+     RETURN ch, count(t) AS n ORDER BY ch",
+];
+
+/// A cached plan keeps its compiled batch tree between runs (per thread, reset after each):
+/// every query of every source, run twice per round through one `PlanCache`, answers as the
+/// row path on the model the trees were compiled over, on it after writes, on a rebuilt model,
+/// and from two threads at once.
+#[test]
+fn cached_plans_answer_as_the_row_path_run_after_run() {
+    let mut texts = case_queries();
+    texts.extend(corpus_queries("queries"));
+    texts.extend(corpus_queries("holdout"));
+    texts.extend(corpus_queries("holdout2"));
+    // Value joins (`ScanEq`): the string column's grouping is built per run, on that run's model.
+    texts.extend(
+        VALUE_JOINS
+            .iter()
+            .map(|q| (q.to_string(), q.to_string(), Params::new())),
+    );
+    texts.extend(
+        random_queries(150)
+            .into_iter()
+            .map(|q| (q.clone(), q, Params::new())),
+    );
+    let texts: Vec<(String, String, Statement, Params)> = texts
+        .into_iter()
+        .filter_map(|(name, q, params)| {
+            let s = parse(&q).ok().filter(Statement::is_read_only)?;
+            Some((name, q, s, params))
+        })
+        .collect();
+    let (_dir, graph) = engine();
+    load_engine_fixture(&graph, WS);
+    graph.prepare_read_model(WS).expect("build").expect("fits");
+    let cache = PlanCache::new(4096);
+    let check = |round: &str| {
+        let snap = graph.snapshot(WS);
+        let rows = ModelSwitch::rows(&snap);
+        for (name, q, stmt, params) in &texts {
+            let want = run_read(&rows, stmt, params, &limits());
+            for _ in 0..2 {
+                let got = cache.run_read(&snap, q, params, &limits());
+                same_outcome(name, round, &want, &got);
+            }
+        }
+    };
+    check("first model");
+    for w in WRITES {
+        let stmt = parse(w).expect("write parses");
+        engine_write(&graph, WS, &stmt, &Params::new()).expect("write runs");
+    }
+    check("after writes");
+    graph
+        .prepare_read_model(WS)
+        .expect("rebuild")
+        .expect("fits");
+    check("rebuilt model");
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| check("two threads"));
+        }
+    });
 }
 
 /// Numbers for the typed kernels: 5,000 `Num` nodes (over two chunks) with integer and float

@@ -49,6 +49,8 @@ pub(crate) struct LabelRows {
     /// Per 64-bit word of the label's membership bitset, the members before it: a dense
     /// index's row in `rows` is one popcount away (`row_of`).
     pub rank: Vec<u32>,
+    /// Per string column, its equality index once a seek built it (`seek`).
+    pub seeks: super::seek::StrIndexes,
 }
 
 #[derive(Debug)]
@@ -141,6 +143,11 @@ impl Base {
                     + r.columns
                         .iter()
                         .map(|(k, c)| k.capacity() + 64 + c.bytes())
+                        .sum::<usize>()
+                    + r.seeks
+                        .values()
+                        .filter_map(|s| s.get())
+                        .map(|s| s.bytes())
                         .sum::<usize>()
             })
             .sum();
@@ -306,12 +313,14 @@ impl NodesBuilder {
                 .into_iter()
                 .map(|(k, present)| (k, Column::build(rows.len(), present)))
                 .collect();
+            let seeks = super::seek::cells(&columns);
             labels.insert(
                 label,
                 LabelRows {
                     rows,
                     columns,
                     rank,
+                    seeks,
                 },
             );
         }

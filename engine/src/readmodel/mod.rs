@@ -21,7 +21,7 @@
 
 //!
 //! Layout: `base` (the columns and CSR of one snapshot, and how they are built), `column`,
-//! `eval` (counts and reaches over base + delta), `view` (the read-only view the query engine's
+//! `eval` (counts and reaches over base + delta), `seek` (equality seeks from the columns), `view` (the read-only view the query engine's
 //! batch executor reads: always compiled, so the query crate and the fuzz targets can use it
 //! without RocksDB), `models` (versions, the commit hook and the builder; storage only).
 
@@ -31,6 +31,7 @@ mod column;
 mod eval;
 #[cfg(feature = "storage")]
 mod models;
+mod seek;
 #[cfg(all(test, feature = "storage"))]
 mod tests;
 mod view;

@@ -201,6 +201,17 @@ impl<'a> LabelView<'a> {
         self.rows.columns.get(key)?.sorted()
     }
 
+    /// The dense indexes of the label's nodes whose `key` equals `value` as a property index
+    /// compares them (strings exactly, numbers as one number), ascending; None when the column
+    /// cannot say (mixed types, datetimes): then read the index.
+    pub fn seek(&self, key: &str, value: &Value) -> Option<Vec<u32>> {
+        let mut rows = super::seek::rows_equal(self.rows, key, value)?;
+        for r in &mut rows {
+            *r = *self.rows.rows.get(*r as usize)?;
+        }
+        Some(rows)
+    }
+
     /// Per code of a string column's dictionary, whether the string contains `needle` (one
     /// search over the whole dictionary). None: not a string column.
     pub fn dict_containing(&self, key: &str, needle: &str) -> Option<Vec<bool>> {

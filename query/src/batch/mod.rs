@@ -24,6 +24,7 @@ mod analysis;
 mod chunk;
 mod expr;
 mod ops;
+mod reset;
 mod switch;
 #[cfg(test)]
 mod tests;
@@ -160,6 +161,8 @@ impl<'p> Compiler<'p> {
                     eager,
                     tested: 0,
                     reverse: None,
+                    walked: 0,
+                    retry_at: 0,
                 }
             })
             .collect();
@@ -318,6 +321,45 @@ impl<'p> Compiler<'p> {
             } if count_bound(predicate, i).is_some() => {
                 self.heavy = true;
                 return self.expand_count(i, level, arg, count_bound(predicate, i));
+            }
+            Op::Filter {
+                input: i,
+                predicate,
+            } if eq_scan_shape(predicate, i).is_some() => {
+                let (below, slot, label, check_labels, key, value) = eq_scan_shape(predicate, i)?;
+                self.heavy = true;
+                // The scan and the filter themselves, for chunks the model cannot decide.
+                let arg: ArgChunk = Rc::new(RefCell::new(None));
+                let Op::Scan { source, .. } = &i.op else {
+                    return None;
+                };
+                let generic = Box::new(Filter {
+                    input: Box::new(Scan {
+                        input: Box::new(Argument {
+                            chunk: Rc::clone(&arg),
+                        }),
+                        slot,
+                        source,
+                        label: Some(label),
+                        check_labels,
+                        candidates: None,
+                        at: None,
+                    }),
+                    predicate: BExpr::new(predicate, w),
+                });
+                Box::new(ScanEq {
+                    input: input(self, below)?,
+                    slot,
+                    label,
+                    key,
+                    check_labels,
+                    value: BExpr::new(value, w),
+                    generic,
+                    arg,
+                    generic_on: false,
+                    strings: None,
+                    at: None,
+                })
             }
             Op::Filter {
                 input: i,
@@ -557,22 +599,35 @@ pub(crate) fn compile<'p>(
     profile: bool,
     a: &'p Analysis,
 ) -> Option<BoxOp<'p>> {
-    if profile || a.off {
+    if profile {
         return None; // PROFILE reports per-operator rows, which only the row path counts
+    }
+    Some(compile_tree(plan, width, a)?)
+}
+
+/// `compile`'s tree itself, which a plan run many times keeps between runs (`Tree::reset`).
+pub(crate) fn compile_tree<'p>(
+    plan: &'p Plan,
+    width: usize,
+    a: &'p Analysis,
+) -> Option<Box<Tree<'p>>> {
+    if a.off {
+        return None;
     }
     let mut c = Compiler {
         a,
         width,
-        profile,
+        profile: false,
         heavy: false,
     };
     let batch = c.op(plan, 1, None)?;
     if !c.heavy {
         return None;
     }
-    Some(Box::new(BatchOp {
+    Some(Box::new(Tree {
         batch,
-        fallback: crate::exec::build_rows(plan, width, profile, None),
+        plan,
+        fallback: None,
         width,
         chunk_width: c.chunk_width(),
         state: State::Start,
@@ -585,17 +640,19 @@ enum State {
     Fallback,
 }
 
-/// Runs a batch subtree (or, without a model or after a batch failure, its row form) and
-/// hands its rows on.
-struct BatchOp<'p> {
+/// A batch subtree run as a row operator: its batch operators (or, without a model or after a
+/// batch failure, its row form) handing their rows on.
+pub(crate) struct Tree<'p> {
     batch: BBox<'p>,
-    fallback: BoxOp<'p>,
+    plan: &'p Plan,
+    /// The row form, built only when a run needs it.
+    fallback: Option<BoxOp<'p>>,
     width: usize,
     chunk_width: usize,
     state: State,
 }
 
-impl BatchOp<'_> {
+impl Tree<'_> {
     fn run(&mut self, cx: &Cx<'_>, m: &ModelView) -> Result<Vec<Row>, QueryError> {
         let extras = Extras::default();
         let bx = Bx::new(cx, m, &extras, self.chunk_width);
@@ -614,6 +671,22 @@ impl BatchOp<'_> {
         }
         Ok(rows)
     }
+
+    /// Back to the state `compile_tree` left it in, for another run (of any snapshot, model
+    /// version or thread); false when it cannot be (then drop it).
+    pub(crate) fn reset(&mut self) -> bool {
+        let Tree {
+            batch,
+            plan: _,
+            fallback,
+            width: _,
+            chunk_width: _,
+            state,
+        } = self;
+        *fallback = None;
+        *state = State::Start;
+        batch.reset()
+    }
 }
 
 #[cfg(test)]
@@ -623,7 +696,7 @@ thread_local! {
     static RUNS: std::cell::Cell<(u64, u64)> = const { std::cell::Cell::new((0, 0)) };
 }
 
-impl Operator for BatchOp<'_> {
+impl Operator for Tree<'_> {
     fn next(&mut self, cx: &Cx<'_>) -> Result<Option<Row>, QueryError> {
         if let State::Start = self.state {
             self.state = match cx.g.model_view() {
@@ -648,7 +721,12 @@ impl Operator for BatchOp<'_> {
         }
         match &mut self.state {
             State::Rows(rows) => Ok(rows.next()),
-            _ => self.fallback.next(cx),
+            _ => {
+                let (plan, width) = (self.plan, self.width);
+                self.fallback
+                    .get_or_insert_with(|| crate::exec::build_rows(plan, width, false, None))
+                    .next(cx)
+            }
         }
     }
 }

@@ -29,7 +29,7 @@ pub(crate) fn analyse(plan: &Plan, width: usize, out_slots: &[usize]) -> Analysi
 }
 
 /// Runs the final pipeline (analysed by `analyse`), converting each row's output slots into
-/// result values.
+/// result values; `tree`, when given, is the pipeline's batch tree, compiled before.
 pub(crate) fn produce<'p>(
     plan: &'p Plan,
     width: usize,
@@ -37,8 +37,16 @@ pub(crate) fn produce<'p>(
     (analysis, memo): (&'p Analysis, Option<&'p BatchMemo>),
     cx: &Cx<'_>,
     profile: bool,
+    tree: Option<&mut crate::batch::Tree<'p>>,
 ) -> Result<Vec<Vec<ResultValue>>, QueryError> {
-    let mut op = build_memo(plan, width, profile, Some(analysis), memo);
+    let mut built;
+    let op: &mut (dyn Operator + 'p) = match tree {
+        Some(t) => t,
+        None => {
+            built = build_memo(plan, width, profile, Some(analysis), memo);
+            &mut *built
+        }
+    };
     let mut rows = Vec::new();
     // A slot's value moves into the result at its last use (no copy of each string).
     let last: Vec<bool> = (0..out_slots.len())

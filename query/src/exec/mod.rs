@@ -76,13 +76,13 @@ impl BatchMemo {
         BatchMemo((0..operators).map(|_| Default::default()).collect())
     }
 
-    fn declined(&self, id: usize) -> bool {
+    pub(crate) fn declined(&self, id: usize) -> bool {
         self.0
             .get(id)
             .is_some_and(|d| d.load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    fn decline(&self, id: usize) {
+    pub(crate) fn decline(&self, id: usize) {
         if let Some(d) = self.0.get(id) {
             d.store(true, std::sync::atomic::Ordering::Relaxed);
         }

@@ -55,7 +55,11 @@ impl<'p> ModelCount<'p> {
                     return Ok(None);
                 };
                 let mut starts = Vec::new();
-                let mut rows = build(input, self.width, self.profile);
+                // The starts through the batch path where a model exists (a filtered range
+                // scan of thousands of nodes would otherwise read each from the store).
+                let live = [*from];
+                let a = Analysis::new(input, self.width, Some(&live));
+                let mut rows = build_rows(input, self.width, self.profile, Some(&a));
                 while let Some(row) = rows.next(cx)? {
                     cx.tick()?;
                     match &row[*from] {

@@ -10,8 +10,9 @@
 //!   the chain (`count(x)` only, since `count(*)` counts the row a miss leaves), the counted
 //!   rows keep their misses with 0 (a sum of the counts is then the count of non-null `x`).
 //! - `semi_chain`: an aggregation whose aggregates all ignore repeats (DISTINCT, `min`,
-//!   `max`) and read no chain variable, or a `DISTINCT` projection reading none: one row per
-//!   input row with at least one path (a semi-join), the chain's filters still checked.
+//!   `max`), or a `DISTINCT` projection: over the longest chain that neither they nor the
+//!   grouping keys read, one row per input row with at least one path (a semi-join), the
+//!   chain's filters still checked.
 //! - `unique_aggregate`: grouping by a variable that is unique per row of the input (a
 //!   scanned node, carried through filters, counts and renames): each group is one row, so
 //!   `sum` of a count is the count and `count(*)` is 1, a projection.
@@ -252,16 +253,29 @@ impl Planner<'_> {
             self.rewrite_chain(plan, n, slot, optional);
             return;
         }
-        // Aggregates that ignore repeats and read nothing of the chain: a semi-join.
+        // Aggregates that ignore repeats: a semi-join over the longest chain they read nothing
+        // of (`count(DISTINCT c)` over `(c)-->()-->(b {..})` keeps one row per `c` row that
+        // reaches a `b`, however many paths).
         let repeats_ignored = |a: &AggSpec| {
-            (a.distinct || matches!(a.kind, AggKind::Min | AggKind::Max))
-                && a.arg
-                    .as_ref()
-                    .is_some_and(|e| e.slot_list().iter().all(|s| !slots.contains(s)))
+            (a.distinct || matches!(a.kind, AggKind::Min | AggKind::Max)) && a.arg.is_some()
         };
-        if specs.iter().all(repeats_ignored) {
-            self.semi(plan, n, optional);
+        if !specs.iter().all(repeats_ignored) {
+            return;
         }
+        let mut reads = key_reads;
+        reads.extend(
+            specs
+                .iter()
+                .flat_map(|a| a.arg.iter().flat_map(CExpr::slot_list)),
+        );
+        let Some(chain) = find_chain(target, &reads, target) else {
+            return;
+        };
+        let n = chain.hops.len();
+        if optional && !chain_ends(target, n).0 {
+            return;
+        }
+        self.semi(plan, n, optional);
     }
 
     /// `semi_chain` for a DISTINCT projection's input (`reads`: what the projection reads).

@@ -45,6 +45,7 @@ use crate::plan::{self, Assumptions, Checks, Planned};
 use crate::result::{Limits, Params, QueryResult};
 
 mod key;
+mod trees;
 
 use key::{key_of, same_params};
 
@@ -200,14 +201,7 @@ impl PlanCache {
             if p.still_holds(g, &self.checked) {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 crate::temporal::begin_statement();
-                return crate::execute_read(
-                    g,
-                    &p.planned,
-                    Some((&p.analysis, &p.memo)),
-                    limits,
-                    start,
-                    false,
-                );
+                return run_prepared(g, &p, limits, start);
             }
             self.stale.fetch_add(1, Ordering::Relaxed);
         }
@@ -223,7 +217,7 @@ impl PlanCache {
             [plan::Stage::Read(p)] if assumed.reusable() => {
                 crate::exec::analyse(p, planned.width, &planned.out_slots)
             }
-            _ => return crate::execute_read(g, &planned, None, limits, start, false),
+            _ => return crate::execute_read(g, &planned, None, limits, start, false, None),
         };
         let p = Arc::new(Prepared {
             text: text.into(),
@@ -238,14 +232,7 @@ impl PlanCache {
             used: AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed)),
         });
         self.insert(key, Arc::clone(&p));
-        crate::execute_read(
-            g,
-            &p.planned,
-            Some((&p.analysis, &p.memo)),
-            limits,
-            start,
-            false,
-        )
+        run_prepared(g, &p, limits, start)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Vec<Arc<Prepared>>>> {
@@ -336,6 +323,26 @@ impl Prepared {
         }
         holds
     }
+}
+
+/// Runs a cached plan, with its batch tree kept on this thread (`trees`).
+fn run_prepared(
+    g: &dyn GraphRead,
+    p: &Arc<Prepared>,
+    limits: &Limits,
+    start: Instant,
+) -> Result<QueryResult, QueryError> {
+    trees::with_tree(p, |p, tree| {
+        crate::execute_read(
+            g,
+            &p.planned,
+            Some((&p.analysis, &p.memo)),
+            limits,
+            start,
+            false,
+            tree,
+        )
+    })
 }
 
 /// A statistics version as `Prepared::verified` keeps it (0: unknown).

@@ -29,6 +29,16 @@ pub(super) struct CaseK {
 }
 
 impl CaseK {
+    /// Forgets the last run's state (see `BExpr::reset`).
+    pub(super) fn reset(&mut self) {
+        let CaseK {
+            conds,
+            results,
+            consts: _,
+        } = self;
+        conds.iter_mut().chain(results).for_each(BExpr::reset);
+    }
+
     /// The kernel of `CASE` parts, for chunks `width` slots wide.
     pub(super) fn new(
         operand: Option<&CExpr>,

@@ -1,8 +1,12 @@
 //! WHERE straight to the rows kept, for predicates the model's columns answer without values:
-//! a conjunction on one node slot of `n.key IS [NOT] NULL`, string predicates against a string
-//! constant (`STARTS WITH`, `ENDS WITH`, `CONTAINS`) and comparisons with a constant (`=`,
-//! `<>`, `<`, `<=`, `>`, `>=`), with at least one null test or string predicate among them
-//! (comparisons alone keep the typed kernels of `arith.rs`).
+//! a conjunction of disjunctions on one node slot of `n.key IS [NOT] NULL`, string predicates
+//! against a string constant (`STARTS WITH`, `ENDS WITH`, `CONTAINS`) and comparisons with a
+//! constant (`=`, `<>`, `<`, `<=`, `>`, `>=`), with at least one null test, string predicate or
+//! disjunction among them (comparisons alone keep the typed kernels of `arith.rs`).
+//!
+//! WHERE keeps a row when its predicate is true: a conjunction when every conjunct is, a
+//! disjunction when one disjunct is (null OR true is true; null OR false is not kept), so each
+//! test only has to say whether it is true.
 //!
 //! - IS [NOT] NULL reads the column's presence (an absent code, the absent bitmap, NaN).
 //! - On a string column, a test is decided once per distinct string (a table by code;
@@ -25,17 +29,57 @@ use crate::ast::BinaryOp;
 pub(super) struct Conj {
     slot: usize,
     tests: Vec<(String, Short)>,
+    /// The conjuncts, each a disjunction of tests (indices into `tests`).
+    clauses: Vec<Vec<usize>>,
     /// Per test, per label index: the verdict per dictionary code of that label's column.
     pass: Vec<Vec<Option<Vec<bool>>>>,
 }
 
 impl Conj {
+    /// Forgets the verdicts of the last run (they are per model column).
+    pub(super) fn reset(&mut self) {
+        let Conj {
+            slot: _,
+            tests: _,
+            clauses: _,
+            pass,
+        } = self;
+        pass.iter_mut().for_each(Vec::clear);
+    }
+
     /// `e` as a conjunction of such tests, None when it is anything else.
     pub(super) fn of(e: &CExpr) -> Option<Conj> {
-        fn walk(e: &CExpr, slot: &mut Option<usize>, out: &mut Vec<(String, Short)>) -> bool {
+        type Tests = Vec<(String, Short)>;
+        /// Conjuncts into `clauses`, each a disjunction of tests.
+        fn walk(
+            e: &CExpr,
+            slot: &mut Option<usize>,
+            out: &mut Tests,
+            clauses: &mut Vec<Vec<usize>>,
+        ) -> bool {
             if let CExpr::And(a, b) = e {
-                return walk(a, slot, out) && walk(b, slot, out);
+                return walk(a, slot, out, clauses) && walk(b, slot, out, clauses);
             }
+            let mut clause = Vec::new();
+            if !disjuncts(e, slot, out, &mut clause) {
+                return false;
+            }
+            clauses.push(clause);
+            true
+        }
+        fn disjuncts(
+            e: &CExpr,
+            slot: &mut Option<usize>,
+            out: &mut Tests,
+            clause: &mut Vec<usize>,
+        ) -> bool {
+            if let CExpr::Or(a, b) = e {
+                return disjuncts(a, slot, out, clause) && disjuncts(b, slot, out, clause);
+            }
+            clause.push(out.len());
+            test(e, slot, out)
+        }
+        fn test(e: &CExpr, slot: &mut Option<usize>, out: &mut Tests) -> bool {
             let (x, short) = match e {
                 CExpr::IsNull(x, _) => (&**x, Short::of(e)),
                 CExpr::Bin(
@@ -90,7 +134,8 @@ impl Conj {
         }
         let mut slot = None;
         let mut tests = Vec::new();
-        if !walk(e, &mut slot, &mut tests) || tests.len() > 16 {
+        let mut clauses = Vec::new();
+        if !walk(e, &mut slot, &mut tests, &mut clauses) || tests.len() > 16 {
             return None;
         }
         // A string function fails on a number (the others never fail), and a conjunction
@@ -102,13 +147,14 @@ impl Conj {
             Short::IsNull(_) | Short::Folded(..) | Short::Not(_) | Short::Logic(..) => false,
             Short::Bin { op, .. } => ordering_test(*op).is_some(),
         });
-        if compares_only {
+        if compares_only && clauses.iter().all(|c| c.len() == 1) {
             return None;
         }
         Some(Conj {
             slot: slot?,
             pass: vec![Vec::new(); tests.len()],
             tests,
+            clauses,
         })
     }
 
@@ -122,8 +168,34 @@ impl Conj {
             return Ok(None);
         };
         let mut keep = vec![true; refs.len()];
-        for (t, (key, short)) in self.tests.iter().enumerate() {
-            let pass = &mut self.pass[t];
+        for clause in &self.clauses {
+            if let [t] = clause[..] {
+                and_test(bx, refs, &self.tests[t], &mut self.pass[t], &mut keep)?;
+                continue;
+            }
+            let mut any = vec![false; refs.len()];
+            for &t in clause {
+                // Rows already out, or already in through an earlier disjunct, are not tested.
+                let mut holds: Vec<bool> = keep.iter().zip(&any).map(|(k, a)| *k && !*a).collect();
+                and_test(bx, refs, &self.tests[t], &mut self.pass[t], &mut holds)?;
+                any.iter_mut().zip(&holds).for_each(|(a, h)| *a |= *h);
+            }
+            keep.iter_mut().zip(&any).for_each(|(k, a)| *k &= *a);
+        }
+        Ok(Some(keep))
+    }
+}
+
+/// ANDs one test's verdict per row into `keep` (rows already out may be skipped).
+fn and_test(
+    bx: &Bx<'_, '_>,
+    refs: &[NodeRef],
+    (key, short): &(String, Short),
+    pass: &mut Vec<Option<Vec<bool>>>,
+    keep: &mut [bool],
+) -> Result<(), QueryError> {
+    {
+        {
             if let Some((li, col, row0)) = crate::batch::ops::column_in_place_at(bx, refs, key) {
                 // A label scan's chunk: consecutive rows of one column.
                 match (col, short) {
@@ -182,7 +254,7 @@ impl Conj {
                         }
                     }
                 }
-                continue;
+                return Ok(());
             }
             let mut reader = PropReader::new(key);
             // Nothing touched and a string column for the first node's label: a node of that
@@ -239,8 +311,8 @@ impl Conj {
                 }
             }
         }
-        Ok(Some(keep))
     }
+    Ok(())
 }
 
 /// A comparison operator as a test on the ordering of two comparable values of one kind
@@ -337,8 +409,14 @@ mod tests {
             Box::new(CExpr::Const(Val::Int(1))),
         );
         assert!(Conj::of(&number).is_none());
+        // Disjunctions on the node (of comparisons too: the typed kernels have no OR).
         let or = CExpr::Or(Box::new(is_null(0, "a")), Box::new(is_null(0, "b")));
-        assert!(Conj::of(&or).is_none());
+        let c = Conj::of(&or).expect("qualifies");
+        assert_eq!(c.clauses, vec![vec![0, 1]]);
+        let c = Conj::of(&and(or, starts(0, "name", "A"))).expect("qualifies");
+        assert_eq!(c.clauses, vec![vec![0, 1], vec![2]]);
+        let two = CExpr::Or(Box::new(is_null(0, "a")), Box::new(is_null(1, "b")));
+        assert!(Conj::of(&two).is_none());
         // Comparisons join a null test or a string predicate; alone they keep the typed
         // kernels.
         let above = |k| {
@@ -351,6 +429,8 @@ mod tests {
         assert!(Conj::of(&above("score")).is_none());
         assert!(Conj::of(&and(above("score"), above("amount"))).is_none());
         assert!(Conj::of(&and(above("score"), is_null(0, "email"))).is_some());
+        let either = CExpr::Or(Box::new(above("score")), Box::new(above("amount")));
+        assert!(Conj::of(&either).is_some());
     }
 
     /// The kernel's rows are the row path's, on columns of every kind (strings, numbers,
@@ -407,6 +487,13 @@ mod tests {
             "p.name > 'Ada' AND p.email IS NOT NULL",
             "p.n <> 0.0 / 0.0 AND p.name IS NOT NULL",
             "p.n = null AND p.name IS NOT NULL",
+            "p.name STARTS WITH 'A' OR p.name STARTS WITH 'x'",
+            "p.email IS NULL OR p.email ENDS WITH '@mail.test'",
+            "p.n > 2 OR p.n < 2",
+            "p.n = null OR p.name CONTAINS 'a'",
+            "p.m = 'x' OR p.m = 2 OR p.m IS NULL",
+            "(p.name CONTAINS 'a' OR p.email IS NULL) AND (p.n >= 1 OR p.name STARTS WITH 'x')",
+            "p.email IS NOT NULL AND (p.name ENDS WITH 'n' OR p.name ENDS WITH 'b')",
         ] {
             for label in ["P", "Q"] {
                 let q = format!("MATCH (p:{label}) WHERE {w} RETURN p.name, p.email");

@@ -403,6 +403,36 @@ impl BExpr {
         }
     }
 
+    /// Back to the state `new` left it in, for another run of a kept batch tree
+    /// (`crate::batch::reset`): what a run learns is per model version (dictionary codes,
+    /// per-column results), so it goes. Every field is named, so a new one must say here
+    /// whether a run changes it.
+    pub(super) fn reset(&mut self) {
+        let BExpr {
+            orig: _,
+            kind,
+            dict,
+            memo,
+            null_code,
+            typed: _,
+            conj,
+        } = self;
+        *dict = Rc::new(Dict::default());
+        memo.clear();
+        *null_code = None;
+        if let Some(c) = conj {
+            c.reset();
+        }
+        match kind {
+            Kind::Case(c) => c.reset(),
+            Kind::Slot(_)
+            | Kind::Const(_)
+            | Kind::Prop { .. }
+            | Kind::Single { .. }
+            | Kind::Generic { .. } => {}
+        }
+    }
+
     /// `(slot, key)` when the expression is exactly `n.key` of a slot.
     pub(super) fn plain_prop(&self) -> Option<(usize, &str)> {
         match &self.kind {

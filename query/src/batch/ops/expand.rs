@@ -245,15 +245,43 @@ pub(in crate::batch) struct CountStep<'p> {
     pub(in crate::batch) eager: bool,
     /// Far nodes the filters tested one by one so far.
     pub(in crate::batch) tested: usize,
-    /// For a last hop with `passing` bits: per node reference, its relationships to passing
-    /// far nodes, counted from the far side (each passing node's reverse CSR lists), so a
-    /// row's count is one read however many far nodes fail.
-    pub(in crate::batch) reverse: Option<Vec<u32>>,
+    /// Per node reference, its paths through this hop and every hop after it, counted from
+    /// the far side (`Suffix`), so a row's count is one read however many paths fail or
+    /// pass: for a last hop with `passing` bits, and for an earlier hop once the hop after
+    /// it has one and the backward walk costs less than the forward walk so far.
+    pub(in crate::batch) reverse: Option<Suffix>,
+    /// Relationships walked forward from this hop's near nodes so far (what a backward walk
+    /// is measured against).
+    pub(in crate::batch) walked: usize,
+    /// The forward walk a next backward attempt waits for (doubling after each one given up).
+    pub(in crate::batch) retry_at: usize,
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Hops before the last counted backwards, for tests that must know it ran.
+    pub(in crate::batch) static SUFFIXES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Paths counted per node from the far end of a chain backwards: `per[r]` for node
+/// reference `r`; `nonzero` the references with a count. An empty `per`: none made (a type
+/// without a reverse list, or a count past `u32`).
+pub(in crate::batch) struct Suffix {
+    per: Vec<u32>,
+    nonzero: Vec<u32>,
+}
+
+impl Suffix {
+    fn usable(s: &Option<Suffix>) -> Option<&[u32]> {
+        s.as_ref()
+            .filter(|s| !s.per.is_empty())
+            .map(|s| s.per.as_slice())
+    }
 }
 
 impl CountStep<'_> {
-    /// `reverse` from the `passing` bits (None: a type without a reverse list).
-    fn build_reverse(&self, bx: &Bx<'_, '_>, bits: &[u64]) -> Option<Vec<u32>> {
+    /// This hop's reverse CSR lists (None: a type without one).
+    fn back_lists<'a>(&self, bx: &Bx<'a, '_>) -> Option<Vec<CsrView<'a>>> {
         let back = match self.hop.direction {
             Direction::Outgoing => Direction::Incoming,
             Direction::Incoming => Direction::Outgoing,
@@ -263,11 +291,20 @@ impl CountStep<'_> {
         } else {
             self.hop.types.iter().map(String::as_str).collect()
         };
-        let csrs: Vec<CsrView<'_>> = types
-            .iter()
-            .map(|t| bx.m.adjacency(t, back))
-            .collect::<Option<_>>()?;
+        types.iter().map(|t| bx.m.adjacency(t, back)).collect()
+    }
+
+    /// `reverse` of a last hop from the `passing` bits.
+    fn build_reverse(&self, bx: &Bx<'_, '_>, bits: &[u64]) -> Suffix {
+        let none = Suffix {
+            per: Vec::new(),
+            nonzero: Vec::new(),
+        };
+        let Some(csrs) = self.back_lists(bx) else {
+            return none;
+        };
         let mut per = vec![0u32; bx.m.len()];
+        let mut nonzero = Vec::new();
         for (w, word) in bits.iter().enumerate() {
             let mut word = *word;
             while word != 0 {
@@ -276,13 +313,77 @@ impl CountStep<'_> {
                 for csr in &csrs {
                     for &s in csr.neighbours(p) {
                         if let Some(c) = per.get_mut(s as usize) {
+                            if *c == 0 {
+                                nonzero.push(s);
+                            }
                             *c = c.saturating_add(1);
                         }
                     }
                 }
             }
         }
-        Some(per)
+        Suffix { per, nonzero }
+    }
+
+    /// `reverse` of a hop before `next` (the hop after it, with its own `reverse`): each
+    /// node with paths after this hop that passes this hop (its labels, or its `passing`
+    /// bits) gives its count to each node a relationship of this hop reaches it from. None:
+    /// more than `budget` relationships to walk. An empty suffix: a count past `u32` or a
+    /// type without a reverse list.
+    fn build_suffix(&self, bx: &Bx<'_, '_>, next: &Suffix, budget: usize) -> Option<Suffix> {
+        let none = Suffix {
+            per: Vec::new(),
+            nonzero: Vec::new(),
+        };
+        let Some(csrs) = self.back_lists(bx) else {
+            return Some(none);
+        };
+        let views: Option<Vec<svc_engine::LabelView<'_>>> = if self.filters.is_empty() {
+            self.hop
+                .to_labels
+                .iter()
+                .map(|t| bx.label_view(t))
+                .collect()
+        } else {
+            None
+        };
+        let mut per = vec![0u32; bx.m.len()];
+        let mut nonzero = Vec::new();
+        let mut work = 0usize;
+        for &y in &next.nonzero {
+            if !passes(&self.passing, &views, y) {
+                continue;
+            }
+            let k = next.per[y as usize];
+            for csr in &csrs {
+                let from = csr.neighbours(y);
+                work += from.len();
+                if work > budget {
+                    return None;
+                }
+                for &x in from {
+                    let Some(c) = per.get_mut(x as usize) else {
+                        continue;
+                    };
+                    if *c == 0 {
+                        nonzero.push(x);
+                    }
+                    match c.checked_add(k) {
+                        Some(v) => *c = v,
+                        None => return Some(none),
+                    }
+                }
+            }
+        }
+        Some(Suffix { per, nonzero })
+    }
+
+    /// Whether this hop's far nodes can be tested from the far side: nothing touched, the
+    /// filters (if any) read only the far node and their verdicts are bits already.
+    fn backward_possible(&self, bx: &Bx<'_, '_>) -> bool {
+        bx.m.untouched()
+            && self.reads.is_empty()
+            && (self.filters.is_empty() || self.passing.is_some())
     }
 
     /// Whether the far nodes passing the hop can be kept as bits: nothing touched since the
@@ -321,6 +422,21 @@ impl CountStep<'_> {
             }
         }
         Ok(Some(bits))
+    }
+}
+
+/// Whether far node `n` passes a hop: its filters' bits, else its labels' bitsets (None:
+/// neither known, nothing passes here).
+#[inline]
+fn passes(
+    passing: &Option<Vec<u64>>,
+    views: &Option<Vec<svc_engine::LabelView<'_>>>,
+    n: NodeRef,
+) -> bool {
+    match (passing, views) {
+        (Some(bits), _) => bit(bits, n),
+        (None, Some(v)) => v.iter().all(|v| v.contains(n)),
+        _ => false,
     }
 }
 
@@ -459,25 +575,21 @@ fn walk(
     };
     if rest.is_empty() && bx.m.untouched() && hop.reverse.is_none() {
         if let Some(bits) = &hop.passing {
-            hop.reverse = hop.build_reverse(bx, bits);
+            hop.reverse = Some(hop.build_reverse(bx, bits));
         }
     }
-    if let (Some(per), true) = (&hop.reverse, rest.is_empty() && bx.m.untouched()) {
+    try_backward(bx, hop, rest);
+    if let (Some(per), true) = (Suffix::usable(&hop.reverse), bx.m.untouched()) {
         for &(row, r) in frontier {
             counts[row as usize] += u64::from(per.get(r as usize).copied().unwrap_or(0));
         }
         return Ok(());
     }
     if bx.m.untouched() && (hop.passing.is_some() || views.is_some()) {
-        let pass = |n: NodeRef| match (&hop.passing, &views) {
-            (Some(bits), _) => bit(bits, n),
-            (None, Some(v)) => v.iter().all(|v| v.contains(n)),
-            _ => false,
-        };
         let last = rest.is_empty();
         let mut next: Vec<(u32, NodeRef)> = Vec::new();
         let mut slow: Vec<(u32, NodeRef)> = Vec::new();
-        for &(row, r) in frontier {
+        for (i, &(row, r)) in frontier.iter().enumerate() {
             if !bx.exact(r) {
                 slow.push((row, r));
                 continue;
@@ -485,8 +597,9 @@ fn walk(
             let mut k = 0u64;
             for (_, csrs) in l {
                 for csr in csrs {
+                    hop.walked += csr.neighbours(r).len();
                     for &n in csr.neighbours(r) {
-                        if pass(n) {
+                        if passes(&hop.passing, &views, n) {
                             if last {
                                 k += 1;
                             } else {
@@ -501,6 +614,15 @@ fn walk(
                 check_deadline(bx)?;
                 walk(bx, ch, rest, lrest, &next, counts)?;
                 next.clear();
+                // The rows left may count backwards now (nothing touched: all exact).
+                try_backward(bx, hop, rest);
+                if let Some(per) = Suffix::usable(&hop.reverse) {
+                    for &(row, r) in &frontier[i + 1..] {
+                        counts[row as usize] +=
+                            u64::from(per.get(r as usize).copied().unwrap_or(0));
+                    }
+                    break;
+                }
             }
         }
         walk(bx, ch, rest, lrest, &next, counts)?;
@@ -510,6 +632,31 @@ fn walk(
         return walk_by_step(bx, ch, hop, rest, lists, &slow, counts);
     }
     walk_by_step(bx, ch, hop, rest, lists, frontier, counts)
+}
+
+/// Counts an earlier hop backwards from the next hop's counts (`CountStep::reverse`) once
+/// the forward walk has cost more than the backward one would; tried again at twice the
+/// walk when it would not.
+fn try_backward(bx: &Bx<'_, '_>, hop: &mut CountStep<'_>, rest: &[CountStep<'_>]) {
+    let Some(next) = rest.first().and_then(|n| n.reverse.as_ref()) else {
+        return;
+    };
+    if hop.reverse.is_some()
+        || next.per.is_empty()
+        || !hop.backward_possible(bx)
+        || hop.walked < hop.retry_at
+    {
+        return;
+    }
+    let budget = hop.walked.max(CHUNK);
+    match hop.build_suffix(bx, next, budget) {
+        Some(s) => {
+            #[cfg(test)]
+            SUFFIXES.with(|c| c.set(c.get() + 1));
+            hop.reverse = Some(s);
+        }
+        None => hop.retry_at = budget * 2,
+    }
 }
 
 /// `walk`'s general form for one hop: the hop's expansion (touched nodes through the

@@ -23,6 +23,8 @@ mod group;
 mod keys;
 mod order;
 mod scan;
+#[cfg(test)]
+mod tests;
 mod topk;
 mod varlen;
 
@@ -34,7 +36,8 @@ pub(in crate::batch) use order::*;
 pub(in crate::batch) use scan::*;
 pub(in crate::batch) use varlen::*;
 
-pub(super) trait BOp {
+/// Every operator can be reset for another run (`super::reset`).
+pub(super) trait BOp: super::reset::Reset {
     fn next(&mut self, bx: &Bx<'_, '_>) -> Result<Option<Chunk>, QueryError>;
 }
 
