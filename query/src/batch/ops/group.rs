@@ -97,6 +97,21 @@ pub(super) struct Groups {
     /// DISTINCT).
     seen: Vec<Seen>,
     distinct: bool,
+    /// Per aggregate, what its groups' `Seen::codes` hold (see `Coded`).
+    coded: Vec<Coded>,
+}
+
+/// What the dictionary codes a DISTINCT aggregate's groups have met refer to.
+#[derive(Clone)]
+pub(super) enum Coded {
+    /// No code met yet.
+    Unset,
+    /// Codes of this dictionary (values equal for grouping share a code, so a code met
+    /// before is a value met before).
+    Codes(Rc<crate::batch::chunk::Dict>),
+    /// The argument gave something other than that dictionary's codes: every value met is
+    /// in `refs`/`bits`/`keys`, as the general path keeps them.
+    General,
 }
 
 impl Groups {
@@ -109,6 +124,7 @@ impl Groups {
             states: Vec::new(),
             seen: Vec::new(),
             distinct: aggs.iter().any(|(a, _)| a.distinct),
+            coded: vec![Coded::Unset; aggs.len()],
         }
     }
 
@@ -144,43 +160,280 @@ impl Groups {
     }
 }
 
-/// Values a DISTINCT aggregate has met: nodes by reference, anything else by its key bytes.
+/// Values a DISTINCT aggregate has met: nodes by reference, dictionary codes by code,
+/// anything else by its key bytes.
 #[derive(Default)]
 pub(super) struct Seen {
     refs: HashSet<u32, Fx>,
-    /// Node references as bits, for the one group of an aggregate without keys (a bit per
-    /// node of the model at most; per group of many it could be too much memory).
+    /// Node references as bits: for the one group of an aggregate without keys, and for a
+    /// group whose references grew past the count where bits take no more memory than the
+    /// set (a bit per node of the model at most).
     bits: Vec<u64>,
     keys: HashSet<Vec<u8>, Fx>,
+    /// Dictionary codes (`Coded::Codes`): those below 64 as bits, the rest in `more`.
+    low: u64,
+    more: HashSet<u32, Fx>,
 }
+
+/// Fewest references a group's set holds before it may turn into bits.
+const REFS_BEFORE_BITS: usize = 256;
 
 impl Seen {
     /// Whether node reference `r` is new (then it is remembered); `bitmap` for the one group
-    /// of an aggregate without keys.
+    /// of an aggregate without keys; `nodes`: how many nodes the model has.
     #[inline]
-    fn insert_ref(&mut self, r: NodeRef, bitmap: bool) -> bool {
-        if !bitmap {
-            return self.refs.insert(r);
+    fn insert_ref(&mut self, r: NodeRef, bitmap: bool, nodes: usize) -> bool {
+        if !bitmap && self.bits.is_empty() {
+            // A hash set spends about 8 bytes per entry, bits 1/8 byte per node: past
+            // nodes/64 entries the bits are the smaller (and need no hashing).
+            if self.refs.len() < REFS_BEFORE_BITS.max(nodes / 64) {
+                return self.refs.insert(r);
+            }
+            for x in std::mem::take(&mut self.refs) {
+                Self::set_bit(&mut self.bits, x);
+            }
         }
+        Self::set_bit(&mut self.bits, r)
+    }
+
+    /// Sets bit `r`; whether it was clear.
+    #[inline]
+    fn set_bit(bits: &mut Vec<u64>, r: NodeRef) -> bool {
         let (w, b) = ((r / 64) as usize, 1u64 << (r % 64));
-        if self.bits.len() <= w {
-            self.bits.resize(w + 1, 0);
+        if bits.len() <= w {
+            bits.resize(w + 1, 0);
         }
-        let new = self.bits[w] & b == 0;
-        self.bits[w] |= b;
+        let new = bits[w] & b == 0;
+        bits[w] |= b;
         new
+    }
+
+    /// Whether dictionary code `c` is new (then it is remembered).
+    #[inline]
+    fn insert_code(&mut self, c: u32) -> bool {
+        if c < 64 {
+            let b = 1u64 << c;
+            let new = self.low & b == 0;
+            self.low |= b;
+            return new;
+        }
+        self.more.insert(c)
+    }
+
+    /// The codes met (and forgets them).
+    fn take_codes(&mut self) -> Vec<u32> {
+        let low = std::mem::take(&mut self.low);
+        let mut codes: Vec<u32> = (0..64).filter(|b| low & (1u64 << b) != 0).collect();
+        codes.extend(std::mem::take(&mut self.more));
+        codes
     }
 
     /// Whether `v` is new (then it is remembered).
     fn insert(&mut self, bx: &Bx<'_, '_>, v: &Val, bitmap: bool) -> bool {
         match v {
-            Val::Node(id) => self.insert_ref(bx.node_ref(*id), bitmap),
+            Val::Node(id) => self.insert_ref(bx.node_ref(*id), bitmap, bx.m.len()),
             other => {
                 let mut key = Vec::new();
                 write_key(other, &mut key);
                 self.keys.insert(key)
             }
         }
+    }
+}
+
+impl Groups {
+    /// Aggregate `a` turns `Coded::General`: the codes its groups met move into the general
+    /// sets as the values they stand for.
+    fn uncode(&mut self, bx: &Bx<'_, '_>, a: usize, bitmap: bool) {
+        let Coded::Codes(dict) = std::mem::replace(&mut self.coded[a], Coded::General) else {
+            return;
+        };
+        let vals = dict.vals();
+        for g in 0..self.len {
+            let (seen, _) = self.seen_state(g, a);
+            for c in seen.take_codes() {
+                if let Some(v) = vals.get(c as usize).filter(|v| !v.is_null()) {
+                    seen.insert(bx, v, bitmap);
+                }
+            }
+        }
+    }
+
+    /// Folds one chunk's dictionary codes into DISTINCT aggregate `a` by code (no value
+    /// built, no key bytes); false: the aggregate holds other values (nothing done).
+    fn fold_distinct_codes(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        kind: AggKind,
+        a: usize,
+        (codes, dict): (&[u32], &Rc<crate::batch::chunk::Dict>),
+        group_of: &[usize],
+        bitmap: bool,
+    ) -> Result<bool, QueryError> {
+        match &self.coded[a] {
+            Coded::Unset => self.coded[a] = Coded::Codes(Rc::clone(dict)),
+            Coded::Codes(d) if Rc::ptr_eq(d, dict) => {}
+            Coded::Codes(_) => {
+                self.uncode(bx, a, bitmap);
+                return Ok(false);
+            }
+            Coded::General => return Ok(false),
+        }
+        let vals = dict.vals();
+        for (c, g) in codes.iter().zip(group_of) {
+            let (seen, state) = self.seen_state(*g, a);
+            if !seen.insert_code(*c) {
+                continue;
+            }
+            // Null is met (so skipped at once next time) but never aggregated.
+            match vals.get(*c as usize) {
+                None | Some(Val::Null) => {}
+                Some(_) if matches!(state, AggState::Count(_)) => {
+                    if let AggState::Count(n) = state {
+                        *n += 1;
+                    }
+                }
+                Some(v) => state.add(kind, v.clone())?,
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// What assigning rows to groups works on (one aggregation's run).
+pub(super) struct AssignState<'s> {
+    fast: &'s mut FastIndex,
+    index: &'s mut HashMap<Vec<u8>, usize, Fx>,
+    groups: &'s mut Groups,
+    /// Whether `index` holds every group's byte key.
+    index_complete: bool,
+    /// Per key, the codes of its numbers (kept across chunks, never moved: their addresses
+    /// identify them).
+    coders: &'s mut [NumCoder],
+}
+
+/// Grouping keys that read nothing but node slots (`k.campaignId`, `s.progress`,
+/// `c.name + c.city`) are a function of those nodes: a row's group is looked up by the nodes'
+/// references, and the keys are evaluated once per distinct combination (the first row that
+/// has it), not once per row.
+pub(super) struct NodeMemo {
+    /// The node slots the keys read (at most four: a fast key).
+    slots: Vec<usize>,
+    /// Node references to group.
+    index: FastIndex,
+    rows: usize,
+    misses: usize,
+}
+
+/// Rows a memo sees before it judges whether it pays.
+const MEMO_TRIAL: usize = 4 * CHUNK;
+
+/// Marks a memo entry whose group is being made (the index of its first row among this
+/// chunk's new ones below it): groups are fewer than `max_buffered_rows`, far below it.
+const PENDING: usize = 1 << 30;
+
+impl NodeMemo {
+    /// A memo for `keys`, when they read only slots (at most four) and are pure (so the same
+    /// nodes give the same keys), and are not the slots themselves (the fast index keys
+    /// those by reference already).
+    fn new(keys: &[(usize, BExpr)]) -> Option<NodeMemo> {
+        if keys.is_empty()
+            || keys
+                .iter()
+                .all(|(_, e)| matches!(e.expr(), crate::eval::CExpr::Slot(_)))
+        {
+            return None;
+        }
+        let mut slots = Vec::new();
+        for (_, e) in keys {
+            if !crate::batch::expr::pure(e.expr()) {
+                return None;
+            }
+            slots.extend(e.expr().slot_list());
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        (!slots.is_empty() && slots.len() <= 4).then(|| NodeMemo {
+            slots,
+            index: FastIndex::default(),
+            rows: 0,
+            misses: 0,
+        })
+    }
+
+    /// Assigns the rows of `ch` to groups through the memo; false: not done (a key slot of
+    /// this chunk holds something other than nodes, or the memo does not pay: most rows
+    /// bring new nodes).
+    fn assign(
+        &mut self,
+        agg: &mut Aggregate<'_>,
+        bx: &Bx<'_, '_>,
+        ch: &Chunk,
+        st: &mut AssignState<'_>,
+        group_of: &mut Vec<usize>,
+    ) -> Result<bool, QueryError> {
+        if (self.rows >= MEMO_TRIAL && self.misses * 2 > self.rows)
+            || st.groups.len() + ch.len >= PENDING
+        {
+            return Ok(false);
+        }
+        let cols: Vec<&Col> = self.slots.iter().filter_map(|s| ch.cols.get(*s)).collect();
+        if cols.len() != self.slots.len() {
+            return Ok(false);
+        }
+        let Some((codes, dicts)) = fast_codes(&cols, ch.len) else {
+            return Ok(false);
+        };
+        if dicts.iter().any(|d| *d != 0) {
+            return Ok(false); // dictionary codes: not nodes
+        }
+        // References of one slot that start ascending are most likely a label scan's chunk,
+        // whose nodes never repeat: the memo would only add a lookup per row.
+        if codes.len() == 1 && codes[0].iter().take(33).is_sorted_by(|a, b| a < b) {
+            return Ok(false);
+        }
+        self.index.reset_if_changed(&dicts);
+        group_of.clear();
+        // The first row of each combination not met before, in row order; the memo holds
+        // `PENDING | j` for the `j`-th of them until its group is known.
+        let mut first: Vec<u32> = Vec::new();
+        for i in 0..ch.len {
+            let k = fast_key(&codes, i);
+            let g = match self.index.get(&k) {
+                Some(g) => g,
+                None => {
+                    let p = PENDING | first.len();
+                    self.index.insert(k, p);
+                    first.push(i as u32);
+                    p
+                }
+            };
+            group_of.push(g);
+        }
+        self.rows += ch.len;
+        self.misses += first.len();
+        if first.is_empty() {
+            return Ok(true);
+        }
+        // The keys of those rows alone, in a chunk of just the slots they read.
+        let mut sub = Chunk::new(first.len(), ch.cols.len());
+        for s in &self.slots {
+            sub.cols[*s] = ch.cols[*s].gather(&first);
+        }
+        let mut sub_groups = Vec::with_capacity(first.len());
+        agg.assign(bx, &sub, st, &mut sub_groups)?;
+        for (i, g) in first.iter().zip(&sub_groups) {
+            self.index.insert(fast_key(&codes, *i as usize), *g);
+        }
+        for g in group_of.iter_mut() {
+            if *g & PENDING != 0 {
+                *g = sub_groups
+                    .get(*g & !PENDING)
+                    .copied()
+                    .ok_or_else(|| QueryError::semantic("a group key was not assigned"))?;
+            }
+        }
+        Ok(true)
     }
 }
 
@@ -205,21 +458,29 @@ impl Aggregate<'_> {
         if ungrouped {
             groups.push(Vec::new());
         }
+        let mut memo = NodeMemo::new(&self.keys);
+        let mut coders: Vec<NumCoder> = self.keys.iter().map(|_| NumCoder::default()).collect();
         while let Some(ch) = self.input.next(bx)? {
             check_deadline(bx)?;
             group_of.clear();
             if ungrouped {
                 group_of.resize(ch.len, 0);
             } else {
-                index_complete = self.assign(
-                    bx,
-                    &ch,
-                    &mut fast,
-                    &mut index,
-                    &mut groups,
-                    &mut group_of,
+                let mut st = AssignState {
+                    fast: &mut fast,
+                    index: &mut index,
+                    groups: &mut groups,
                     index_complete,
-                )?;
+                    coders: &mut coders,
+                };
+                let done = match &mut memo {
+                    Some(m) => m.assign(self, bx, &ch, &mut st, &mut group_of)?,
+                    None => false,
+                };
+                if !done {
+                    self.assign(bx, &ch, &mut st, &mut group_of)?;
+                }
+                index_complete = st.index_complete;
             }
             self.fold(bx, &ch, ungrouped, &mut groups, &group_of)?;
         }
@@ -229,27 +490,44 @@ impl Aggregate<'_> {
         Ok(self.output_chunks(bx, groups))
     }
 
-    /// Each row's group (made when new) into `group_of`; whether `index` still holds every
-    /// group's byte key.
-    #[allow(clippy::too_many_arguments)]
+    /// Each row's group (made when new) into `group_of`.
     fn assign(
         &mut self,
         bx: &Bx<'_, '_>,
         ch: &Chunk,
-        fast: &mut FastIndex,
-        index: &mut HashMap<Vec<u8>, usize, Fx>,
-        groups: &mut Groups,
+        st: &mut AssignState<'_>,
         group_of: &mut Vec<usize>,
-        mut index_complete: bool,
-    ) -> Result<bool, QueryError> {
+    ) -> Result<(), QueryError> {
         let max = bx.cx.limits.max_buffered_rows;
+        let AssignState {
+            fast,
+            index,
+            groups,
+            index_complete,
+            coders,
+        } = st;
         {
             let mut key_cols = Vec::with_capacity(self.keys.len());
-            for (_, e) in &mut self.keys {
-                key_cols.push(e.eval(bx, ch)?);
+            for ((_, e), coder) in self.keys.iter_mut().zip(coders.iter_mut()) {
+                let model = match e.plain_prop() {
+                    Some((slot, key)) => match ch.cols.get(slot) {
+                        Some(Col::Nodes(refs)) => KeyCol::model(bx, refs, key),
+                        _ => None,
+                    },
+                    None => None,
+                };
+                if let Some(k) = model {
+                    key_cols.push(k);
+                    continue;
+                }
+                let c = e.eval(bx, ch)?;
+                let codes = match &c {
+                    Col::Vals(v) => coder.codes(v).map(|cs| (cs, coder.id())),
+                    _ => None,
+                };
+                key_cols.push(KeyCol::Col(c, codes));
             }
-            let refs: Vec<&Col> = key_cols.iter().collect();
-            let fk = fast_codes(&refs, ch.len);
+            let fk = key_codes(&key_cols, ch.len);
             if let Some((_, dicts)) = &fk {
                 fast.reset_if_changed(dicts);
             }
@@ -264,13 +542,13 @@ impl Aggregate<'_> {
                         continue;
                     }
                 }
-                let vals: Vec<Val> = key_cols.iter().map(|c| cell(bx, c, i)).collect();
+                let vals: Vec<Val> = key_cols.iter().map(|c| c.val(bx, i)).collect();
                 if fast_only {
                     if groups.len() >= max {
                         return Err(QueryError::BufferLimit(max));
                     }
                     groups.push(vals);
-                    index_complete = false;
+                    *index_complete = false;
                     let g = groups.len() - 1;
                     if let Some((codes, _)) = &fk {
                         fast.insert(fast_key(codes, i), g);
@@ -278,14 +556,14 @@ impl Aggregate<'_> {
                     group_of.push(g);
                     continue;
                 }
-                if !index_complete {
+                if !*index_complete {
                     index.clear();
                     for g in 0..groups.len() {
                         let mut k = Vec::new();
                         groups.keys(g).iter().for_each(|v| write_key(v, &mut k));
                         index.insert(k, g);
                     }
-                    index_complete = true;
+                    *index_complete = true;
                 }
                 let mut k = Vec::new();
                 vals.iter().for_each(|v| write_key(v, &mut k));
@@ -306,7 +584,7 @@ impl Aggregate<'_> {
                 group_of.push(g);
             }
         }
-        Ok(index_complete)
+        Ok(())
     }
 
     /// Adds one chunk's rows to their groups' aggregate states.
@@ -352,11 +630,28 @@ impl Aggregate<'_> {
                 continue;
             }
             let c = arg.eval(bx, ch)?;
+            if spec.distinct {
+                if let Col::Dict { codes, dict } = &c {
+                    if groups.fold_distinct_codes(
+                        bx,
+                        spec.kind,
+                        a,
+                        (codes, dict),
+                        group_of,
+                        ungrouped,
+                    )? {
+                        continue;
+                    }
+                } else if !matches!(c, Col::Null) {
+                    groups.uncode(bx, a, ungrouped);
+                }
+            }
             if let (true, Col::Nodes(refs)) = (spec.distinct, &c) {
                 // Distinct nodes by reference: no value built for a node met before.
+                let nodes = bx.m.len();
                 for (r, g) in refs.iter().zip(group_of) {
                     let (seen, state) = groups.seen_state(*g, a);
-                    if *r != NULL && seen.insert_ref(*r, ungrouped) {
+                    if *r != NULL && seen.insert_ref(*r, ungrouped, nodes) {
                         state.add(spec.kind, bx.node_val(*r))?;
                     }
                 }
