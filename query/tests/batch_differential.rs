@@ -522,6 +522,8 @@ const GROUP_QUERIES: &[&str] = &[
      collect(DISTINCT x.p) AS ps",
     "MATCH (x) WHERE x:P1 OR x:P2 RETURN count(DISTINCT x.p), collect(DISTINCT x.p)",
     "MATCH (x) WHERE x:P2 OR x:P1 RETURN x.p AS p, count(*) AS n",
+    "MATCH (s:S)<-[:AT]-(o:O) RETURN s.name AS n, max(o.amt), sum(o.amt), avg(o.i), min(o.i)",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN o.ch AS ch, max(s.p), min(s.i), sum(s.i), avg(s.p)",
 ];
 
 #[test]

@@ -99,7 +99,13 @@ pub(super) struct Groups {
     distinct: bool,
     /// Per aggregate, what its groups' `Seen::codes` hold (see `Coded`).
     coded: Vec<Coded>,
+    /// Bytes the groups' DISTINCT node sets may still spend on bits early (see `seen_ref`).
+    bits_left: usize,
 }
+
+/// Bytes of bits DISTINCT node sets of one aggregation may take before they must grow large
+/// to turn into bits (a set of a few hundred nodes turns into bits while this lasts).
+const DISTINCT_BITS_BUDGET: usize = 16 << 20;
 
 /// What the dictionary codes a DISTINCT aggregate's groups have met refer to.
 #[derive(Clone)]
@@ -125,6 +131,7 @@ impl Groups {
             seen: Vec::new(),
             distinct: aggs.iter().any(|(a, _)| a.distinct),
             coded: vec![Coded::Unset; aggs.len()],
+            bits_left: DISTINCT_BITS_BUDGET,
         }
     }
 
@@ -150,6 +157,34 @@ impl Groups {
     #[inline(always)]
     fn state(&mut self, g: usize, a: usize) -> &mut AggState {
         &mut self.states[g * self.kinds.len() + a]
+    }
+
+    /// Whether node `r` is new to group `g`'s DISTINCT aggregate `a` (then it is
+    /// remembered); `bitmap` for the one group of an aggregate without keys; `nodes`: how
+    /// many nodes the model has. A group's set turns into bits (a bit per node of the model)
+    /// past a few hundred nodes while the aggregation's budget lasts, else past the count
+    /// where bits take no more memory than the set.
+    #[inline]
+    fn seen_ref(&mut self, g: usize, a: usize, r: NodeRef, bitmap: bool, nodes: usize) -> bool {
+        let seen = &mut self.seen[g * self.kinds.len() + a];
+        if bitmap || !seen.bits.is_empty() {
+            return Seen::set_bit(&mut seen.bits, r);
+        }
+        let bytes = nodes / 8 + 8;
+        let limit = if self.bits_left >= bytes {
+            REFS_BEFORE_BITS
+        } else {
+            REFS_BEFORE_BITS.max(nodes / 64)
+        };
+        if seen.refs.len() < limit {
+            return seen.refs.insert(r);
+        }
+        self.bits_left = self.bits_left.saturating_sub(bytes);
+        seen.bits.reserve(nodes / 64 + 1);
+        for x in std::mem::take(&mut seen.refs) {
+            Seen::set_bit(&mut seen.bits, x);
+        }
+        Seen::set_bit(&mut seen.bits, r)
     }
 
     /// Group `g`'s state of aggregate `a` and what it has met (DISTINCT aggregates only).
@@ -650,9 +685,8 @@ impl Aggregate<'_> {
                 // Distinct nodes by reference: no value built for a node met before.
                 let nodes = bx.m.len();
                 for (r, g) in refs.iter().zip(group_of) {
-                    let (seen, state) = groups.seen_state(*g, a);
-                    if *r != NULL && seen.insert_ref(*r, ungrouped, nodes) {
-                        state.add(spec.kind, bx.node_val(*r))?;
+                    if *r != NULL && groups.seen_ref(*g, a, *r, ungrouped, nodes) {
+                        groups.state(*g, a).add(spec.kind, bx.node_val(*r))?;
                     }
                 }
                 continue;
@@ -807,6 +841,9 @@ fn fold_located(
     groups: &mut Groups,
     group_of: &[usize],
 ) -> Result<bool, QueryError> {
+    if fold_gathered(bx, refs, key, spec, a, groups, group_of)? {
+        return Ok(true);
+    }
     let mut reader = crate::batch::expr::PropReader::new(key);
     for (r, g) in refs.iter().zip(group_of) {
         if *r == NULL {
@@ -842,6 +879,86 @@ fn fold_located(
                 }
             }
         }
+    }
+    Ok(true)
+}
+
+/// `fold_located` when every node with a value has it in one number column (the nodes of
+/// one label): the rows located first, the values gathered in a loop of independent loads
+/// (an expansion's nodes are scattered over the column: the cache misses overlap), then
+/// folded. False: nothing done (nodes in several columns, or read through the snapshot).
+fn fold_gathered(
+    bx: &Bx<'_, '_>,
+    refs: &[NodeRef],
+    key: &str,
+    spec: &AggSpec,
+    a: usize,
+    groups: &mut Groups,
+    group_of: &[usize],
+) -> Result<bool, QueryError> {
+    use crate::batch::expr::Found;
+    const SKIP: u32 = u32::MAX;
+    let mut reader = crate::batch::expr::PropReader::new(key);
+    let mut rows: Vec<u32> = Vec::with_capacity(refs.len());
+    let mut column: Option<ColumnView<'_>> = None;
+    for r in refs {
+        if *r == NULL {
+            rows.push(SKIP);
+            continue;
+        }
+        match reader.locate(bx, *r) {
+            Found::Column(_, c @ (ColumnView::Integers { .. } | ColumnView::Floats(_)), row) => {
+                let same = match (column, c) {
+                    (None, _) => true,
+                    (
+                        Some(ColumnView::Integers { values: v0, .. }),
+                        ColumnView::Integers { values, .. },
+                    ) => std::ptr::eq(v0, values),
+                    (Some(ColumnView::Floats(v0)), ColumnView::Floats(values)) => {
+                        std::ptr::eq(v0, values)
+                    }
+                    _ => false,
+                };
+                if !same {
+                    return Ok(false);
+                }
+                column = Some(c);
+                rows.push(u32::try_from(row).unwrap_or(SKIP));
+            }
+            Found::Absent => rows.push(SKIP),
+            _ => return Ok(false),
+        }
+    }
+    match column {
+        Some(ColumnView::Integers {
+            values,
+            absent,
+            datetime,
+        }) => {
+            let xs: Vec<i64> = rows
+                .iter()
+                .map(|r| values.get(*r as usize).copied().unwrap_or(0))
+                .collect();
+            for ((r, x), g) in rows.iter().zip(&xs).zip(group_of) {
+                if *r as usize >= values.len() || (!absent.is_empty() && absent.contains(*r)) {
+                    continue;
+                }
+                add_int(groups.state(*g, a), spec.kind, *x, datetime)?;
+            }
+        }
+        Some(ColumnView::Floats(values)) => {
+            let xs: Vec<f64> = rows
+                .iter()
+                .map(|r| values.get(*r as usize).copied().unwrap_or(f64::NAN))
+                .collect();
+            for (x, g) in xs.iter().zip(group_of) {
+                if !x.is_nan() {
+                    add_float(groups.state(*g, a), spec.kind, *x)?;
+                }
+            }
+        }
+        // No node has a value (or none is of a number column: not taken above).
+        _ => {}
     }
     Ok(true)
 }
