@@ -551,27 +551,24 @@ const NUMBER_QUERIES: &[&str] = &[
     "MATCH (p:Pair)<-[:HAS]-(n:Num) RETURN max(n.big * p.k)",
 ];
 
-#[test]
-fn typed_kernels_match_rows_on_numbers() {
-    let setup = parse(NUMBERS).expect("the numbers parse");
-    let mut g = svc_query::model::ModelGraph::new();
-    svc_query::run_write(&mut g, &setup, &Params::new(), &Limits::default())
-        .expect("the numbers load");
-    // One model for every query (built as the engine builds its own), and the same with every
-    // other node marked touched (those read through the graph, not the columns).
-    let model = svc_engine::ModelView::from_graph(&g).expect("model");
-    let ids: Vec<u64> = svc_engine::GraphRead::all_nodes(&g)
+/// Runs each query on the row path, on the batch path over a model of `g`, and on the batch
+/// path with every other node marked touched (read through the graph, not the columns): the
+/// same outcome on all three; how many were answers (not errors).
+fn rows_batch_and_half_touched(g: &svc_query::model::ModelGraph, queries: &[&str]) -> usize {
+    // One model for every query (built as the engine builds its own).
+    let model = svc_engine::ModelView::from_graph(g).expect("model");
+    let ids: Vec<u64> = svc_engine::GraphRead::all_nodes(g)
         .expect("nodes")
         .into_iter()
         .map(|n| n.0)
         .step_by(2)
         .collect();
     let half = model.with_touched(ids);
-    let rows = ModelSwitch::rows(&g);
-    let batch = ModelSwitch::with_model(&g, model);
-    let touched = ModelSwitch::with_model(&g, half);
+    let rows = ModelSwitch::rows(g);
+    let batch = ModelSwitch::with_model(g, model);
+    let touched = ModelSwitch::with_model(g, half);
     let mut answers = 0;
-    for q in NUMBER_QUERIES {
+    for q in queries {
         let stmt = parse(q).unwrap_or_else(|e| panic!("{q} does not parse: {e}"));
         let params = Params::new();
         let r = run_read(&rows, &stmt, &params, &limits());
@@ -584,6 +581,81 @@ fn typed_kernels_match_rows_on_numbers() {
             &run_read(&touched, &stmt, &params, &limits()),
         );
     }
+    answers
+}
+
+#[test]
+fn typed_kernels_match_rows_on_numbers() {
+    let setup = parse(NUMBERS).expect("the numbers parse");
+    let mut g = svc_query::model::ModelGraph::new();
+    svc_query::run_write(&mut g, &setup, &Params::new(), &Limits::default())
+        .expect("the numbers load");
+    let answers = rows_batch_and_half_touched(&g, NUMBER_QUERIES);
     // Most are answers: a difference must not hide behind two errors.
     assert!(answers >= NUMBER_QUERIES.len() - 14, "{answers} answers");
+}
+
+/// Groups for the grouping kernels: stages (`S`) whose keys repeat across nodes (two named
+/// `st1`, `0.0` and `-0.0`, `1` and `1.0`, NaN, null), 2,100 deals (`O`, over two chunks) at
+/// them with a string of 90 values (past 64 codes) and nulls, and `P1`/`P2` nodes whose `p` is
+/// a string column for one label and mixes strings and integers for the other (a DISTINCT
+/// argument that is a dictionary in some chunks and not in others).
+const GROUPS: &[&str] = &[
+    "UNWIND range(0, 6) AS i CREATE (:S {i: i, \
+       name: CASE WHEN i = 6 THEN null WHEN i = 5 THEN 'st1' ELSE 'st' + toString(i) END, \
+       p: CASE i WHEN 0 THEN 0.0 WHEN 1 THEN -0.0 WHEN 2 THEN 1 WHEN 3 THEN 1.0 \
+         WHEN 4 THEN 0.0 / 0.0 WHEN 5 THEN 0.25 ELSE null END})",
+    "MATCH (s:S) WITH s ORDER BY s.i WITH collect(s) AS ss \
+     UNWIND range(0, 2099) AS i WITH ss[(i * 3) % 7] AS s, i \
+     CREATE (o:O {i: i, amt: CASE WHEN i % 10 = 0 THEN null ELSE (i * 37) % 1000 END, \
+       ch: 'c' + toString(i % 12), \
+       tag: CASE WHEN i % 9 = 0 THEN null ELSE 't' + toString((i * 7) % 90) END}) \
+     CREATE (o)-[:AT]->(s)",
+    "UNWIND range(0, 2099) AS i CREATE (:P1 {g: i % 3, p: 'v' + toString(i % 70)})",
+    "UNWIND range(0, 2099) AS i CREATE (:P2 {g: i % 3, \
+       p: CASE WHEN i % 2 = 0 THEN 'v' + toString(i % 80) ELSE i % 5 END})",
+];
+
+/// Aggregations over `GROUPS`: keys of an expansion's nodes (memoised per node), keys of
+/// model string columns, number keys equal across types, DISTINCT over dictionary codes, null
+/// nodes from OPTIONAL MATCH. Some without ORDER BY: the groups' order must be the row path's.
+const GROUP_QUERIES: &[&str] = &[
+    "MATCH (o:O)-[:AT]->(s:S) RETURN s.name AS n, count(*) AS c, min(o.amt) AS m",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN s.p AS p, count(*) AS c, max(o.amt) AS m",
+    "MATCH (s:S)<-[:AT]-(o:O) RETURN s.p AS p, s.name AS n, count(*) AS c",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN toUpper(s.name) AS u, s.p * 2 AS d, count(*) AS c",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN s.name AS n, o.ch AS ch, count(*) AS c, \
+     collect(DISTINCT o.tag) AS tags",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN s.name AS n, count(DISTINCT o.tag) AS t, \
+     collect(DISTINCT o.tag) AS tags, count(DISTINCT o) AS os, collect(DISTINCT o.ch) AS chs",
+    "MATCH (o:O)-[:AT]->(s:S) WITH s, o.ch AS ch, count(*) AS c RETURN s.name, ch, c",
+    "MATCH (o:O)-[:AT]->(s:S) WITH s, collect(DISTINCT o.tag) AS tags \
+     WHERE 't7' IN tags AND 't14' IN tags RETURN s.name, size(tags)",
+    "MATCH (o:O) RETURN o.ch AS ch, collect(DISTINCT o.tag) AS tags, count(DISTINCT o.tag) AS n",
+    "MATCH (o:O) RETURN o.tag AS tag, count(*) AS n, sum(o.amt) AS s",
+    "MATCH (o:O) RETURN o.amt % 7 AS k, count(*) AS n, collect(DISTINCT o.ch) AS chs",
+    "MATCH (o:O) RETURN toFloat(o.amt % 5) / 2 AS k, count(*) AS n",
+    "MATCH (o:O) RETURN count(DISTINCT o.tag), collect(DISTINCT o.ch), count(DISTINCT o)",
+    "MATCH (s:S) OPTIONAL MATCH (s)<-[:AT]-(o:O) WHERE o.amt > 990 \
+     RETURN o.ch AS ch, count(*) AS c",
+    "MATCH (s:S) OPTIONAL MATCH (s)<-[:NONE]-(o:O) RETURN o.ch AS ch, count(*) AS c",
+    "MATCH (x) WHERE x:P1 OR x:P2 RETURN x.g AS g, count(DISTINCT x.p) AS n, \
+     collect(DISTINCT x.p) AS ps",
+    "MATCH (x) WHERE x:P1 OR x:P2 RETURN count(DISTINCT x.p), collect(DISTINCT x.p)",
+    "MATCH (x) WHERE x:P2 OR x:P1 RETURN x.p AS p, count(*) AS n",
+    "MATCH (s:S)<-[:AT]-(o:O) RETURN s.name AS n, max(o.amt), sum(o.amt), avg(o.i), min(o.i)",
+    "MATCH (o:O)-[:AT]->(s:S) RETURN o.ch AS ch, max(s.p), min(s.i), sum(s.i), avg(s.p)",
+];
+
+#[test]
+fn grouping_kernels_match_rows() {
+    let mut g = svc_query::model::ModelGraph::new();
+    for setup in GROUPS {
+        let stmt = parse(setup).expect("the groups parse");
+        svc_query::run_write(&mut g, &stmt, &Params::new(), &Limits::default())
+            .expect("the groups load");
+    }
+    // Each is an answer: a difference must not hide behind two errors.
+    let answers = rows_batch_and_half_touched(&g, GROUP_QUERIES);
+    assert_eq!(answers, GROUP_QUERIES.len());
 }

@@ -433,6 +433,11 @@ impl BExpr {
         }
     }
 
+    /// The expression compiled.
+    pub(super) fn expr(&self) -> &CExpr {
+        &self.orig
+    }
+
     /// `(slot, key)` when the expression is exactly `n.key` of a slot.
     pub(super) fn plain_prop(&self) -> Option<(usize, &str)> {
         match &self.kind {
