@@ -143,7 +143,11 @@ impl FastIndex {
                 .two
                 .get(a)
                 .map_or(b + 1, |t| (b + 1).saturating_sub(t.len()));
-            if self.two_cells + grow_rows + grow_cells <= TWO_CELLS {
+            // Bounded like the one-key table, by the entries made: a first code far up (a
+            // number key's class code, a node reference) would otherwise make a table of
+            // empty rows as long as the code, again after each reset.
+            let bound = TWO_CELLS.min(ONE_MIN.max(ONE_PER_ENTRY * self.entries));
+            if self.two_cells + grow_rows + grow_cells <= bound {
                 if grow_rows > 0 {
                     self.two.resize(a + 1, Vec::new());
                     self.two_cells += grow_rows;
