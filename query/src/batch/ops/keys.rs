@@ -322,6 +322,12 @@ impl<'m> KeyCol<'m> {
             let codes = codes.get(row0..row0 + refs.len())?;
             return Some(KeyCol::Model(codes.to_vec(), dict));
         }
+        // Ascending references are most likely a filtered label scan's: each node once, so
+        // locating it costs more than the value path (which reads such chunks by selection).
+        // Node by node pays where nodes repeat (an expansion's near side).
+        if refs.len() > 1 && refs.iter().take(33).is_sorted_by(|a, b| a < b) {
+            return None;
+        }
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let mut column: Option<(&'m [u32], &'m [String])> = None;
