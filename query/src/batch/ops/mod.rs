@@ -21,6 +21,7 @@ mod aggkern;
 mod expand;
 mod group;
 mod keys;
+mod memo;
 mod order;
 mod scan;
 #[cfg(test)]
@@ -32,6 +33,7 @@ use aggkern::*;
 pub(in crate::batch) use expand::*;
 pub(in crate::batch) use group::*;
 pub(in crate::batch) use keys::*;
+use memo::*;
 pub(in crate::batch) use order::*;
 pub(in crate::batch) use scan::*;
 pub(in crate::batch) use varlen::*;
