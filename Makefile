@@ -21,6 +21,7 @@ dist: deps
 
 ## Every test of the workspace, each fuzz target for FUZZ_CI_SECONDS, formatting and lints.
 test: deps
+	./scripts/prune-target.sh
 	$(CARGO) test --workspace
 	CARGO=$(CARGO) ./scripts/fuzz.sh $(FUZZ_CI_SECONDS)
 	$(CARGO) fmt --all -- --check
