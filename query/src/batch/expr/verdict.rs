@@ -428,6 +428,22 @@ pub(super) fn col_verdicts(bx: &Bx<'_, '_>, c: &Col, len: usize) -> Result<Vec<u
 pub(super) fn in_list(a: &Val, b: &Val) -> Result<u8, QueryError> {
     match b {
         Val::Null => Ok(T_NULL),
+        // A string against strings: their text (`equals` of a string and a non-null
+        // non-string is false).
+        Val::List(items) if matches!(a, Val::Str(_)) => {
+            let Val::Str(a) = a else {
+                return Ok(T_NULL);
+            };
+            let mut unknown = false;
+            for item in items {
+                match item {
+                    Val::Str(s) if s == a => return Ok(T_TRUE),
+                    Val::Null => unknown = true,
+                    _ => {}
+                }
+            }
+            Ok(if unknown { T_NULL } else { T_FALSE })
+        }
         Val::List(items) => {
             let mut unknown = false;
             for item in items {
@@ -557,6 +573,13 @@ mod tests {
             Val::List(vec![Val::Str("a".into()), Val::Float(f64::NAN)]),
             Val::List(vec![Val::List(vec![Val::Null])]),
             Val::List(vec![Val::List(vec![Val::Int(1)])]),
+            Val::Str("b".into()),
+            Val::List(vec![Val::Str("b".into()), Val::Int(1)]),
+            Val::List(vec![Val::Str("a".into()), Val::Null]),
+            Val::List(vec![Val::Null, Val::Str("a".into())]),
+            Val::List(vec![Val::Int(1), Val::List(vec![]), Val::Bool(true)]),
+            Val::DateTime(0),
+            Val::List(vec![Val::DateTime(0), Val::Str("b".into())]),
             Val::Float(f64::NAN),
         ];
         for a in &items {
