@@ -282,6 +282,10 @@ impl BExpr {
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let identity_kind = matches!(&*kind, Kind::Prop { .. });
+        if identity_kind && dict.vals().is_empty() {
+            // The values themselves: as many as the rows, at most.
+            dict.reserve(refs.len());
+        }
         // A string predicate's two answers, coded once (no entries for anything else).
         let bools = match short {
             Some(_) => [dict.code(Val::Bool(false)), dict.code(Val::Bool(true))],
