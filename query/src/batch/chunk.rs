@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use svc_engine::EdgeId;
 
-use crate::value::{write_key, Val};
+use crate::value::{order, write_key, Val};
 
 /// A node reference (see the module doc).
 pub(super) type NodeRef = u32;
@@ -108,6 +108,45 @@ impl Dict {
         self.vals.borrow_mut().reserve(n);
         self.chain.borrow_mut().reserve(n);
         self.strs.borrow_mut().reserve(n);
+    }
+
+    /// Per code, its rank in ORDER BY's order (`value::order`) among the codes `codes` uses
+    /// (equal values share a rank; codes not used rank 0): a sort of the distinct values only.
+    pub(super) fn ranks(&self, codes: &[u32]) -> Vec<u32> {
+        let vals = self.vals.borrow();
+        let mut present = vec![false; vals.len()];
+        codes.iter().for_each(|c| present[*c as usize] = true);
+        let mut by: Vec<u32> = (0..vals.len() as u32)
+            .filter(|c| present[*c as usize])
+            .collect();
+        let val = |c: &u32| &vals[*c as usize];
+        let mut rank = vec![0u32; vals.len()];
+        let strs: Option<Vec<&str>> = by
+            .iter()
+            .map(|c| match val(c) {
+                Val::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        if let Some(strs) = strs {
+            // Strings only (`order` of two strings is their byte order); a string has one
+            // code, so every rank is distinct.
+            let mut pairs: Vec<(&str, u32)> = strs.into_iter().zip(by).collect();
+            pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (r, (_, c)) in pairs.iter().enumerate() {
+                rank[*c as usize] = r as u32;
+            }
+            return rank;
+        }
+        by.sort_unstable_by(|a, b| order(val(a), val(b)));
+        let mut r = 0u32;
+        for (i, c) in by.iter().enumerate() {
+            if i > 0 && order(val(&by[i - 1]), val(c)).is_ne() {
+                r += 1;
+            }
+            rank[*c as usize] = r;
+        }
+        rank
     }
 
     pub(super) fn vals(&self) -> Ref<'_, Vec<Val>> {
@@ -305,5 +344,42 @@ mod tests {
             assert_eq!(d.code_hashed(s.into(), 7), x);
         }
         assert_eq!(d.vals().len(), 4);
+    }
+
+    /// Ranks order the used codes as `value::order` orders their values, strings alone and
+    /// mixed with other kinds; codes not used do not count.
+    #[test]
+    fn ranks_are_orders_order() {
+        let strs = ["b", "a", "", "ab", "Ä", "a\u{0}", "B", "aa"];
+        let mixed = [
+            Val::Int(1),
+            Val::Float(1.0),
+            Val::Null,
+            Val::Str("x".into()),
+            Val::Bool(true),
+            Val::Float(-0.5),
+            Val::List(vec![Val::Int(1)]),
+        ];
+        let only_strings: Vec<Val> = strs.iter().map(|s| Val::Str((*s).into())).collect();
+        let mut all = only_strings.clone();
+        all.extend(mixed);
+        for vals in [only_strings, all] {
+            let d = Dict::default();
+            let codes: Vec<u32> = vals.iter().map(|v| d.code(v.clone())).collect();
+            // One value coded but not used by the rows ranked.
+            d.code(Val::Str("unused".into()));
+            let used = &codes[1..];
+            let rank = d.ranks(used);
+            for a in used {
+                for b in used {
+                    let (x, y) = (d.get(*a), d.get(*b));
+                    assert_eq!(
+                        rank[*a as usize].cmp(&rank[*b as usize]),
+                        order(&x, &y),
+                        "{x:?} vs {y:?}"
+                    );
+                }
+            }
+        }
     }
 }
