@@ -144,15 +144,17 @@ async fn main() {
         .expect("customer")
         .to_owned();
 
+    // The printout names the target as given; the requests are those of its base target.
+    let label = match std::env::var_os("SVC_LOAD_SPIN") {
+        Some(_) if capability.ends_with("-raw") => format!("{capability} (spinning)"),
+        _ => capability.clone(),
+    };
     let raw = capability.strip_suffix("-raw").map(str::to_owned);
     let capability = raw.clone().unwrap_or(capability);
     let statement = QUERIES.iter().find(|(name, ..)| *name == capability);
     if let Some((_, text, _)) = statement {
         let embedded = embedded_p50(text);
-        println!(
-            "{capability}: embedded p50 {:.1} us ({text})",
-            micros(embedded)
-        );
+        println!("{label}: embedded p50 {:.1} us ({text})", micros(embedded));
     }
     let cpu_before = svcd_cpu();
 
@@ -261,7 +263,7 @@ async fn main() {
         1
     };
     println!(
-        "{capability}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms (per request)",
+        "{label}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms (per request)",
         all.len(),
         (all.len() as u64 * per_request) as f64 / elapsed,
         pct(0.50),
@@ -270,7 +272,7 @@ async fn main() {
     );
     if let (Some(before), Some(after)) = (cpu_before, svcd_cpu()) {
         let per = (after - before).as_secs_f64() / (all.len() + errors as usize).max(1) as f64;
-        println!("{capability}: svcd CPU {:.1} us per request", per * 1e6);
+        println!("{label}: svcd CPU {:.1} us per request", per * 1e6);
     }
 }
 
