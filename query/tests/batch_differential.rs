@@ -645,6 +645,12 @@ const GROUP_QUERIES: &[&str] = &[
     "MATCH (x) WHERE x:P2 OR x:P1 RETURN x.p AS p, count(*) AS n",
     "MATCH (s:S)<-[:AT]-(o:O) RETURN s.name AS n, max(o.amt), sum(o.amt), avg(o.i), min(o.i)",
     "MATCH (o:O)-[:AT]->(s:S) RETURN o.ch AS ch, max(s.p), min(s.i), sum(s.i), avg(s.p)",
+    // Keys reading both ends of each row's relationship: every row a new pair of nodes (the
+    // node memo drops itself after its first rows), the near side's name located per run.
+    "MATCH (o:O)-[:AT]->(s:S) RETURN s.name AS n, \
+     CASE WHEN o.amt < 500 THEN 'lo' WHEN o.amt >= 500 THEN 'hi' END AS b, count(*) AS c",
+    "MATCH (s:S)<-[:AT]-(o:O) RETURN s.name + o.ch AS k, count(*) AS c, max(o.i) AS m",
+    "MATCH (s:S)<-[:AT]-(o:O) WHERE o.i % 3 = 0 RETURN s.name AS n, o.tag AS t, count(*) AS c",
 ];
 
 #[test]

@@ -331,23 +331,31 @@ impl<'m> KeyCol<'m> {
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let mut column: Option<(&'m [u32], &'m [String])> = None;
+        // The near side of an expansion repeats each node over a run of rows: located once.
+        let mut last = (NULL, svc_engine::NO_CODE);
         for r in refs {
             if *r == NULL {
                 codes.push(svc_engine::NO_CODE);
                 continue;
             }
-            match reader.locate(bx, *r) {
+            if *r == last.0 {
+                codes.push(last.1);
+                continue;
+            }
+            let code = match reader.locate(bx, *r) {
                 Found::Column(_, ColumnView::Strings { codes: sc, dict }, row) => {
                     match column {
                         None => column = Some((sc, dict)),
                         Some((c0, _)) if std::ptr::eq(c0, sc) => {}
                         Some(_) => return None,
                     }
-                    codes.push(*sc.get(row)?);
+                    *sc.get(row)?
                 }
-                Found::Absent => codes.push(svc_engine::NO_CODE),
+                Found::Absent => svc_engine::NO_CODE,
                 _ => return None,
-            }
+            };
+            last = (*r, code);
+            codes.push(code);
         }
         Some(KeyCol::Model(codes, column.map_or(&[][..], |(_, d)| d)))
     }

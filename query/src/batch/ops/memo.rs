@@ -15,10 +15,17 @@ pub(super) struct NodeMemo {
     index: FastIndex,
     rows: usize,
     misses: usize,
+    /// Given up for good: the first rows it saw brought new nodes mostly.
+    off: bool,
 }
 
 /// Rows a memo sees before it judges whether it pays.
 const MEMO_TRIAL: usize = 4 * CHUNK;
+
+/// The first rows a memo sees, judged on their own: when most of them bring new nodes (the
+/// keys read both ends of each row's relationship, or a side that never repeats) the memo
+/// is dropped before it spends a lookup and an insert per row of a whole chunk.
+const MEMO_PROBE: usize = 256;
 
 /// Marks a memo entry whose group is being made (the index of its first row among this
 /// chunk's new ones below it): groups are fewer than `max_buffered_rows`, far below it.
@@ -50,6 +57,7 @@ impl NodeMemo {
             index: FastIndex::default(),
             rows: 0,
             misses: 0,
+            off: false,
         })
     }
 
@@ -64,7 +72,8 @@ impl NodeMemo {
         st: &mut AssignState<'_>,
         group_of: &mut Vec<usize>,
     ) -> Result<bool, QueryError> {
-        if (self.rows >= MEMO_TRIAL && self.misses * 2 > self.rows)
+        if self.off
+            || (self.rows >= MEMO_TRIAL && self.misses * 2 > self.rows)
             || st.groups.len() + ch.len >= PENDING
         {
             return Ok(false);
@@ -89,7 +98,15 @@ impl NodeMemo {
         // The first row of each combination not met before, in row order; the memo holds
         // `PENDING | j` for the `j`-th of them until its group is known.
         let mut first: Vec<u32> = Vec::new();
+        // The row of this chunk at which the memo has seen `MEMO_PROBE` rows, if any.
+        let probe_at = MEMO_PROBE.checked_sub(self.rows).unwrap_or(usize::MAX);
         for i in 0..ch.len {
+            if i == probe_at && (self.misses + first.len()) * 4 > MEMO_PROBE * 3 {
+                // Nothing was assigned yet: the chunk goes the plain way, the memo is dropped.
+                self.off = true;
+                self.index = FastIndex::default();
+                return Ok(false);
+            }
             let k = fast_key(&codes, i);
             let g = match self.index.get(&k) {
                 Some(g) => g,
