@@ -31,6 +31,9 @@
 //! `healthz` is their floor: `GET /healthz` (no key, no body, no store) over the same client,
 //! so `query`'s p50 minus `healthz`'s is what the query route adds to a round trip.
 //! With `SVC_LOAD_PID` set to svcd's pid, every target also prints svcd's CPU time per request.
+//! `healthz-raw`, `query-raw` and `query-rows-raw` send the same requests from a plain socket
+//! instead of reqwest (see [`raw_client`]), busy-polling the answer with `SVC_LOAD_SPIN=1`, so the
+//! figure holds no client library and, spinning, no client wake-up.
 
 use std::time::{Duration, Instant};
 
@@ -141,13 +144,17 @@ async fn main() {
         .expect("customer")
         .to_owned();
 
+    // The printout names the target as given; the requests are those of its base target.
+    let label = match std::env::var_os("SVC_LOAD_SPIN") {
+        Some(_) if capability.ends_with("-raw") => format!("{capability} (spinning)"),
+        _ => capability.clone(),
+    };
+    let raw = capability.strip_suffix("-raw").map(str::to_owned);
+    let capability = raw.clone().unwrap_or(capability);
     let statement = QUERIES.iter().find(|(name, ..)| *name == capability);
     if let Some((_, text, _)) = statement {
         let embedded = embedded_p50(text);
-        println!(
-            "{capability}: embedded p50 {:.1} us ({text})",
-            micros(embedded)
-        );
+        println!("{label}: embedded p50 {:.1} us ({text})", micros(embedded));
     }
     let cpu_before = svcd_cpu();
 
@@ -155,6 +162,14 @@ async fn main() {
     let deadline = started_run + Duration::from_secs(seconds);
     let mut tasks = Vec::new();
     for worker in 0..connections {
+        if raw.is_some() {
+            let (base, key, target) = (base.clone(), key.clone(), capability.clone());
+            let spin = std::env::var_os("SVC_LOAD_SPIN").is_some();
+            tasks.push(tokio::task::spawn_blocking(move || {
+                raw_client(&base, &target, &key, deadline, spin)
+            }));
+            continue;
+        }
         let (client, base, key, write_key, cap, customer) = (
             client.clone(),
             base.clone(),
@@ -248,7 +263,7 @@ async fn main() {
         1
     };
     println!(
-        "{capability}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms (per request)",
+        "{label}: {} done, {errors} not done in {elapsed:.2} s with {connections} connections: {:.0} events or invocations/s, p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms (per request)",
         all.len(),
         (all.len() as u64 * per_request) as f64 / elapsed,
         pct(0.50),
@@ -257,8 +272,79 @@ async fn main() {
     );
     if let (Some(before), Some(after)) = (cpu_before, svcd_cpu()) {
         let per = (after - before).as_secs_f64() / (all.len() + errors as usize).max(1) as f64;
-        println!("{capability}: svcd CPU {:.1} us per request", per * 1e6);
+        println!("{label}: svcd CPU {:.1} us per request", per * 1e6);
     }
+}
+
+/// The `-raw` targets' client: one keep-alive HTTP/1.1 connection on a plain socket, a request
+/// written whole and its answer read to its `Content-Length`, no client library or async runtime
+/// in between, so the latency is svcd's and the kernel's. With `spin`, the socket is non-blocking
+/// and polled, so the client never sleeps and an answer is seen without waking a thread.
+fn raw_client(
+    base: &str,
+    target: &str,
+    key: &str,
+    deadline: Instant,
+    spin: bool,
+) -> (Vec<Duration>, u64) {
+    use std::io::{ErrorKind, Read, Write};
+    let addr = base.trim_start_matches("http://").trim_end_matches('/');
+    let mut socket = std::net::TcpStream::connect(addr).expect("connect");
+    socket.set_nodelay(true).expect("nodelay");
+    socket.set_nonblocking(spin).expect("nonblocking");
+    let request = match QUERIES.iter().find(|(n, ..)| *n == target) {
+        Some((_, text, _)) => {
+            let body = json!({ "query": text }).to_string();
+            format!(
+                "POST /v1/graph/query HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {key}\r\n\
+                 content-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            )
+        }
+        None => format!("GET /healthz HTTP/1.1\r\nhost: {addr}\r\n\r\n"),
+    };
+    let (mut latencies, mut errors) = (Vec::new(), 0u64);
+    let mut buf = vec![0u8; 64 * 1024];
+    while Instant::now() < deadline {
+        let started = Instant::now();
+        socket.write_all(request.as_bytes()).expect("write");
+        let (mut have, mut head_end, mut length) = (0usize, None::<usize>, 0usize);
+        loop {
+            match socket.read(&mut buf[have..]) {
+                Ok(0) => panic!("svcd closed the connection"),
+                Ok(n) => have += n,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    std::hint::spin_loop();
+                    continue;
+                }
+                Err(e) => panic!("read: {e}"),
+            }
+            if head_end.is_none() {
+                if let Some(at) = buf[..have].windows(4).position(|w| w == b"\r\n\r\n") {
+                    let head = String::from_utf8_lossy(&buf[..at]).to_ascii_lowercase();
+                    length = head
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse().ok())
+                        .expect("content-length");
+                    head_end = Some(at + 4);
+                }
+            }
+            if head_end.is_some_and(|at| have >= at + length) {
+                break;
+            }
+        }
+        let at = head_end.expect("head");
+        let ok = buf.starts_with(b"HTTP/1.1 200")
+            && serde_json::from_slice::<Value>(&buf[at..at + length])
+                .is_ok_and(|body| work_done(target, &body));
+        if ok {
+            latencies.push(started.elapsed());
+        } else {
+            errors += 1;
+        }
+    }
+    (latencies, errors)
 }
 
 fn micros(d: Duration) -> f64 {

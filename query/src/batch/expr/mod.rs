@@ -27,6 +27,7 @@ mod arith;
 mod case;
 mod keep;
 mod strings;
+mod verdict;
 
 use analysis::{collect_props, rewrite, single_prop};
 pub(in crate::batch) use analysis::{pure, replace};
@@ -331,6 +332,8 @@ pub(super) struct BExpr {
     typed: Option<arith::Typed>,
     /// As a WHERE: null tests and string predicates of one node, read off the columns.
     conj: Option<keep::Conj>,
+    /// A null test, `IN` or logic at the top: the verdict kernels (`verdict`).
+    verdict: Option<Box<verdict::V>>,
 }
 
 impl BExpr {
@@ -392,7 +395,16 @@ impl BExpr {
             Kind::Single { .. } | Kind::Generic { .. } => arith::Typed::of(e),
             _ => None,
         };
+        // A single property's expression keeps its per-string memo unless the kernels read
+        // presence alone.
+        let verdict = match kind {
+            Kind::Single { .. } | Kind::Generic { .. } => verdict::V::root(e, width)
+                .filter(|v| matches!(kind, Kind::Generic { .. }) || v.presence_only())
+                .map(Box::new),
+            _ => None,
+        };
         BExpr {
+            verdict,
             orig: e.clone(),
             conj: keep::Conj::of(e),
             typed,
@@ -416,7 +428,11 @@ impl BExpr {
             null_code,
             typed: _,
             conj,
+            verdict,
         } = self;
+        if let Some(v) = verdict {
+            v.reset();
+        }
         *dict = Rc::new(Dict::default());
         memo.clear();
         *null_code = None;
@@ -454,7 +470,7 @@ impl BExpr {
                 return Ok(keep);
             }
         }
-        if let Some(t) = self.typed_verdicts(bx, ch)? {
+        if let Some(t) = self.kernel_verdicts(bx, ch)? {
             return Ok(t.iter().map(|v| *v == arith::T_TRUE).collect());
         }
         let c = self.eval(bx, ch)?;
@@ -464,11 +480,68 @@ impl BExpr {
     /// Per row, whether the expression is exactly `true` (null, false and anything else are
     /// not: a CASE branch's condition). Never fails on a non-boolean.
     pub(super) fn holds(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Vec<bool>, QueryError> {
-        if let Some(t) = self.typed_verdicts(bx, ch)? {
+        if let Some(t) = self.kernel_verdicts(bx, ch)? {
             return Ok(t.iter().map(|v| *v == arith::T_TRUE).collect());
         }
         let c = self.eval(bx, ch)?;
         Ok(case::exactly_true(&c, ch.len))
+    }
+
+    /// The verdict kernels' or a typed comparison's verdicts per row; None: neither applies
+    /// (or the verdict kernels met something only the row evaluator decides).
+    fn kernel_verdicts(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        ch: &Chunk,
+    ) -> Result<Option<Vec<u8>>, QueryError> {
+        if let Some(v) = &mut self.verdict {
+            // A failure (a non-boolean, an operand the evaluator would not have reached) is
+            // the row evaluator's to decide.
+            if let Ok(t) = v.eval_root(bx, ch) {
+                return Ok(Some(t));
+            }
+        }
+        self.typed_verdicts(bx, ch)
+    }
+
+    /// Per row, the expression's value as a verdict (`arith::T_*`): booleans and nulls;
+    /// anything else is an error.
+    pub(super) fn verdicts(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Vec<u8>, QueryError> {
+        if let Some(t) = self.kernel_verdicts(bx, ch)? {
+            return Ok(t);
+        }
+        let c = self.col_ref(bx, ch)?;
+        verdict::col_verdicts(bx, &c, ch.len)
+    }
+
+    /// The expression's column for `ch`, borrowed when it is a slot's.
+    pub(super) fn col_ref<'c>(
+        &mut self,
+        bx: &Bx<'_, '_>,
+        ch: &'c Chunk,
+    ) -> Result<std::borrow::Cow<'c, Col>, QueryError> {
+        use std::borrow::Cow;
+        match &self.kind {
+            Kind::Slot(s) => Ok(ch.cols.get(*s).map_or(Cow::Owned(Col::Null), Cow::Borrowed)),
+            _ => Ok(Cow::Owned(self.eval(bx, ch)?)),
+        }
+    }
+
+    /// The expression's value when it is a constant.
+    pub(super) fn constant(&self) -> Option<&Val> {
+        match &self.kind {
+            Kind::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the row evaluator computes it row by row (no kernel of its own).
+    pub(super) fn row_by_row(&self) -> bool {
+        match &self.kind {
+            Kind::Slot(_) | Kind::Const(_) | Kind::Prop { .. } | Kind::Single { .. } => false,
+            Kind::Case(_) => true,
+            Kind::Generic { .. } => self.typed.is_none() && self.verdict.is_none(),
+        }
     }
 
     /// A typed comparison's verdicts (`arith::T_*`) per row, when the expression is one and
@@ -496,6 +569,20 @@ impl BExpr {
     pub(super) fn eval(&mut self, bx: &Bx<'_, '_>, ch: &Chunk) -> Result<Col, QueryError> {
         if let Kind::Case(k) = &mut self.kind {
             return k.eval(bx, ch, &self.dict);
+        }
+        if let Some(v) = &mut self.verdict {
+            // Dictionary codes of null, false and true (see `kernel_verdicts` on failure).
+            if let Ok(t) = v.eval_root(bx, ch) {
+                let codes = [
+                    self.dict.code(Val::Null),
+                    self.dict.code(Val::Bool(false)),
+                    self.dict.code(Val::Bool(true)),
+                ];
+                return Ok(Col::Dict {
+                    codes: t.iter().map(|v| codes[usize::from(*v)]).collect(),
+                    dict: Rc::clone(&self.dict),
+                });
+            }
         }
         match &self.kind {
             Kind::Slot(s) => Ok(ch.cols.get(*s).cloned().unwrap_or(Col::Null)),
