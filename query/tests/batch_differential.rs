@@ -614,6 +614,12 @@ const GROUPS: &[&str] = &[
     "UNWIND range(0, 2099) AS i CREATE (:P1 {g: i % 3, p: 'v' + toString(i % 70)})",
     "UNWIND range(0, 2099) AS i CREATE (:P2 {g: i % 3, \
        p: CASE WHEN i % 2 = 0 THEN 'v' + toString(i % 80) ELSE i % 5 END})",
+    // Nodes of two labels (some of both) next to each other in one chunk: a key or a folded
+    // number read at the row of the first node's label, the rest located one by one.
+    "UNWIND range(0, 299) AS i CREATE (q:Q {k: 'q' + toString(i % 4), n: i}) \
+     WITH q, i WHERE i % 3 = 0 SET q:R",
+    "UNWIND range(0, 99) AS i CREATE (:R {k: 'r' + toString(i % 5), n: i * 2})",
+    "MATCH (s:S {i: 0}), (x) WHERE x:Q OR x:R CREATE (x)-[:IN]->(s)",
 ];
 
 /// Aggregations over `GROUPS`: keys of an expansion's nodes (memoised per node), keys of
@@ -651,6 +657,10 @@ const GROUP_QUERIES: &[&str] = &[
      CASE WHEN o.amt < 500 THEN 'lo' WHEN o.amt >= 500 THEN 'hi' END AS b, count(*) AS c",
     "MATCH (s:S)<-[:AT]-(o:O) RETURN s.name + o.ch AS k, count(*) AS c, max(o.i) AS m",
     "MATCH (s:S)<-[:AT]-(o:O) WHERE o.i % 3 = 0 RETURN s.name AS n, o.tag AS t, count(*) AS c",
+    "MATCH (s:S)<-[:IN]-(x) RETURN x.k AS k, count(*) AS c, max(x.n) AS m, min(x.n) AS lo",
+    "MATCH (s:S)<-[:IN]-(x:R) RETURN x.k AS k, count(*) AS c, sum(x.n) AS t",
+    "MATCH (x) WHERE x:R OR x:Q RETURN x.k AS k, count(*) AS c, max(x.n) AS m",
+    "MATCH (x:R)-[:IN]->(s:S) RETURN s.name AS n, max(x.n) AS m, avg(x.n) AS a",
 ];
 
 #[test]
