@@ -457,6 +457,43 @@ fn cached_plans_answer_as_the_row_path_run_after_run() {
     });
 }
 
+/// A kept tree holds per-string results by the model column's codes (`BExpr::memo`). After a
+/// string changes and the model is rebuilt, the same code means another string: the cached
+/// plan must answer from the new base, not from what it learnt on the old one.
+#[test]
+fn kept_per_string_results_follow_a_rebuilt_model() {
+    let (_dir, graph) = engine();
+    let write = |q: &str| {
+        engine_write(&graph, WS, &parse(q).expect("parses"), &Params::new()).expect("runs");
+    };
+    write("CREATE (:P {name: 'b', n: 1}), (:P {name: 'c', n: 2})");
+    let cache = PlanCache::new(16);
+    let q = "MATCH (p:P) RETURN p.n AS n, toUpper(p.name) AS u ORDER BY n";
+    let stmt = parse(q).expect("parses");
+    let check = |round: &str, expected: &str| {
+        let snap = graph.snapshot(WS);
+        let want = run_read(&ModelSwitch::rows(&snap), &stmt, &Params::new(), &limits());
+        let first = want.as_ref().expect("row path").rows[0][1].clone();
+        assert_eq!(
+            first,
+            svc_query::ResultValue::String(expected.into()),
+            "{round}"
+        );
+        for _ in 0..2 {
+            let got = cache.run_read(&snap, q, &Params::new(), &limits());
+            same_outcome("kept memo", round, &want, &got);
+        }
+    };
+    graph.prepare_read_model(WS).expect("build").expect("fits");
+    check("first model", "B");
+    write("MATCH (p:P {name: 'b'}) SET p.name = 'a'");
+    graph
+        .prepare_read_model(WS)
+        .expect("rebuild")
+        .expect("fits");
+    check("rebuilt model", "A");
+}
+
 /// Numbers for the typed kernels: 5,000 `Num` nodes (over two chunks) with integer and float
 /// columns holding absent values, zeros of both signs, an integer column reaching `i64::MAX`
 /// and `i64::MIN`, one column mixing integers and floats, and a `Pair` node each (reached by
