@@ -457,9 +457,10 @@ fn cached_plans_answer_as_the_row_path_run_after_run() {
     });
 }
 
-/// A kept tree holds per-string results by the model column's codes (`BExpr::memo`). After a
-/// string changes and the model is rebuilt, the same code means another string: the cached
-/// plan must answer from the new base, not from what it learnt on the old one.
+/// A kept tree holds per-string results and WHERE verdicts by the model column's codes
+/// (`BExpr::memo`, `Conj::pass`). After a string changes and the model is rebuilt, the same
+/// code means another string: a cached plan must answer from the new base, not from what it
+/// learnt on the old one.
 #[test]
 fn kept_per_string_results_follow_a_rebuilt_model() {
     let (_dir, graph) = engine();
@@ -468,30 +469,46 @@ fn kept_per_string_results_follow_a_rebuilt_model() {
     };
     write("CREATE (:P {name: 'b', n: 1}), (:P {name: 'c', n: 2})");
     let cache = PlanCache::new(16);
-    let q = "MATCH (p:P) RETURN p.n AS n, toUpper(p.name) AS u ORDER BY n";
-    let stmt = parse(q).expect("parses");
-    let check = |round: &str, expected: &str| {
+    // (query, the row path's answer on the first model, and on the rebuilt one)
+    let queries = [
+        (
+            "MATCH (p:P) RETURN toUpper(p.name) AS u ORDER BY p.n",
+            "B",
+            "A",
+        ),
+        (
+            "MATCH (p:P) WHERE p.name STARTS WITH 'a' OR p.name ENDS WITH 'c' \
+             RETURN p.name AS s ORDER BY s",
+            "c",
+            "a",
+        ),
+    ];
+    let check = |round: usize| {
         let snap = graph.snapshot(WS);
-        let want = run_read(&ModelSwitch::rows(&snap), &stmt, &Params::new(), &limits());
-        let first = want.as_ref().expect("row path").rows[0][1].clone();
-        assert_eq!(
-            first,
-            svc_query::ResultValue::String(expected.into()),
-            "{round}"
-        );
-        for _ in 0..2 {
-            let got = cache.run_read(&snap, q, &Params::new(), &limits());
-            same_outcome("kept memo", round, &want, &got);
+        for (q, first, rebuilt) in queries {
+            let stmt = parse(q).expect("parses");
+            let want = run_read(&ModelSwitch::rows(&snap), &stmt, &Params::new(), &limits());
+            let expected = if round == 0 { first } else { rebuilt };
+            let rows = &want.as_ref().expect("row path").rows;
+            assert_eq!(
+                rows[0][0],
+                svc_query::ResultValue::String(expected.into()),
+                "{q}"
+            );
+            for _ in 0..2 {
+                let got = cache.run_read(&snap, q, &Params::new(), &limits());
+                same_outcome(q, &format!("model {round}"), &want, &got);
+            }
         }
     };
     graph.prepare_read_model(WS).expect("build").expect("fits");
-    check("first model", "B");
+    check(0);
     write("MATCH (p:P {name: 'b'}) SET p.name = 'a'");
     graph
         .prepare_read_model(WS)
         .expect("rebuild")
         .expect("fits");
-    check("rebuilt model", "A");
+    check(1);
 }
 
 /// Numbers for the typed kernels: 5,000 `Num` nodes (over two chunks) with integer and float
