@@ -12,7 +12,9 @@
 //! NAME_FILTER may list several filters separated by commas. `SVC_BENCH_BREAKDOWN=1` also
 //! prints, per query, the p50 of `parse` alone, of `parse` + planning and of the whole run.
 //! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
-//! first runs each query for N seconds untimed (attach `perf record -p` then).
+//! first runs each query for N seconds untimed (attach `perf record -p` then);
+//! `SVC_BENCH_PROFILE_RUNS=N` first runs each N times (compare `perf stat -e instructions:u`
+//! of the whole process with N and with 0: a figure a busy machine does not move).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
 //! `SVC_BENCH_FRESH_SNAPSHOT=1` takes a new snapshot in each timed run, as a service request
 //! does (the default reuses one: the peers' clients reuse their connection).
@@ -197,6 +199,16 @@ fn main() {
             // Only this query, repeated as it is timed, for a profiler attached to the process.
             let until = Instant::now() + Duration::from_secs(secs);
             while Instant::now() < until {
+                run(&q.text, &params).expect("run");
+            }
+        }
+        if let Some(n) = std::env::var("SVC_BENCH_PROFILE_RUNS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            // A fixed number of runs, for counters that do not depend on the machine's load
+            // (`perf stat -e instructions:u`, against a run with 0).
+            for _ in 0..n {
                 run(&q.text, &params).expect("run");
             }
         }
