@@ -13,8 +13,8 @@
 //! prints, per query, the p50 of `parse` alone, of `parse` + planning and of the whole run.
 //! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
 //! first runs each query for N seconds untimed (attach `perf record -p` then);
-//! `SVC_BENCH_PROFILE_RUNS=N` first runs each N times (compare `perf stat -e instructions:u`
-//! of the whole process with N and with 0: a figure a busy machine does not move).
+//! `SVC_BENCH_PROFILE_RUNS=N` first runs each N times and prints the thread's CPU time per run
+//! (a figure a busy machine moves much less than the wall-clock p50).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
 //! `SVC_BENCH_FRESH_SNAPSHOT=1` takes a new snapshot in each timed run, as a service request
 //! does (the default reuses one: the peers' clients reuse their connection).
@@ -206,10 +206,19 @@ fn main() {
             .ok()
             .and_then(|s| s.parse::<u64>().ok())
         {
-            // A fixed number of runs, for counters that do not depend on the machine's load
-            // (`perf stat -e instructions:u`, against a run with 0).
+            // A fixed number of runs, timed by this thread's CPU time (Linux schedstat): a
+            // figure that a busy machine moves much less than wall time.
+            let cpu = || -> Option<u64> {
+                let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+                s.split_whitespace().next()?.parse().ok()
+            };
+            let before = cpu();
             for _ in 0..n {
                 run(&q.text, &params).expect("run");
+            }
+            if let (Some(a), Some(b)) = (before, cpu()) {
+                let per = (b - a) as f64 / n.max(1) as f64 / 1000.0;
+                eprintln!("{}: {per:.2} us of CPU per run over {n} runs", q.name);
             }
         }
         let mut answer = None;
