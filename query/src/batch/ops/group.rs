@@ -464,6 +464,11 @@ impl Aggregate<'_> {
             let fast_only = fk.is_some() && fast.complete(groups.len());
             for i in 0..ch.len {
                 if let Some((codes, _)) = &fk {
+                    // A run of one key (an expansion's near side): the row before's group.
+                    if i > 0 && codes.iter().all(|c| c[i] == c[i - 1]) {
+                        group_of.push(group_of[i - 1]);
+                        continue;
+                    }
                     if let Some(g) = fast.get(&fast_key(codes, i)) {
                         group_of.push(g);
                         continue;
@@ -673,12 +678,9 @@ fn add_val(state: &mut AggState, kind: AggKind, v: &Val) -> Result<(), QueryErro
     }
 }
 
-/// Rows of a chunk `add_int_runs` judges whether rows come in runs by.
-const RUN_SAMPLE: usize = 128;
-
 /// Adds each row's integer (`value(i)`, None: absent) to its group's state of aggregate `a`.
-/// For min and max over rows that come in runs of one group (an expansion's near side), once
-/// per run: the run's extreme, so one state loaded per run, not per row.
+/// For min and max, once per run of rows of one group (an expansion's near side brings its
+/// rows in runs): the run's extreme, so one state loaded per run, not per row.
 fn add_int_runs(
     groups: &mut Groups,
     a: usize,
@@ -687,15 +689,9 @@ fn add_int_runs(
     group_of: &[usize],
     mut value: impl FnMut(usize) -> Option<i64>,
 ) -> Result<(), QueryError> {
-    // Runs pay where rows come in them (judged on the chunk's first rows); a label scan's
-    // rows change group nearly every row.
-    let in_runs = || {
-        let head = &group_of[..group_of.len().min(RUN_SAMPLE)];
-        head.windows(2).filter(|w| w[0] != w[1]).count() * 4 < head.len()
-    };
-    let max = match kind {
-        AggKind::Max if in_runs() => true,
-        AggKind::Min if in_runs() => false,
+    let better: fn(i64, i64) -> bool = match kind {
+        AggKind::Max => |x, best| x > best,
+        AggKind::Min => |x, best| x < best,
         _ => {
             for (i, g) in group_of.iter().enumerate() {
                 if let Some(x) = value(i) {
@@ -705,7 +701,6 @@ fn add_int_runs(
             return Ok(());
         }
     };
-    let better = |x: i64, best: i64| if max { x > best } else { x < best };
     let mut i = 0;
     while i < group_of.len() {
         let g = group_of[i];
