@@ -464,11 +464,6 @@ impl Aggregate<'_> {
             let fast_only = fk.is_some() && fast.complete(groups.len());
             for i in 0..ch.len {
                 if let Some((codes, _)) = &fk {
-                    // A run of one key (an expansion's near side): the row before's group.
-                    if i > 0 && codes.iter().all(|c| c[i] == c[i - 1]) {
-                        group_of.push(group_of[i - 1]);
-                        continue;
-                    }
                     if let Some(g) = fast.get(&fast_key(codes, i)) {
                         group_of.push(g);
                         continue;
@@ -643,9 +638,8 @@ impl Aggregate<'_> {
             let n = left.min(CHUNK);
             left -= n;
             let mut ch = Chunk::new(n, bx.width);
-            // (`vec![v; k]` would clone the capacity away.)
-            let mut key_vals: Vec<Vec<Val>> = (0..n_keys).map(|_| Vec::with_capacity(n)).collect();
-            let mut agg_vals: Vec<Vec<Val>> = (0..n_aggs).map(|_| Vec::with_capacity(n)).collect();
+            let mut key_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_keys];
+            let mut agg_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_aggs];
             for _ in 0..n {
                 for (kv, v) in key_vals.iter_mut().zip(keys.by_ref().take(n_keys)) {
                     kv.push(v);
@@ -676,49 +670,6 @@ fn add_val(state: &mut AggState, kind: AggKind, v: &Val) -> Result<(), QueryErro
         Val::Float(x) if !x.is_nan() => add_float(state, kind, *x),
         other => state.add(kind, other.clone()),
     }
-}
-
-/// Adds each row's integer (`value(i)`, None: absent) to its group's state of aggregate `a`.
-/// For min and max, once per run of rows of one group (an expansion's near side brings its
-/// rows in runs): the run's extreme, so one state loaded per run, not per row.
-fn add_int_runs(
-    groups: &mut Groups,
-    a: usize,
-    kind: AggKind,
-    datetime: bool,
-    group_of: &[usize],
-    mut value: impl FnMut(usize) -> Option<i64>,
-) -> Result<(), QueryError> {
-    let better: fn(i64, i64) -> bool = match kind {
-        AggKind::Max => |x, best| x > best,
-        AggKind::Min => |x, best| x < best,
-        _ => {
-            for (i, g) in group_of.iter().enumerate() {
-                if let Some(x) = value(i) {
-                    add_int(groups.state(*g, a), kind, x, datetime)?;
-                }
-            }
-            return Ok(());
-        }
-    };
-    let mut i = 0;
-    while i < group_of.len() {
-        let g = group_of[i];
-        let mut best = value(i);
-        i += 1;
-        while i < group_of.len() && group_of[i] == g {
-            if let Some(x) = value(i) {
-                if best.is_none_or(|b| better(x, b)) {
-                    best = Some(x);
-                }
-            }
-            i += 1;
-        }
-        if let Some(x) = best {
-            add_int(groups.state(g, a), kind, x, datetime)?;
-        }
-    }
-    Ok(())
 }
 
 /// Aggregate `a` (`spec`, not DISTINCT) of one chunk folded from its number column read in
@@ -762,13 +713,12 @@ fn fold_in_place(
             {
                 return Ok(true);
             }
-            let present = present.as_deref();
-            add_int_runs(groups, a, spec.kind, datetime, group_of, |i| {
-                values
-                    .get(i)
-                    .copied()
-                    .filter(|_| present.is_none_or(|p| p[i]))
-            })?;
+            for (i, (g, v)) in group_of.iter().zip(values).enumerate() {
+                if present.as_ref().is_some_and(|p| !p[i]) {
+                    continue;
+                }
+                add_int(groups.state(*g, a), spec.kind, *v, datetime)?;
+            }
             Ok(true)
         }
         Some(InPlace::Floats(values)) => {
@@ -909,12 +859,12 @@ fn fold_gathered(
                 .iter()
                 .map(|r| values.get(*r as usize).copied().unwrap_or(0))
                 .collect();
-            add_int_runs(groups, a, spec.kind, datetime, group_of, |i| {
-                let r = *rows.get(i)?;
-                let present =
-                    (r as usize) < values.len() && (absent.is_empty() || !absent.contains(r));
-                present.then(|| xs.get(i).copied()).flatten()
-            })?;
+            for ((r, x), g) in rows.iter().zip(&xs).zip(group_of) {
+                if *r as usize >= values.len() || (!absent.is_empty() && absent.contains(*r)) {
+                    continue;
+                }
+                add_int(groups.state(*g, a), spec.kind, *x, datetime)?;
+            }
         }
         Some(ColumnView::Floats(values)) => {
             let xs: Vec<f64> = rows
