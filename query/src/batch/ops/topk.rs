@@ -345,6 +345,22 @@ fn first_key_needed(
             );
         }
     }
+    if cut.is_none() && keep > 0 && keep < len {
+        if let Some(p) = int_keys(first) {
+            // Integers or datetimes: the same selection on the numbers themselves, exact.
+            let mut s = p.clone();
+            let t = if desc {
+                *s.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a)).1
+            } else {
+                *s.select_nth_unstable(keep - 1).1
+            };
+            return Some(
+                p.iter()
+                    .map(|x| if desc { *x >= t } else { *x <= t })
+                    .collect(),
+            );
+        }
+    }
     let dir = |o: Ordering| if desc { o.reverse() } else { o };
     // Once there is a cut it is the stricter bound, mostly: no need to select.
     let by_chunk = (cut.is_none() && keep > 0 && keep < len).then(|| {
@@ -408,6 +424,30 @@ fn str_prefixes(first: &KeyCol<'_>) -> Option<Vec<u128>> {
             K::Null => u128::MAX,
             _ => return None,
         });
+    }
+    Some(out)
+}
+
+/// Per row of a key column of integers (or of datetimes) and nulls, a number in ORDER BY's
+/// order: the value, null (after every value) `i128::MAX`. None: another type, or both kinds
+/// (integers and datetimes order by type first).
+fn int_keys(first: &KeyCol<'_>) -> Option<Vec<i128>> {
+    let mut out = Vec::with_capacity(first.len);
+    let mut datetimes = None;
+    for i in 0..first.len {
+        let (v, dt) = match first.key(i) {
+            K::Null => {
+                out.push(i128::MAX);
+                continue;
+            }
+            K::Int(v) => (v, false),
+            K::DateTime(v) => (v, true),
+            _ => return None,
+        };
+        if *datetimes.get_or_insert(dt) != dt {
+            return None;
+        }
+        out.push(i128::from(v));
     }
     Some(out)
 }
