@@ -406,26 +406,8 @@ fn tri(v: &Val) -> Result<u8, QueryError> {
 pub(super) fn col_verdicts(bx: &Bx<'_, '_>, c: &Col, len: usize) -> Result<Vec<u8>, QueryError> {
     match c {
         Col::Null => Ok(vec![T_NULL; len]),
-        Col::Dict { codes, dict } => {
-            let vals = dict.vals();
-            // u8::MAX: not met yet (an earlier chunk's non-boolean never met here is no error).
-            let mut table = vec![u8::MAX; vals.len()];
-            let mut out = Vec::with_capacity(len);
-            for c in codes {
-                let c = *c as usize;
-                let t = match table.get(c) {
-                    Some(&u8::MAX) => {
-                        let t = tri(vals.get(c).unwrap_or(&Val::Null))?;
-                        table[c] = t;
-                        t
-                    }
-                    Some(t) => *t,
-                    None => T_NULL,
-                };
-                out.push(t);
-            }
-            Ok(out)
-        }
+        // Once per code met (an earlier chunk's non-boolean not met here is no error).
+        Col::Dict { codes, dict } => per_code(codes, &dict.vals(), tri),
         Col::Vals(v) => v.iter().map(tri).collect(),
         Col::Nodes(_) | Col::Rels(_) => (0..len).map(|i| tri(&cell(bx, c, i))).collect(),
     }
