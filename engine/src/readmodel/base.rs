@@ -45,7 +45,12 @@ enum IdMap {
 pub(crate) struct LabelRows {
     /// Dense indexes of the label's nodes, ascending (so ids ascending too).
     pub rows: Vec<u32>,
-    pub columns: HashMap<String, Column>,
+    /// By property key. A B-tree: a label has few keys and every query looks some up, where a
+    /// few comparisons of short names beat hashing one with SipHash (and, unlike a fast
+    /// unkeyed hash, user-chosen keys cannot make them collide).
+    pub columns: BTreeMap<String, Column>,
+    /// Membership bitset over dense indexes.
+    pub members: Vec<u64>,
     /// Per 64-bit word of the label's membership bitset, the members before it: a dense
     /// index's row in `rows` is one popcount away (`row_of`).
     pub rank: Vec<u32>,
@@ -89,10 +94,12 @@ pub(crate) struct Base {
     /// Node ids by dense index, ascending.
     pub ids: Vec<u64>,
     map: IdMap,
-    pub labels: HashMap<String, LabelRows>,
-    /// Membership bitsets over dense indexes, by label.
-    pub members: HashMap<String, Vec<u64>>,
+    /// By label name (a B-tree for the reason `LabelRows::columns` is one).
+    pub labels: BTreeMap<String, LabelRows>,
     pub adjacency: HashMap<(String, Direction), Csr>,
+    /// Unique to this base in the process (never reused, unlike its address), so state derived
+    /// from its columns (a string column's codes) can be kept while the same base answers.
+    pub generation: u64,
 }
 
 /// Why a build did not produce a base.
@@ -140,6 +147,8 @@ impl Base {
             .map(|(l, r)| {
                 l.capacity()
                     + (r.rows.capacity() + r.rank.capacity()) * 4
+                    + r.members.capacity() * 8
+                    + 64
                     + r.columns
                         .iter()
                         .map(|(k, c)| k.capacity() + 64 + c.bytes())
@@ -151,7 +160,6 @@ impl Base {
                         .sum::<usize>()
             })
             .sum();
-        let members: usize = self.members.values().map(|b| b.capacity() * 8 + 64).sum();
         let adjacency: usize = self
             .adjacency
             .iter()
@@ -162,7 +170,7 @@ impl Base {
                     + c.edges.capacity() * 8
             })
             .sum();
-        self.ids.capacity() * 8 + map + labels + members + adjacency
+        self.ids.capacity() * 8 + map + labels + adjacency
     }
 
     /// Builds the base of workspace `ws` from a store snapshot. Stops early when `stop` is set
@@ -295,8 +303,7 @@ impl NodesBuilder {
             IdMap::Search
         };
         let n = ids.len();
-        let mut labels = HashMap::new();
-        let mut members = HashMap::new();
+        let mut labels = BTreeMap::new();
         for (label, (rows, cols)) in self.pending {
             let mut bits = vec![0u64; n.div_ceil(64)];
             for d in &rows {
@@ -308,7 +315,6 @@ impl NodesBuilder {
                 rank.push(before);
                 before += w.count_ones();
             }
-            members.insert(label.clone(), bits);
             let columns = cols
                 .into_iter()
                 .map(|(k, present)| (k, Column::build(rows.len(), present)))
@@ -319,17 +325,19 @@ impl NodesBuilder {
                 LabelRows {
                     rows,
                     columns,
+                    members: bits,
                     rank,
                     seeks,
                 },
             );
         }
+        static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Base {
             ids,
             map,
             labels,
-            members,
             adjacency: HashMap::new(),
+            generation: GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

@@ -207,7 +207,10 @@ pub(crate) fn reach(
     for hop in hops {
         let mut next = Frontier::new(n);
         let csr = base.adjacency.get(&(hop.rel_type.clone(), hop.direction));
-        let members = hop.label.as_ref().map(|l| base.members.get(l));
+        let members = hop
+            .label
+            .as_ref()
+            .map(|l| base.labels.get(l).map(|r| r.members.as_slice()));
         let no_delta = delta.is_empty();
         // Whether a node reached on this hop carries the hop's label.
         let labelled = |id: u64, d: u32| -> Result<bool, EngineError> {

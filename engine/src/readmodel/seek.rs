@@ -75,7 +75,7 @@ impl StrIndex {
 }
 
 /// The lazily built index of each string column of a label (an empty cell per column).
-pub(crate) fn cells(columns: &std::collections::HashMap<String, Column>) -> StrIndexes {
+pub(crate) fn cells(columns: &std::collections::BTreeMap<String, Column>) -> StrIndexes {
     columns
         .iter()
         .filter(|(_, c)| matches!(c, Column::Strings { .. }))

@@ -58,6 +58,12 @@ impl ModelView {
         Ok(v)
     }
 
+    /// The base's identity: equal for two views exactly when they share the base, so its
+    /// columns' codes mean the same in both.
+    pub fn base_generation(&self) -> u64 {
+        self.base.generation
+    }
+
     /// The same base with `ids` marked touched as well (nodes changed since it was built, or
     /// any others: a touched node is read from the source, which is always exact).
     pub fn with_touched(&self, ids: impl IntoIterator<Item = u64>) -> ModelView {
@@ -117,26 +123,26 @@ impl ModelView {
     /// The base's rows and columns of one label.
     pub fn label(&self, label: &str) -> Option<LabelView<'_>> {
         let rows = self.base.labels.get(label)?;
-        let members = self.base.members.get(label)?;
-        Some(LabelView { rows, members })
+        Some(LabelView {
+            rows,
+            members: &rows.members,
+        })
     }
 
     /// A label of base node `d`, None when it has none (any of its labels: each one's columns
-    /// hold all its properties). One map lookup, not one per label as `labels` makes.
+    /// hold all its properties): the first in `labels`' order.
     pub fn label_of(&self, d: u32) -> Option<LabelView<'_>> {
-        let (label, members) = self.base.members.iter().find(|(_, bits)| {
-            bits.get(d as usize / 64)
-                .is_some_and(|w| w & (1 << (d % 64)) != 0)
-        })?;
-        let rows = self.base.labels.get(label)?;
-        Some(LabelView { rows, members })
+        self.labels().map(|(_, v)| v).find(|v| v.contains(d))
     }
 
-    /// Every label of the base.
+    /// Every label of the base, by name (byte order).
     pub fn labels(&self) -> impl Iterator<Item = (&str, LabelView<'_>)> {
-        self.base.labels.iter().filter_map(|(l, rows)| {
-            let members = self.base.members.get(l)?;
-            Some((l.as_str(), LabelView { rows, members }))
+        self.base.labels.iter().map(|(l, rows)| {
+            let view = LabelView {
+                rows,
+                members: &rows.members,
+            };
+            (l.as_str(), view)
         })
     }
 

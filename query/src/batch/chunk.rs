@@ -149,6 +149,11 @@ impl Dict {
         rank
     }
 
+    /// Distinct values held.
+    pub(super) fn len(&self) -> usize {
+        self.vals.borrow().len()
+    }
+
     pub(super) fn vals(&self) -> Ref<'_, Vec<Val>> {
         self.vals.borrow()
     }

@@ -262,9 +262,16 @@ impl BExpr {
             kind,
             dict,
             memo,
+            memo_of,
             null_code,
             ..
         } = self;
+        // The memo is by the model column's codes: another base's codes mean other strings.
+        let base = bx.m.base_generation();
+        if *memo_of != base {
+            memo.iter_mut().for_each(Vec::clear);
+            *memo_of = base;
+        }
         // `n.key` itself is the identity on the property's value.
         let identity = CExpr::Slot(0);
         let (key, body, tmp, short) = match &*kind {

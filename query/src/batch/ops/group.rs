@@ -58,6 +58,23 @@ pub(in crate::batch) fn column_in_place_at<'a>(
     Some((li, col, row0))
 }
 
+/// The label of the first base node of `refs`, its column of `key` and the base's node count,
+/// when nothing was touched since the base was taken: a node of that label below the count
+/// is then read at its row in the column (a popcount), no label searched per node.
+pub(in crate::batch) fn first_label_column<'a>(
+    bx: &Bx<'a, '_>,
+    refs: &[NodeRef],
+    key: &str,
+) -> Option<(svc_engine::LabelView<'a>, ColumnView<'a>, NodeRef)> {
+    if !bx.m.untouched() {
+        return None;
+    }
+    let n = NodeRef::try_from(bx.m.len()).ok()?;
+    let first = *refs.iter().find(|r| **r != NULL && **r < n)?;
+    let label = bx.m.label_of(first)?;
+    Some((label, label.column(key)?, n))
+}
+
 /// The values of a number (or datetime) column for `refs`, when they are consecutive rows of
 /// one label's base (a label scan's chunk, nothing touched). None otherwise (the caller
 /// evaluates row by row).
@@ -791,10 +808,23 @@ fn fold_gathered(
     let mut reader = crate::batch::expr::PropReader::new(key);
     let mut rows: Vec<u32> = Vec::with_capacity(refs.len());
     let mut column: Option<ColumnView<'_>> = None;
+    // Nodes of the first one's label are found at their row by a popcount, the others
+    // located one by one.
+    let fast = first_label_column(bx, refs, key)
+        .filter(|(_, c, _)| matches!(c, ColumnView::Integers { .. } | ColumnView::Floats(_)));
+    if let Some((_, c, _)) = fast {
+        column = Some(c);
+    }
     for r in refs {
         if *r == NULL {
             rows.push(SKIP);
             continue;
+        }
+        if let Some((label, _, n)) = &fast {
+            if let Some(row) = label.row_of(*r).filter(|_| *r < *n) {
+                rows.push(u32::try_from(row).unwrap_or(SKIP));
+                continue;
+            }
         }
         match reader.locate(bx, *r) {
             Found::Column(_, c @ (ColumnView::Integers { .. } | ColumnView::Floats(_)), row) => {

@@ -322,16 +322,19 @@ impl<'m> KeyCol<'m> {
             let codes = codes.get(row0..row0 + refs.len())?;
             return Some(KeyCol::Model(codes.to_vec(), dict));
         }
-        // Ascending references are most likely a filtered label scan's: each node once, so
-        // locating it costs more than the value path (which reads such chunks by selection).
-        // Node by node pays where nodes repeat (an expansion's near side).
-        if refs.len() > 1 && refs.iter().take(33).is_sorted_by(|a, b| a < b) {
-            return None;
-        }
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let mut column: Option<(&'m [u32], &'m [String])> = None;
-        // The near side of an expansion repeats each node over a run of rows: located once.
+        // Nodes of the first one's label are read by their row in its column (a popcount),
+        // the others located one by one.
+        let fast = match crate::batch::ops::first_label_column(bx, refs, key) {
+            Some((label, ColumnView::Strings { codes: sc, dict }, n)) => {
+                column = Some((sc, dict));
+                Some((label, sc, n))
+            }
+            _ => None,
+        };
+        // The near side of an expansion repeats each node over a run of rows: read once.
         let mut last = (NULL, svc_engine::NO_CODE);
         for r in refs {
             if *r == NULL {
@@ -341,6 +344,14 @@ impl<'m> KeyCol<'m> {
             if *r == last.0 {
                 codes.push(last.1);
                 continue;
+            }
+            if let Some((label, sc, n)) = &fast {
+                if let Some(row) = label.row_of(*r).filter(|_| *r < *n) {
+                    let code = *sc.get(row)?;
+                    last = (*r, code);
+                    codes.push(code);
+                    continue;
+                }
             }
             let code = match reader.locate(bx, *r) {
                 Found::Column(_, ColumnView::Strings { codes: sc, dict }, row) => {

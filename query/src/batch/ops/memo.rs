@@ -107,6 +107,12 @@ impl NodeMemo {
                 self.index = FastIndex::default();
                 return Ok(false);
             }
+            // The near side of an expansion repeats its node over a run of rows: the row
+            // before's group, no lookup.
+            if i > 0 && codes.iter().all(|c| c[i] == c[i - 1]) {
+                group_of.push(group_of[i - 1]);
+                continue;
+            }
             let k = fast_key(&codes, i);
             let g = match self.index.get(&k) {
                 Some(g) => g,
