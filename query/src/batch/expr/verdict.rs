@@ -209,14 +209,21 @@ impl V {
                     .collect())
             }
             V::In(x, y) => {
-                let ys = y.col_ref(bx, ch)?;
-                match x.constant() {
-                    Some(c) => in_verdicts(bx, Some(c), &Col::Null, &ys, ch.len),
-                    None => {
-                        let xs = x.col_ref(bx, ch)?;
-                        in_verdicts(bx, None, &xs, &ys, ch.len)
-                    }
-                }
+                // A constant side is read as it is, a slot's column borrowed.
+                let xs = match x.constant() {
+                    Some(_) => None,
+                    None => Some(x.col_ref(bx, ch)?),
+                };
+                let ys = match y.constant() {
+                    Some(_) => None,
+                    None => Some(y.col_ref(bx, ch)?),
+                };
+                in_verdicts(
+                    bx,
+                    Side::of(x.constant(), &xs),
+                    Side::of(y.constant(), &ys),
+                    ch.len,
+                )
             }
             V::Leaf(x) => x.verdicts(bx, ch),
         }
@@ -399,26 +406,8 @@ fn tri(v: &Val) -> Result<u8, QueryError> {
 pub(super) fn col_verdicts(bx: &Bx<'_, '_>, c: &Col, len: usize) -> Result<Vec<u8>, QueryError> {
     match c {
         Col::Null => Ok(vec![T_NULL; len]),
-        Col::Dict { codes, dict } => {
-            let vals = dict.vals();
-            // u8::MAX: not met yet (an earlier chunk's non-boolean never met here is no error).
-            let mut table = vec![u8::MAX; vals.len()];
-            let mut out = Vec::with_capacity(len);
-            for c in codes {
-                let c = *c as usize;
-                let t = match table.get(c) {
-                    Some(&u8::MAX) => {
-                        let t = tri(vals.get(c).unwrap_or(&Val::Null))?;
-                        table[c] = t;
-                        t
-                    }
-                    Some(t) => *t,
-                    None => T_NULL,
-                };
-                out.push(t);
-            }
-            Ok(out)
-        }
+        // Once per code met (an earlier chunk's non-boolean not met here is no error).
+        Col::Dict { codes, dict } => per_code(codes, &dict.vals(), tri),
         Col::Vals(v) => v.iter().map(tri).collect(),
         Col::Nodes(_) | Col::Rels(_) => (0..len).map(|i| tri(&cell(bx, c, i))).collect(),
     }
@@ -474,60 +463,91 @@ fn val_at<'c>(bx: &Bx<'_, '_>, c: &'c Col, vals: Option<&'c [Val]>, i: usize) ->
     }
 }
 
-/// `x IN y` per row (`one`: `x` is that constant, its column is not read).
-fn in_verdicts(
+/// One side of `IN`: a constant (no column built for it) or a column.
+enum Side<'c> {
+    One(&'c Val),
+    Col(&'c Col),
+}
+
+impl<'c> Side<'c> {
+    fn of(c: Option<&'c Val>, col: &'c Option<Cow<'_, Col>>) -> Side<'c> {
+        match (c, col) {
+            (Some(v), _) => Side::One(v),
+            (None, Some(col)) => Side::Col(col),
+            (None, None) => Side::One(&Val::Null),
+        }
+    }
+
+    /// The column's dictionary values, if it has them.
+    fn dict(&self) -> Option<std::cell::Ref<'c, Vec<Val>>> {
+        match self {
+            Side::Col(Col::Dict { dict, .. }) => Some(dict.vals()),
+            _ => None,
+        }
+    }
+
+    /// Row `i`'s value (`d`: the column's dictionary values).
+    fn at<'d>(&'d self, bx: &Bx<'_, '_>, d: Option<&'d [Val]>, i: usize) -> Cow<'d, Val> {
+        match self {
+            Side::One(v) => Cow::Borrowed(*v),
+            Side::Col(c) => val_at(bx, c, d, i),
+        }
+    }
+}
+
+/// `x IN y` per row. A constant against a dictionary column is decided once per code.
+fn in_verdicts<'c>(
     bx: &Bx<'_, '_>,
-    one: Option<&Val>,
-    xs: &Col,
-    ys: &Col,
+    x: Side<'c>,
+    y: Side<'c>,
     len: usize,
 ) -> Result<Vec<u8>, QueryError> {
-    let xd = match xs {
-        Col::Dict { dict, .. } => Some(dict.vals()),
-        _ => None,
-    };
-    let xd = xd.as_deref().map(Vec::as_slice);
-    let x_at = |i: usize| match one {
-        Some(v) => Cow::Borrowed(v),
-        None => val_at(bx, xs, xd, i),
-    };
-    match (ys, one) {
-        // A constant against a dictionary's lists: once per code.
-        (Col::Dict { codes, dict }, Some(x)) => {
-            let vals = dict.vals();
-            let mut memo = vec![u8::MAX; vals.len()];
-            let mut out = Vec::with_capacity(len);
-            for c in codes {
-                let c = *c as usize;
-                let t = match memo.get(c) {
-                    Some(&u8::MAX) => {
-                        let t = in_list(x, vals.get(c).unwrap_or(&Val::Null))?;
-                        memo[c] = t;
-                        t
-                    }
-                    Some(t) => *t,
-                    None => T_NULL,
-                };
-                out.push(t);
-            }
-            Ok(out)
+    match (x, y) {
+        (Side::One(x), Side::One(y)) => Ok(vec![in_list(x, y)?; len]),
+        (Side::One(x), Side::Col(Col::Dict { codes, dict })) => {
+            per_code(codes, &dict.vals(), |y| in_list(x, y))
         }
-        (Col::Vals(v), _) => v
-            .iter()
-            .enumerate()
-            .map(|(i, y)| in_list(&x_at(i), y))
-            .collect(),
-        _ => {
-            let yd = match ys {
-                Col::Dict { dict, .. } => Some(dict.vals()),
-                _ => None,
-            };
-            let yd = yd.as_deref().map(Vec::as_slice);
+        (Side::Col(Col::Dict { codes, dict }), Side::One(y)) => {
+            per_code(codes, &dict.vals(), |x| in_list(x, y))
+        }
+        (Side::One(x), Side::Col(Col::Vals(v))) => v.iter().map(|y| in_list(x, y)).collect(),
+        (Side::Col(Col::Vals(v)), Side::One(y)) => v.iter().map(|x| in_list(x, y)).collect(),
+        (x, y) => {
+            let (xd, yd) = (x.dict(), y.dict());
+            let (xd, yd) = (
+                xd.as_deref().map(Vec::as_slice),
+                yd.as_deref().map(Vec::as_slice),
+            );
             (0..len)
-                .map(|i| in_list(&x_at(i), &val_at(bx, ys, yd, i)))
+                .map(|i| in_list(&x.at(bx, xd, i), &y.at(bx, yd, i)))
                 .collect()
         }
     }
+}
+
+/// `f` of each row's dictionary value, computed once per code met.
+fn per_code(
+    codes: &[u32],
+    vals: &[Val],
+    f: impl Fn(&Val) -> Result<u8, QueryError>,
+) -> Result<Vec<u8>, QueryError> {
+    // u8::MAX: not computed yet.
+    let mut memo = vec![u8::MAX; vals.len()];
+    let mut out = Vec::with_capacity(codes.len());
+    for c in codes {
+        let c = *c as usize;
+        let t = match memo.get(c) {
+            Some(&u8::MAX) => {
+                let t = f(vals.get(c).unwrap_or(&Val::Null))?;
+                memo[c] = t;
+                t
+            }
+            Some(t) => *t,
+            None => T_NULL,
+        };
+        out.push(t);
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -624,6 +644,10 @@ mod tests {
             "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WITH c, collect(t.channel) AS l WHERE 'web' IN l RETURN c.name ORDER BY c.name",
             "MATCH (c:Customer)-[:HAS_TOUCHPOINT]->(t:Touchpoint) WITH c, collect(t.channel) + [null] AS l RETURN c.name, 'email' IN l AS k ORDER BY c.name",
             "MATCH (c:Customer) OPTIONAL MATCH (c)-[:OWNS]->(o:Opportunity) RETURN o.amount IS NULL AS k, count(*) ORDER BY k",
+            "MATCH (c:Customer) RETURN c.city IN ['Paris', null] OR c.score IS NULL AS k, count(*) ORDER BY k",
+            "MATCH (c:Customer) RETURN c.name, c.score IN [90, 60.5] AND c.email IS NOT NULL AS k ORDER BY c.name",
+            "MATCH (c:Customer) RETURN c.name, 'vip' IN CASE WHEN c.score > 70 THEN ['vip'] ELSE null END OR c.phone IS NULL AS k ORDER BY c.name",
+            "MATCH (c:Customer) RETURN c.name, 'beta' IN c.tags XOR c.city IN [c.name, 'Rome'] AS k ORDER BY c.name",
         ] {
             let stmt = parse(q).expect("parses");
             let want = run_read(&rows, &stmt, &Params::new(), &Limits::default())
