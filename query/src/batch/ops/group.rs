@@ -767,13 +767,12 @@ fn fold_in_place(
             {
                 return Ok(true);
             }
-            let present = present.as_deref();
-            add_int_runs(groups, a, spec.kind, datetime, group_of, |i| {
-                values
-                    .get(i)
-                    .copied()
-                    .filter(|_| present.is_none_or(|p| p[i]))
-            })?;
+            for (i, (g, v)) in group_of.iter().zip(values).enumerate() {
+                if present.as_ref().is_some_and(|p| !p[i]) {
+                    continue;
+                }
+                add_int(groups.state(*g, a), spec.kind, *v, datetime)?;
+            }
             Ok(true)
         }
         Some(InPlace::Floats(values)) => {
