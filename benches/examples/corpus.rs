@@ -12,7 +12,9 @@
 //! NAME_FILTER may list several filters separated by commas. `SVC_BENCH_BREAKDOWN=1` also
 //! prints, per query, the p50 of `parse` alone, of `parse` + planning and of the whole run.
 //! `SVC_BENCH_EXPLAIN=1` also prints each query's plan to stderr; `SVC_BENCH_PROFILE_SECS=N`
-//! first runs each query for N seconds untimed (attach `perf record -p` then).
+//! first runs each query for N seconds untimed (attach `perf record -p` then);
+//! `SVC_BENCH_PROFILE_RUNS=N` first runs each N times and prints the thread's CPU time per run
+//! (a figure a busy machine moves much less than the wall-clock p50).
 //! `SVC_BENCH_DATA` names the generator's output directory (generated there when missing).
 //! `SVC_BENCH_FRESH_SNAPSHOT=1` takes a new snapshot in each timed run, as a service request
 //! does (the default reuses one: the peers' clients reuse their connection).
@@ -198,6 +200,25 @@ fn main() {
             let until = Instant::now() + Duration::from_secs(secs);
             while Instant::now() < until {
                 run(&q.text, &params).expect("run");
+            }
+        }
+        if let Some(n) = std::env::var("SVC_BENCH_PROFILE_RUNS")
+            .ok()
+            .and_then(|s| s.parse::<u64>().ok())
+        {
+            // A fixed number of runs, timed by this thread's CPU time (Linux schedstat): a
+            // figure that a busy machine moves much less than wall time.
+            let cpu = || -> Option<u64> {
+                let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+                s.split_whitespace().next()?.parse().ok()
+            };
+            let before = cpu();
+            for _ in 0..n {
+                run(&q.text, &params).expect("run");
+            }
+            if let (Some(a), Some(b)) = (before, cpu()) {
+                let per = (b - a) as f64 / n.max(1) as f64 / 1000.0;
+                eprintln!("{}: {per:.2} us of CPU per run over {n} runs", q.name);
             }
         }
         let mut answer = None;

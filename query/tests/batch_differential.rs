@@ -457,6 +457,60 @@ fn cached_plans_answer_as_the_row_path_run_after_run() {
     });
 }
 
+/// A kept tree holds per-string results and WHERE verdicts by the model column's codes
+/// (`BExpr::memo`, `Conj::pass`). After a string changes and the model is rebuilt, the same
+/// code means another string: a cached plan must answer from the new base, not from what it
+/// learnt on the old one.
+#[test]
+fn kept_per_string_results_follow_a_rebuilt_model() {
+    let (_dir, graph) = engine();
+    let write = |q: &str| {
+        engine_write(&graph, WS, &parse(q).expect("parses"), &Params::new()).expect("runs");
+    };
+    write("CREATE (:P {name: 'b', n: 1}), (:P {name: 'c', n: 2})");
+    let cache = PlanCache::new(16);
+    // (query, the row path's answer on the first model, and on the rebuilt one)
+    let queries = [
+        (
+            "MATCH (p:P) RETURN toUpper(p.name) AS u ORDER BY p.n",
+            "B",
+            "A",
+        ),
+        (
+            "MATCH (p:P) WHERE p.name STARTS WITH 'a' OR p.name ENDS WITH 'c' \
+             RETURN p.name AS s ORDER BY s",
+            "c",
+            "a",
+        ),
+    ];
+    let check = |round: usize| {
+        let snap = graph.snapshot(WS);
+        for (q, first, rebuilt) in queries {
+            let stmt = parse(q).expect("parses");
+            let want = run_read(&ModelSwitch::rows(&snap), &stmt, &Params::new(), &limits());
+            let expected = if round == 0 { first } else { rebuilt };
+            let rows = &want.as_ref().expect("row path").rows;
+            assert_eq!(
+                rows[0][0],
+                svc_query::ResultValue::String(expected.into()),
+                "{q}"
+            );
+            for _ in 0..2 {
+                let got = cache.run_read(&snap, q, &Params::new(), &limits());
+                same_outcome(q, &format!("model {round}"), &want, &got);
+            }
+        }
+    };
+    graph.prepare_read_model(WS).expect("build").expect("fits");
+    check(0);
+    write("MATCH (p:P {name: 'b'}) SET p.name = 'a'");
+    graph
+        .prepare_read_model(WS)
+        .expect("rebuild")
+        .expect("fits");
+    check(1);
+}
+
 /// Numbers for the typed kernels: 5,000 `Num` nodes (over two chunks) with integer and float
 /// columns holding absent values, zeros of both signs, an integer column reaching `i64::MAX`
 /// and `i64::MIN`, one column mixing integers and floats, and a `Pair` node each (reached by

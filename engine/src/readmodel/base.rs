@@ -97,6 +97,9 @@ pub(crate) struct Base {
     /// By label name (a B-tree for the reason `LabelRows::columns` is one).
     pub labels: BTreeMap<String, LabelRows>,
     pub adjacency: HashMap<(String, Direction), Csr>,
+    /// Unique to this base in the process (never reused, unlike its address), so state derived
+    /// from its columns (a string column's codes) can be kept while the same base answers.
+    pub generation: u64,
 }
 
 /// Why a build did not produce a base.
@@ -328,11 +331,13 @@ impl NodesBuilder {
                 },
             );
         }
+        static GENERATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Base {
             ids,
             map,
             labels,
             adjacency: HashMap::new(),
+            generation: GENERATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

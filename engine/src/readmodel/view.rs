@@ -58,6 +58,12 @@ impl ModelView {
         Ok(v)
     }
 
+    /// The base's identity: equal for two views exactly when they share the base, so its
+    /// columns' codes mean the same in both.
+    pub fn base_generation(&self) -> u64 {
+        self.base.generation
+    }
+
     /// The same base with `ids` marked touched as well (nodes changed since it was built, or
     /// any others: a touched node is read from the source, which is always exact).
     pub fn with_touched(&self, ids: impl IntoIterator<Item = u64>) -> ModelView {

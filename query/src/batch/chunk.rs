@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use svc_engine::EdgeId;
 
-use crate::value::{write_key, Val};
+use crate::value::{order, write_key, Val};
 
 /// A node reference (see the module doc).
 pub(super) type NodeRef = u32;
@@ -30,9 +30,15 @@ pub(super) struct Dict {
     index: RefCell<HashMap<Vec<u8>, u32, super::ops::Fx>>,
     /// Codes of null, false and true once met (predicates give little else).
     small: std::cell::Cell<[u32; 3]>,
-    /// Codes of strings, by the string itself (no key bytes to build).
-    strs: RefCell<HashMap<String, u32, super::ops::Fx>>,
+    /// Codes of strings by the string's hash, so that a string is held once (in `vals`):
+    /// the last code of that hash, the others chained through `chain`.
+    strs: RefCell<HashMap<u64, u32, super::ops::Fx>>,
+    /// Per code, the previous code whose string has the same hash (`NO_LINK`: none).
+    chain: RefCell<Vec<u32>>,
 }
+
+/// The end of a chain of codes in `Dict::chain`.
+const NO_LINK: u32 = u32::MAX;
 
 impl Dict {
     /// The code of `v` (added when new). Values equal for grouping share a code.
@@ -55,13 +61,32 @@ impl Dict {
     }
 
     fn code_str(&self, s: String) -> u32 {
-        if let Some(c) = self.strs.borrow().get(s.as_str()) {
-            return *c;
+        use std::hash::BuildHasher;
+        let h = super::ops::Fx::default().hash_one(s.as_str());
+        self.code_hashed(s, h)
+    }
+
+    /// `code_str` with the string's hash `h` given.
+    fn code_hashed(&self, s: String, h: u64) -> u32 {
+        let head = self.strs.borrow().get(&h).copied();
+        if let Some(head) = head {
+            let vals = self.vals.borrow();
+            let chain = self.chain.borrow();
+            let mut c = head;
+            while c != NO_LINK {
+                if matches!(vals.get(c as usize), Some(Val::Str(t)) if *t == s) {
+                    return c;
+                }
+                c = chain.get(c as usize).copied().unwrap_or(NO_LINK);
+            }
         }
         let mut vals = self.vals.borrow_mut();
         let c = vals.len() as u32;
-        self.strs.borrow_mut().insert(s.clone(), c);
         vals.push(Val::Str(s));
+        let mut chain = self.chain.borrow_mut();
+        chain.resize(vals.len(), NO_LINK);
+        chain[c as usize] = head.unwrap_or(NO_LINK);
+        self.strs.borrow_mut().insert(h, c);
         c
     }
 
@@ -76,6 +101,57 @@ impl Dict {
         vals.push(v);
         self.index.borrow_mut().insert(key, c);
         c
+    }
+
+    /// Room for `n` more strings (a chunk of distinct ones grows nothing on the way).
+    pub(super) fn reserve(&self, n: usize) {
+        self.vals.borrow_mut().reserve(n);
+        self.chain.borrow_mut().reserve(n);
+        self.strs.borrow_mut().reserve(n);
+    }
+
+    /// Per code, its rank in ORDER BY's order (`value::order`) among the codes `codes` uses
+    /// (equal values share a rank; codes not used rank 0): a sort of the distinct values only.
+    pub(super) fn ranks(&self, codes: &[u32]) -> Vec<u32> {
+        let vals = self.vals.borrow();
+        let mut present = vec![false; vals.len()];
+        codes.iter().for_each(|c| present[*c as usize] = true);
+        let mut by: Vec<u32> = (0..vals.len() as u32)
+            .filter(|c| present[*c as usize])
+            .collect();
+        let val = |c: &u32| &vals[*c as usize];
+        let mut rank = vec![0u32; vals.len()];
+        let strs: Option<Vec<&str>> = by
+            .iter()
+            .map(|c| match val(c) {
+                Val::Str(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        if let Some(strs) = strs {
+            // Strings only (`order` of two strings is their byte order); a string has one
+            // code, so every rank is distinct.
+            let mut pairs: Vec<(&str, u32)> = strs.into_iter().zip(by).collect();
+            pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+            for (r, (_, c)) in pairs.iter().enumerate() {
+                rank[*c as usize] = r as u32;
+            }
+            return rank;
+        }
+        by.sort_unstable_by(|a, b| order(val(a), val(b)));
+        let mut r = 0u32;
+        for (i, c) in by.iter().enumerate() {
+            if i > 0 && order(val(&by[i - 1]), val(c)).is_ne() {
+                r += 1;
+            }
+            rank[*c as usize] = r;
+        }
+        rank
+    }
+
+    /// Distinct values held.
+    pub(super) fn len(&self) -> usize {
+        self.vals.borrow().len()
     }
 
     pub(super) fn vals(&self) -> Ref<'_, Vec<Val>> {
@@ -222,5 +298,93 @@ impl Chunk {
             c.append(o, a, b, node);
         }
         self.len += b;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Equal values share a code, different ones never do, whatever kinds are interleaved;
+    /// the value of a code is the one coded.
+    #[test]
+    fn codes_are_one_per_distinct_value() {
+        let d = Dict::default();
+        let mut vals: Vec<Val> = Vec::new();
+        for i in 0..2000 {
+            vals.push(Val::Str(format!("s{}", i % 700)));
+            vals.push(Val::Int(i % 50));
+            if i % 7 == 0 {
+                vals.push(Val::Null);
+                vals.push(Val::Bool(i % 2 == 0));
+                vals.push(Val::Str(String::new()));
+            }
+        }
+        let mut seen: HashMap<Vec<u8>, u32> = HashMap::new();
+        for v in vals {
+            let c = d.code(v.clone());
+            assert_eq!(d.get(c), v);
+            let mut k = Vec::new();
+            write_key(&v, &mut k);
+            assert_eq!(*seen.entry(k).or_insert(c), c, "{v:?}");
+        }
+        // Every code is a distinct value.
+        assert_eq!(seen.len(), d.vals().len());
+    }
+
+    /// Strings whose hashes collide still get a code each (the chain is walked to its end).
+    #[test]
+    fn colliding_hashes_are_chained() {
+        let d = Dict::default();
+        let a = d.code_hashed("a".into(), 7);
+        let n = d.code(Val::Int(1));
+        let b = d.code_hashed("b".into(), 7);
+        let c = d.code_hashed("c".into(), 7);
+        assert_eq!(
+            [a, b, c].map(|x| d.get(x)),
+            ["a", "b", "c"].map(|s| Val::Str(s.into()))
+        );
+        assert!(a != b && b != c && a != c && n != a);
+        for (s, x) in [("a", a), ("b", b), ("c", c)] {
+            assert_eq!(d.code_hashed(s.into(), 7), x);
+        }
+        assert_eq!(d.vals().len(), 4);
+    }
+
+    /// Ranks order the used codes as `value::order` orders their values, strings alone and
+    /// mixed with other kinds; codes not used do not count.
+    #[test]
+    fn ranks_are_orders_order() {
+        let strs = ["b", "a", "", "ab", "Ä", "a\u{0}", "B", "aa"];
+        let mixed = [
+            Val::Int(1),
+            Val::Float(1.0),
+            Val::Null,
+            Val::Str("x".into()),
+            Val::Bool(true),
+            Val::Float(-0.5),
+            Val::List(vec![Val::Int(1)]),
+        ];
+        let only_strings: Vec<Val> = strs.iter().map(|s| Val::Str((*s).into())).collect();
+        let mut all = only_strings.clone();
+        all.extend(mixed);
+        for vals in [only_strings, all] {
+            let d = Dict::default();
+            let codes: Vec<u32> = vals.iter().map(|v| d.code(v.clone())).collect();
+            // One value coded but not used by the rows ranked.
+            d.code(Val::Str("unused".into()));
+            let used = &codes[1..];
+            let rank = d.ranks(used);
+            for a in used {
+                for b in used {
+                    let (x, y) = (d.get(*a), d.get(*b));
+                    assert_eq!(
+                        rank[*a as usize].cmp(&rank[*b as usize]),
+                        order(&x, &y),
+                        "{x:?} vs {y:?}"
+                    );
+                }
+            }
+        }
     }
 }

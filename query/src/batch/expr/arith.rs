@@ -349,6 +349,109 @@ fn compare_in_place(
     }
 }
 
+/// `x op c` for one number (`by_op`'s rules: both integers compare as integers, else as
+/// floats, NaN unordered).
+#[inline]
+fn compare_one(op: BinaryOp, x: One, c: One) -> u8 {
+    #[inline(always)]
+    fn by<T: PartialOrd>(op: BinaryOp, a: T, b: T) -> u8 {
+        T_FALSE
+            + u8::from(match op {
+                BinaryOp::Eq => a == b,
+                BinaryOp::Ne => a != b,
+                BinaryOp::Lt => a < b,
+                BinaryOp::Le => a <= b,
+                BinaryOp::Gt => a > b,
+                _ => a >= b,
+            })
+    }
+    match (x, c) {
+        (One::Null, _) | (_, One::Null) => T_NULL,
+        (One::Int(a), One::Int(b)) => by(op, a, b),
+        (One::Int(a), One::Float(b)) => by(op, a as f64, b),
+        (One::Float(a), One::Int(b)) => by(op, a, b as f64),
+        (One::Float(a), One::Float(b)) => by(op, a, b),
+    }
+}
+
+/// `x op c` (`c` a number or null constant) over a number property of nodes located one by
+/// one (an index range's or an expansion's nodes): each node's number read where it is, no
+/// column of values built, integers and floats compared row by row as the evaluator does.
+/// None: a value that is not a number (a datetime, a string: the row evaluator decides).
+fn compare_located(
+    bx: &Bx<'_, '_>,
+    ch: &Chunk,
+    op: BinaryOp,
+    slot: usize,
+    key: &str,
+    c: &Val,
+) -> Result<Option<Vec<u8>>, QueryError> {
+    let Some(Col::Nodes(refs)) = ch.cols.get(slot) else {
+        return Ok(None);
+    };
+    let c = match c {
+        Val::Int(i) => One::Int(*i),
+        Val::Float(f) => One::Float(*f),
+        _ => One::Null,
+    };
+    let mut reader = PropReader::new(key);
+    // The label and number column of the first node located: its other nodes are a rank
+    // away (nothing touched), without locating each.
+    let first = match bx.m.untouched() {
+        true => refs.iter().find_map(|r| match reader.locate(bx, *r) {
+            Found::Column(li, col, _) => Some((bx.labels[li], col)),
+            _ => None,
+        }),
+        false => None,
+    };
+    let number = |col: &ColumnView<'_>, row: usize| -> Option<One> {
+        match col {
+            ColumnView::Integers {
+                values,
+                absent,
+                datetime: false,
+            } => Some(match values.get(row) {
+                Some(x) if absent.is_empty() || !absent.contains(row as u32) => One::Int(*x),
+                _ => One::Null,
+            }),
+            ColumnView::Floats(values) => Some(match values.get(row) {
+                Some(x) if !x.is_nan() => One::Float(*x),
+                _ => One::Null,
+            }),
+            _ => None,
+        }
+    };
+    let mut out = Vec::with_capacity(refs.len());
+    for r in refs {
+        if let Some((label, col)) = &first {
+            if let Some(row) = (*r < bx.n).then(|| label.row_of(*r)).flatten() {
+                match number(col, row) {
+                    Some(x) => {
+                        out.push(compare_one(op, x, c));
+                        continue;
+                    }
+                    None => return Ok(None),
+                }
+            }
+        }
+        let x = match reader.locate(bx, *r) {
+            Found::Column(_, col, row) => match number(&col, row) {
+                Some(x) => x,
+                None => return Ok(None),
+            },
+            Found::Absent => One::Null,
+            _ => match reader.get(bx, *r)? {
+                Val::Null => One::Null,
+                Val::Int(x) => One::Int(x),
+                Val::Float(x) => One::Float(x),
+                _ => return Ok(None),
+            },
+        };
+        out.push(compare_one(op, x, c));
+    }
+    Ok(Some(out))
+}
+
 /// A comparison's verdict per row (`T_NULL`, `T_FALSE`, `T_TRUE`); None: a chunk the kernels
 /// leave to the row evaluator.
 pub(super) fn eval_cmp(
@@ -367,6 +470,9 @@ pub(super) fn eval_cmp(
     if let Some((op, x, c)) = constant {
         if let Num::Prop(slot, key) = x {
             if let Some(out) = compare_in_place(bx, ch, op, *slot, key, c) {
+                return Ok(Some(out));
+            }
+            if let Some(out) = compare_located(bx, ch, op, *slot, key, c)? {
                 return Ok(Some(out));
             }
         }
@@ -660,6 +766,14 @@ mod tests {
                         same(&ours, &theirs),
                         "{a:?} {op:?} {b:?}: {ours:?} vs {theirs:?}"
                     );
+                    // One number against another, row by row.
+                    let scalar = |v: &Val| match v {
+                        Val::Int(i) => One::Int(*i),
+                        Val::Float(f) => One::Float(*f),
+                        _ => One::Null,
+                    };
+                    let ours = Ok(tri_val(compare_one(op, scalar(a), scalar(b))));
+                    assert!(same(&ours, &theirs), "{a:?} {op:?} one {b:?}: {ours:?}");
                     // Against a constant, on either side.
                     let ours = Ok(tri_val(compare_const(op, &one(a), b)[0]));
                     assert!(same(&ours, &theirs), "{a:?} {op:?} const {b:?}: {ours:?}");

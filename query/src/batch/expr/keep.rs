@@ -33,18 +33,30 @@ pub(super) struct Conj {
     clauses: Vec<Vec<usize>>,
     /// Per test, per label index: the verdict per dictionary code of that label's column.
     pass: Vec<Vec<Option<Vec<bool>>>>,
+    /// The model base whose column codes `pass` is by (`ModelView::base_generation`; 0: none).
+    pass_of: u64,
 }
 
+/// Verdicts (cells of `Conj::pass`) kept into the next run of a kept batch tree.
+const KEEP_VERDICTS: usize = 1 << 16;
+
 impl Conj {
-    /// Forgets the verdicts of the last run (they are per model column).
+    /// Ready for another run: the verdicts are per model column, so `keep` drops them when the
+    /// next run reads another base; until then a short query run again decides no string
+    /// twice. Only a few are kept (`KEEP_VERDICTS`).
     pub(super) fn reset(&mut self) {
         let Conj {
             slot: _,
             tests: _,
             clauses: _,
             pass,
+            pass_of,
         } = self;
-        pass.iter_mut().for_each(Vec::clear);
+        let cells: usize = pass.iter().flatten().flatten().map(Vec::len).sum();
+        if cells > KEEP_VERDICTS {
+            pass.iter_mut().for_each(Vec::clear);
+            *pass_of = 0;
+        }
     }
 
     /// `e` as a conjunction of such tests, None when it is anything else.
@@ -153,6 +165,7 @@ impl Conj {
         Some(Conj {
             slot: slot?,
             pass: vec![Vec::new(); tests.len()],
+            pass_of: 0,
             tests,
             clauses,
         })
@@ -167,6 +180,11 @@ impl Conj {
         let Some(Col::Nodes(refs)) = ch.cols.get(self.slot) else {
             return Ok(None);
         };
+        let base = bx.m.base_generation();
+        if self.pass_of != base {
+            self.pass.iter_mut().for_each(Vec::clear);
+            self.pass_of = base;
+        }
         let mut keep = vec![true; refs.len()];
         for clause in &self.clauses {
             if let [t] = clause[..] {

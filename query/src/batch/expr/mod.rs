@@ -318,6 +318,11 @@ enum Kind {
     },
 }
 
+/// Distinct values a kept expression's dictionary may hold into the next run (`reset`).
+const KEEP_DICT: usize = 256;
+/// Per-string results (cells of `BExpr::memo`) kept into the next run.
+const KEEP_MEMO: usize = 1 << 14;
+
 /// One expression of one operator, with its dictionary and per-string results.
 pub(super) struct BExpr {
     orig: CExpr,
@@ -325,6 +330,8 @@ pub(super) struct BExpr {
     dict: Rc<Dict>,
     /// `Single`: per label index, per code of that label's column, the result's code.
     memo: Vec<Vec<u32>>,
+    /// The model base whose column codes `memo` is by (`ModelView::base_generation`; 0: none).
+    memo_of: u64,
     /// `Single`: the result's code when the property is absent.
     null_code: Option<u32>,
     /// Arithmetic (or a comparison of it) over number properties: the typed kernels, tried
@@ -411,20 +418,24 @@ impl BExpr {
             kind,
             dict: Rc::new(Dict::default()),
             memo: Vec::new(),
+            memo_of: 0,
             null_code: None,
         }
     }
 
     /// Back to the state `new` left it in, for another run of a kept batch tree
-    /// (`crate::batch::reset`): what a run learns is per model version (dictionary codes,
-    /// per-column results), so it goes. Every field is named, so a new one must say here
-    /// whether a run changes it.
+    /// (`crate::batch::reset`), except for what stays true: a small dictionary (an interning
+    /// table: a value's code is the same in any run) and with it the per-string results,
+    /// which `eval_single` drops when the next run reads another model base. A short query
+    /// run again then builds no strings it met before. Every field is named, so a new one
+    /// must say here whether a run changes it.
     pub(super) fn reset(&mut self) {
         let BExpr {
             orig: _,
             kind,
             dict,
             memo,
+            memo_of,
             null_code,
             typed: _,
             conj,
@@ -433,9 +444,14 @@ impl BExpr {
         if let Some(v) = verdict {
             v.reset();
         }
-        *dict = Rc::new(Dict::default());
-        memo.clear();
-        *null_code = None;
+        // Kept only while small, and only when no column of the last run still holds it.
+        let memo_cells: usize = memo.iter().map(Vec::len).sum();
+        if dict.len() > KEEP_DICT || memo_cells > KEEP_MEMO || Rc::strong_count(dict) > 1 {
+            *dict = Rc::new(Dict::default());
+            memo.clear();
+            *memo_of = 0;
+            *null_code = None;
+        }
         if let Some(c) = conj {
             c.reset();
         }

@@ -262,9 +262,16 @@ impl BExpr {
             kind,
             dict,
             memo,
+            memo_of,
             null_code,
             ..
         } = self;
+        // The memo is by the model column's codes: another base's codes mean other strings.
+        let base = bx.m.base_generation();
+        if *memo_of != base {
+            memo.iter_mut().for_each(Vec::clear);
+            *memo_of = base;
+        }
         // `n.key` itself is the identity on the property's value.
         let identity = CExpr::Slot(0);
         let (key, body, tmp, short) = match &*kind {
@@ -282,6 +289,10 @@ impl BExpr {
         let mut reader = PropReader::new(key);
         let mut codes = Vec::with_capacity(refs.len());
         let identity_kind = matches!(&*kind, Kind::Prop { .. });
+        if identity_kind && dict.vals().is_empty() {
+            // The values themselves: as many as the rows, at most.
+            dict.reserve(refs.len());
+        }
         // A string predicate's two answers, coded once (no entries for anything else).
         let bools = match short {
             Some(_) => [dict.code(Val::Bool(false)), dict.code(Val::Bool(true))],

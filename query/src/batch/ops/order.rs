@@ -34,22 +34,8 @@ impl Sort<'_> {
             .iter()
             .map(|c| match c {
                 Col::Dict { codes, dict } => {
-                    let vals = dict.vals();
                     // Rank the codes the held rows use (the dictionary may be far larger).
-                    let mut present = vec![false; vals.len()];
-                    codes.iter().for_each(|c| present[*c as usize] = true);
-                    let mut by: Vec<u32> = (0..vals.len() as u32)
-                        .filter(|c| present[*c as usize])
-                        .collect();
-                    by.sort_by(|a, b| order(&vals[*a as usize], &vals[*b as usize]));
-                    let mut rank = vec![0u32; vals.len()];
-                    let mut r = 0u32;
-                    for (i, c) in by.iter().enumerate() {
-                        if i > 0 && order(&vals[by[i - 1] as usize], &vals[*c as usize]).is_ne() {
-                            r += 1;
-                        }
-                        rank[*c as usize] = r;
-                    }
+                    let rank = dict.ranks(codes);
                     K::Rank(codes.iter().map(|c| rank[*c as usize]).collect())
                 }
                 other => K::Vals(other.to_vals_with(held.rows.len, &node)),
