@@ -715,11 +715,6 @@ const GROUP_QUERIES: &[&str] = &[
     "MATCH (s:S)<-[:IN]-(x:R) RETURN x.k AS k, count(*) AS c, sum(x.n) AS t",
     "MATCH (x) WHERE x:R OR x:Q RETURN x.k AS k, count(*) AS c, max(x.n) AS m",
     "MATCH (x:R)-[:IN]->(s:S) RETURN s.name AS n, max(x.n) AS m, avg(x.n) AS a",
-    // Min and max folded once per run of a group's rows: long runs with absent values at
-    // their starts, a null key's group, and rows reordered so runs are one row long.
-    "MATCH (s:S)<-[:AT]-(o:O) RETURN s.i AS i, min(o.amt) AS lo, max(o.amt) AS hi",
-    "MATCH (s:S)<-[:AT]-(o:O) WITH s, o ORDER BY o.i DESC \
-     RETURN s.name AS n, min(o.amt) AS lo, max(o.amt) AS hi, max(o.tag) AS t",
 ];
 
 #[test]

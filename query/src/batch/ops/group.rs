@@ -638,9 +638,8 @@ impl Aggregate<'_> {
             let n = left.min(CHUNK);
             left -= n;
             let mut ch = Chunk::new(n, bx.width);
-            // (`vec![v; k]` would clone the capacity away.)
-            let mut key_vals: Vec<Vec<Val>> = (0..n_keys).map(|_| Vec::with_capacity(n)).collect();
-            let mut agg_vals: Vec<Vec<Val>> = (0..n_aggs).map(|_| Vec::with_capacity(n)).collect();
+            let mut key_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_keys];
+            let mut agg_vals: Vec<Vec<Val>> = vec![Vec::with_capacity(n); n_aggs];
             for _ in 0..n {
                 for (kv, v) in key_vals.iter_mut().zip(keys.by_ref().take(n_keys)) {
                     kv.push(v);
@@ -671,59 +670,6 @@ fn add_val(state: &mut AggState, kind: AggKind, v: &Val) -> Result<(), QueryErro
         Val::Float(x) if !x.is_nan() => add_float(state, kind, *x),
         other => state.add(kind, other.clone()),
     }
-}
-
-/// Rows of a chunk `add_int_runs` judges whether rows come in runs by.
-const RUN_SAMPLE: usize = 128;
-
-/// Adds each row's integer (`value(i)`, None: absent) to its group's state of aggregate `a`.
-/// For min and max over rows that come in runs of one group (an expansion's near side), once
-/// per run: the run's extreme, so one state loaded per run, not per row.
-fn add_int_runs(
-    groups: &mut Groups,
-    a: usize,
-    kind: AggKind,
-    datetime: bool,
-    group_of: &[usize],
-    mut value: impl FnMut(usize) -> Option<i64>,
-) -> Result<(), QueryError> {
-    // Runs pay where rows come in them (judged on the chunk's first rows); a label scan's
-    // rows change group nearly every row.
-    let in_runs = || {
-        let head = &group_of[..group_of.len().min(RUN_SAMPLE)];
-        head.windows(2).filter(|w| w[0] != w[1]).count() * 4 < head.len()
-    };
-    let max = match kind {
-        AggKind::Max if in_runs() => true,
-        AggKind::Min if in_runs() => false,
-        _ => {
-            for (i, g) in group_of.iter().enumerate() {
-                if let Some(x) = value(i) {
-                    add_int(groups.state(*g, a), kind, x, datetime)?;
-                }
-            }
-            return Ok(());
-        }
-    };
-    let better = |x: i64, best: i64| if max { x > best } else { x < best };
-    let mut i = 0;
-    while i < group_of.len() {
-        let g = group_of[i];
-        let mut best = value(i);
-        i += 1;
-        while i < group_of.len() && group_of[i] == g {
-            if let Some(x) = value(i) {
-                if best.is_none_or(|b| better(x, b)) {
-                    best = Some(x);
-                }
-            }
-            i += 1;
-        }
-        if let Some(x) = best {
-            add_int(groups.state(g, a), kind, x, datetime)?;
-        }
-    }
-    Ok(())
 }
 
 /// Aggregate `a` (`spec`, not DISTINCT) of one chunk folded from its number column read in
@@ -913,12 +859,12 @@ fn fold_gathered(
                 .iter()
                 .map(|r| values.get(*r as usize).copied().unwrap_or(0))
                 .collect();
-            add_int_runs(groups, a, spec.kind, datetime, group_of, |i| {
-                let r = *rows.get(i)?;
-                let present =
-                    (r as usize) < values.len() && (absent.is_empty() || !absent.contains(r));
-                present.then(|| xs.get(i).copied()).flatten()
-            })?;
+            for ((r, x), g) in rows.iter().zip(&xs).zip(group_of) {
+                if *r as usize >= values.len() || (!absent.is_empty() && absent.contains(*r)) {
+                    continue;
+                }
+                add_int(groups.state(*g, a), spec.kind, *x, datetime)?;
+            }
         }
         Some(ColumnView::Floats(values)) => {
             let xs: Vec<f64> = rows

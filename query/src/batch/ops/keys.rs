@@ -60,10 +60,6 @@ pub(in crate::batch) struct FastIndex {
     /// keys beyond go to `map`.
     one: Vec<u32>,
     one_base: u32,
-    /// One key: the index + 1 of the null code (`NO_CODE`, the null node reference), kept
-    /// apart from the table so a key column with nulls leaves the map empty (a key the table
-    /// lacks is then known new without hashing).
-    one_null: u32,
     /// Two keys: per first code, a table by the second (cells bounded by `TWO_CELLS`).
     two: Vec<Vec<u32>>,
     two_cells: usize,
@@ -88,7 +84,6 @@ impl FastIndex {
             self.dicts = dicts.to_vec();
             self.one.clear();
             self.one_base = 0;
-            self.one_null = 0;
             self.two.clear();
             self.two_cells = 0;
             self.map.clear();
@@ -106,9 +101,6 @@ impl FastIndex {
     #[inline(always)]
     pub(super) fn get(&self, k: &FastKey) -> Option<usize> {
         if self.dicts.len() == 1 {
-            if k[0] == u32::MAX && self.one_null != 0 {
-                return Some(self.one_null as usize - 1);
-            }
             if let Some(&g) = self.one.get(k[0].wrapping_sub(self.one_base) as usize) {
                 if g != 0 {
                     return Some(g as usize - 1);
@@ -138,12 +130,6 @@ impl FastIndex {
     #[inline(always)]
     pub(super) fn insert(&mut self, k: FastKey, v: usize) {
         self.entries += 1;
-        if self.dicts.len() == 1 && k[0] == u32::MAX {
-            if let Ok(g) = u32::try_from(v + 1) {
-                self.one_null = g;
-                return;
-            }
-        }
         if self.dicts.len() == 1 && k[0] < TABLE_MAX {
             if let Some(i) = self.one_cell(k[0]) {
                 self.one[i] = v as u32 + 1;
