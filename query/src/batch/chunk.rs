@@ -66,20 +66,34 @@ impl Dict {
         self.code_hashed(s, h)
     }
 
+    /// `code_str` of a borrowed string: copied only when it is new to the dictionary.
+    pub(super) fn code_of_str(&self, s: &str) -> u32 {
+        use std::hash::BuildHasher;
+        let h = super::ops::Fx::default().hash_one(s);
+        self.find_str(s, h)
+            .unwrap_or_else(|| self.code_hashed(s.to_owned(), h))
+    }
+
+    /// The code of string `s` of hash `h`, if the dictionary holds it.
+    fn find_str(&self, s: &str, h: u64) -> Option<u32> {
+        let head = self.strs.borrow().get(&h).copied()?;
+        let (vals, chain) = (self.vals.borrow(), self.chain.borrow());
+        let mut c = head;
+        while c != NO_LINK {
+            if matches!(vals.get(c as usize), Some(Val::Str(t)) if t == s) {
+                return Some(c);
+            }
+            c = chain.get(c as usize).copied().unwrap_or(NO_LINK);
+        }
+        None
+    }
+
     /// `code_str` with the string's hash `h` given.
     fn code_hashed(&self, s: String, h: u64) -> u32 {
-        let head = self.strs.borrow().get(&h).copied();
-        if let Some(head) = head {
-            let vals = self.vals.borrow();
-            let chain = self.chain.borrow();
-            let mut c = head;
-            while c != NO_LINK {
-                if matches!(vals.get(c as usize), Some(Val::Str(t)) if *t == s) {
-                    return c;
-                }
-                c = chain.get(c as usize).copied().unwrap_or(NO_LINK);
-            }
+        if let Some(c) = self.find_str(&s, h) {
+            return c;
         }
+        let head = self.strs.borrow().get(&h).copied();
         let mut vals = self.vals.borrow_mut();
         let c = vals.len() as u32;
         vals.push(Val::Str(s));

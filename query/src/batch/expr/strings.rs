@@ -388,6 +388,8 @@ impl BExpr {
                     let s = &sd[sc[row] as usize];
                     match short.and_then(|sh| sh.apply_str(s)) {
                         Some(b) => bools[usize::from(b)],
+                        // The value itself: copied only the first time it is met.
+                        None if identity_kind => dict.code_of_str(s),
                         None => run(Val::Str(s.clone()))?,
                     }
                 }
