@@ -329,36 +329,14 @@ fn first_key_needed(
 ) -> Option<Vec<bool>> {
     let len = first.len;
     if cut.is_none() && keep > 0 && keep < len {
+        // Strings: the selection on their first 16 bytes (a row whose prefix sorts after the
+        // keep-th best prefix sorts after at least `keep` rows). Integers or datetimes: on the
+        // numbers themselves, exact.
         if let Some(p) = str_prefixes(first) {
-            // Strings: the selection on their first 16 bytes (a row whose prefix sorts after
-            // the keep-th best prefix sorts after at least `keep` rows).
-            let mut s = p.clone();
-            let t = if desc {
-                *s.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a)).1
-            } else {
-                *s.select_nth_unstable(keep - 1).1
-            };
-            return Some(
-                p.iter()
-                    .map(|x| if desc { *x >= t } else { *x <= t })
-                    .collect(),
-            );
+            return Some(not_behind(&p, keep, desc));
         }
-    }
-    if cut.is_none() && keep > 0 && keep < len {
         if let Some(p) = int_keys(first) {
-            // Integers or datetimes: the same selection on the numbers themselves, exact.
-            let mut s = p.clone();
-            let t = if desc {
-                *s.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a)).1
-            } else {
-                *s.select_nth_unstable(keep - 1).1
-            };
-            return Some(
-                p.iter()
-                    .map(|x| if desc { *x >= t } else { *x <= t })
-                    .collect(),
-            );
+            return Some(not_behind(&p, keep, desc));
         }
     }
     let dir = |o: Ordering| if desc { o.reverse() } else { o };
@@ -382,6 +360,19 @@ fn first_key_needed(
             })
             .collect(),
     )
+}
+
+/// Per key, whether it ties or beats the `keep`-th best of `keys` (ascending, or `desc`).
+fn not_behind<T: Ord + Copy>(keys: &[T], keep: usize, desc: bool) -> Vec<bool> {
+    let mut s = keys.to_vec();
+    let t = if desc {
+        *s.select_nth_unstable_by(keep - 1, |a, b| b.cmp(a)).1
+    } else {
+        *s.select_nth_unstable(keep - 1).1
+    };
+    keys.iter()
+        .map(|x| if desc { *x >= t } else { *x <= t })
+        .collect()
 }
 
 /// A string's first 16 bytes as a number, zero-padded: `a < b` gives `prefix(a) <= prefix(b)`,
