@@ -18,7 +18,9 @@ use super::chunk::{Chunk, Col, NodeRef, CHUNK, NULL};
 use super::expr::{cell, truth, BExpr, Bx};
 
 mod aggkern;
+mod columns;
 mod expand;
+mod fold;
 mod group;
 mod keys;
 mod memo;
@@ -30,6 +32,7 @@ mod topk;
 mod varlen;
 
 use aggkern::*;
+pub(in crate::batch) use columns::*;
 pub(in crate::batch) use expand::*;
 pub(in crate::batch) use group::*;
 pub(in crate::batch) use keys::*;
