@@ -71,7 +71,7 @@ impl Dict {
         use std::hash::BuildHasher;
         let h = super::ops::Fx::default().hash_one(s);
         self.find_str(s, h)
-            .unwrap_or_else(|| self.code_hashed(s.to_owned(), h))
+            .unwrap_or_else(|| self.insert_str(s.to_owned(), h))
     }
 
     /// The code of string `s` of hash `h`, if the dictionary holds it.
@@ -90,9 +90,14 @@ impl Dict {
 
     /// `code_str` with the string's hash `h` given.
     fn code_hashed(&self, s: String, h: u64) -> u32 {
-        if let Some(c) = self.find_str(&s, h) {
-            return c;
+        match self.find_str(&s, h) {
+            Some(c) => c,
+            None => self.insert_str(s, h),
         }
+    }
+
+    /// Appends string `s` of hash `h`, which the dictionary does not hold yet.
+    fn insert_str(&self, s: String, h: u64) -> u32 {
         let head = self.strs.borrow().get(&h).copied();
         let mut vals = self.vals.borrow_mut();
         let c = vals.len() as u32;
